@@ -1,0 +1,120 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpu_tray.cluster contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Small helpers shared by the gpu_tray.cluster host modules.
+
+Everything here is pure or touches only the path it is given, so tests can
+point it at a simulated tray (a fixture sysfs/proc tree).
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import os
+import re
+import socket
+
+# Environment for every external tool we parse: stable, untranslated output.
+TOOL_ENVIRON = {'LC_ALL': 'C', 'LANG': 'C', 'LANGUAGE': 'C'}
+
+_HEX_PKEY = re.compile(r'^(?:0[xX])?([0-9a-fA-F]{1,4})$')
+_SIZE = re.compile(r'^\s*(\d+)\s*([kKmMgGtT])(?:i?[bB])?\s*$')
+_SIZE_UNITS = {'k': 1, 'm': 1024, 'g': 1024 * 1024, 't': 1024 * 1024 * 1024}
+
+
+def hostname():
+    """Name of the host the module runs on, for failure messages."""
+    try:
+        return socket.gethostname() or 'unknown-host'
+    except Exception:  # pragma: no cover - gethostname practically never fails
+        return 'unknown-host'
+
+
+def join_root(root, path):
+    """Join an absolute kernel path (``/class/infiniband``) below ``root``.
+
+    ``join_root('/sys', '/class/infiniband')`` gives ``/sys/class/infiniband``;
+    ``join_root('/lab/sys', 'class/infiniband')`` gives
+    ``/lab/sys/class/infiniband``.
+    """
+    return os.path.join(root, path.lstrip('/'))
+
+
+def read_text(path, default=None):
+    """Return the stripped content of a (sysfs) file or ``default``.
+
+    sysfs attributes can exist and still fail to read (``rate`` on a port in
+    a bad state returns EINVAL), so every OSError yields ``default``.
+    """
+    try:
+        with open(path, 'r') as handle:
+            return handle.read().strip()
+    except (OSError, IOError, UnicodeDecodeError):
+        return default
+
+
+def list_dir(path):
+    """Sorted entries of a directory, empty list when absent/unreadable."""
+    try:
+        return sorted(os.listdir(path))
+    except (OSError, IOError):
+        return []
+
+
+def link_basename(path):
+    """Basename of a symlink's target (``device`` -> ``0000:03:00.0``)."""
+    try:
+        target = os.readlink(path)
+    except (OSError, IOError):
+        return None
+    return os.path.basename(target.rstrip('/')) or None
+
+
+def natural_key(text):
+    """Sort key that orders ``mlx5_10`` after ``mlx5_9``."""
+    return [int(part) if part.isdigit() else part for part in re.split(r'(\d+)', str(text))]
+
+
+def parse_pkey_option(value):
+    """Parse a user-supplied partition key (``0xffff``, ``0x8123``, ``0123``).
+
+    Returns the int value. Raises ValueError with a readable message on
+    anything that is not 1-4 hex digits.
+    """
+    if isinstance(value, int) and not isinstance(value, bool):
+        if 0 <= value <= 0xffff:
+            return value
+        raise ValueError('%r is out of range 0x0000-0xffff' % (value,))
+    text = str(value).strip()
+    match = _HEX_PKEY.match(text)
+    if not match:
+        raise ValueError('%r is not a hexadecimal partition key such as 0xffff or 0x8123' % (value,))
+    return int(match.group(1), 16)
+
+
+def format_pkey(value):
+    """Kernel format for P_Keys: lower-case ``0x%04x``."""
+    return '0x%04x' % value
+
+
+def parse_size_kb(text):
+    """Parse a page size (``2M``, ``1G``, ``16G``, ``2048kB``, ``64K``) to KiB.
+
+    Raises ValueError on anything else (bytes without a unit are refused:
+    they are far more often a typo than a real page size).
+    """
+    match = _SIZE.match(str(text))
+    if not match:
+        raise ValueError('%r is not a page size such as 2M, 1G, 16G or 2048kB' % (text,))
+    number = int(match.group(1))
+    if number <= 0:
+        raise ValueError('%r is not a positive page size' % (text,))
+    return number * _SIZE_UNITS[match.group(2).lower()]
+
+
+def format_size_kb(kb):
+    """Human name of a page size in KiB: 2048 -> ``2M``, 1048576 -> ``1G``."""
+    for unit, factor in (('T', 1024 ** 3), ('G', 1024 ** 2), ('M', 1024)):
+        if kb % factor == 0:
+            return '%d%s' % (kb // factor, unit)
+    return '%dK' % kb

@@ -1,0 +1,157 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpu_tray.cluster contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""containerd root config / drop-in version checks (NVIDIA/aicr#1688).
+
+containerd refuses to start when an imported drop-in declares a higher
+``version`` than the root config (``drop-in config version 4 higher than root
+config version 2``). The NVIDIA container toolkit writes its drop-in
+(``99-nvidia.toml``) at the version of the config it read: with
+``RUNTIME_CONFIG_SOURCE`` starting with ``command`` it reads
+``containerd config dump``, which containerd 2.2+ migrates to version 4.
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import glob
+import os
+import traceback
+
+TOML_IMPORT_ERROR = None
+try:
+    import tomllib as _toml  # Python >= 3.11
+except ImportError:
+    try:
+        import tomli as _toml  # pylint: disable=import-error
+    except ImportError:
+        _toml = None
+        TOML_IMPORT_ERROR = traceback.format_exc()
+
+HAS_TOML = _toml is not None
+
+# Version containerd's `config dump` emits on containerd 2.2/2.3.
+DUMP_VERSION = 4
+TOOLKIT_DEFAULT_SOURCE = 'command,file'
+
+
+class ContainerdConfigError(ValueError):
+    pass
+
+
+def loads(text, path='<string>'):
+    if _toml is None:
+        raise ContainerdConfigError('no TOML parser available (Python >= 3.11 tomllib or the tomli package)')
+    try:
+        return _toml.loads(text)
+    except Exception as exc:  # tomllib.TOMLDecodeError, kept generic for tomli
+        raise ContainerdConfigError('%s is not valid TOML: %s' % (path, exc))
+
+
+def load_file(path):
+    try:
+        with open(path, 'rb') as handle:
+            raw = handle.read()
+    except (OSError, IOError) as exc:
+        raise ContainerdConfigError('cannot read %s: %s' % (path, exc))
+    try:
+        text = raw.decode('utf-8')
+    except UnicodeDecodeError as exc:
+        raise ContainerdConfigError('%s is not UTF-8: %s' % (path, exc))
+    return loads(text, path)
+
+
+def config_version(data):
+    """The ``version`` key as int, or None when absent/invalid.
+
+    containerd treats a missing version as 1 (the pre-1.3 format).
+    """
+    value = data.get('version')
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None
+    return value
+
+
+def config_imports(data):
+    value = data.get('imports') or []
+    if isinstance(value, str):
+        value = [value]
+    return [str(item) for item in value]
+
+
+def resolve_imports(imports, root_dir):
+    """Expand import globs like containerd: relative paths are relative to the root config's dir."""
+    files = []
+    for pattern in imports:
+        full = pattern if os.path.isabs(pattern) else os.path.join(root_dir, pattern)
+        for match in sorted(glob.glob(full)):
+            if os.path.isfile(match) and match not in files:
+                files.append(match)
+    return files
+
+
+def parse_source(value):
+    """``"command,file=/etc/containerd/config.toml"`` -> ['command', 'file=...']."""
+    if value is None:
+        value = TOOLKIT_DEFAULT_SOURCE
+    return [part.strip() for part in str(value).split(',') if part.strip()]
+
+
+def toolkit_reads_command(sources):
+    """True when the toolkit's first config source is ``command``."""
+    return bool(sources) and sources[0].split('=', 1)[0] == 'command'
+
+
+def inspect(config_path, dropin_dir=None, runtime_config_source=None):
+    """Read the root and drop-ins; return (result, errors, warnings).
+
+    Raises ContainerdConfigError when the root config cannot be read/parsed.
+    """
+    root = load_file(config_path)
+    root_version = config_version(root)
+    imports = config_imports(root)
+    root_dir = os.path.dirname(os.path.abspath(config_path))
+    imported = resolve_imports(imports, root_dir)
+    in_dir = []
+    if dropin_dir:
+        in_dir = sorted(path for path in glob.glob(os.path.join(dropin_dir, '*.toml')) if os.path.isfile(path))
+    errors = []
+    warnings = []
+    dropins = []
+    for path in imported + [p for p in in_dir if p not in imported]:
+        entry = {'path': path, 'imported': path in imported, 'version': None, 'error': None}
+        try:
+            entry['version'] = config_version(load_file(path))
+        except ContainerdConfigError as exc:
+            entry['error'] = str(exc)
+            errors.append(str(exc))
+        dropins.append(entry)
+        if entry['error']:
+            continue
+        if not entry['imported']:
+            warnings.append('%s is not matched by the root config imports %s: containerd does not read it'
+                            % (path, imports or '(none)'))
+            continue
+        if entry['version'] is not None and root_version is not None and entry['version'] > root_version:
+            errors.append('drop-in %s declares version %d, higher than root %s version %d: containerd '
+                          'refuses to start ("drop-in config version %d higher than root config version %d")'
+                          % (path, entry['version'], config_path, root_version, entry['version'], root_version))
+    sources = parse_source(runtime_config_source)
+    reads_command = toolkit_reads_command(sources)
+    if root_version is None:
+        warnings.append('%s has no integer version key: containerd treats it as version 1' % config_path)
+    if reads_command and root_version is not None and root_version < DUMP_VERSION:
+        warnings.append('%s is version %d and the GPU Operator toolkit would read its source config with '
+                        '"command" (RUNTIME_CONFIG_SOURCE=%s): containerd config dump migrates to version %d, '
+                        'so the toolkit writes a version %d drop-in that containerd refuses. Set the toolkit '
+                        'env RUNTIME_CONFIG_SOURCE=file (NVIDIA/aicr#1688).'
+                        % (config_path, root_version, ','.join(sources), DUMP_VERSION, DUMP_VERSION))
+    result = {
+        'config_path': config_path,
+        'version': root_version,
+        'imports': imports,
+        'dropins': dropins,
+        'runtime_config_source': sources,
+        'toolkit_reads_command': reads_command,
+    }
+    return result, errors, warnings

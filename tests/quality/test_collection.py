@@ -1,0 +1,75 @@
+"""Collection-level quality gates, run as part of the single `make test` pytest session.
+
+Each test runs the real tool and fails with the tool's own output, so a lint or sanity regression reads the
+same here as on a developer's terminal.
+"""
+import os
+import pathlib
+import subprocess
+import sys
+import tarfile
+
+import pytest
+import yaml
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+BIN = pathlib.Path(sys.executable).parent
+
+
+def run(argv, **kw):
+    proc = subprocess.run(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **kw)
+    return proc.returncode, proc.stdout
+
+
+def module_names():
+    return sorted(p.stem for p in (ROOT / "plugins" / "modules").glob("*.py") if p.stem != "__init__")
+
+
+def test_yamllint():
+    rc, out = run([str(BIN / "yamllint"), "-s", "."])
+    assert rc == 0, out
+
+
+def test_ansible_lint_production_profile():
+    config = yaml.safe_load((ROOT / ".ansible-lint").read_text())
+    assert config["profile"] == "production"
+    assert not config.get("skip_list") and not config.get("warn_list"), "no skip or warn list: use a local noqa with a reason"
+    rc, out = run([str(BIN / "ansible-lint"), "--offline", "--profile", "production", "--nocolor"])
+    assert rc == 0, out
+
+
+def test_ansible_test_sanity():
+    rc, out = run(["bash", "tools/sanity.sh"])
+    assert rc == 0, out[-20000:]
+
+
+def test_build_excludes_dev_content(tmp_path):
+    rc, out = run([str(BIN / "ansible-galaxy"), "collection", "build", "--output-path", str(tmp_path), "."])
+    assert rc == 0, out
+    tarballs = list(tmp_path.glob("gpu_tray-cluster-*.tar.gz"))
+    assert len(tarballs) == 1, out
+    with tarfile.open(tarballs[0]) as tar:
+        names = tar.getnames()
+    forbidden = (".venv", ".collections", ".cache", ".git", "lab", "molecule", "tests", "tools", ".ci", "build")
+    leaked = sorted({n for n in names if n.split("/")[0] in forbidden or "__pycache__" in n})
+    assert not leaked, "build_ignore lets dev content into the tarball: %s" % leaked[:20]
+    for required in ("MANIFEST.json", "FILES.json", "meta/runtime.yml", "README.md"):
+        assert required in names, "%s missing from the tarball" % required
+    for mod in module_names():
+        assert "plugins/modules/%s.py" % mod in names
+
+
+def test_action_group_lists_every_module():
+    runtime = yaml.safe_load((ROOT / "meta" / "runtime.yml").read_text())
+    group = set(runtime["action_groups"]["host_checks"])
+    missing = [m for m in module_names() if m not in group]
+    unknown = sorted(group - set(module_names()))
+    assert not missing and not unknown, "action group drift: missing %s, unknown %s" % (missing, unknown)
+
+
+@pytest.mark.parametrize("module", module_names())
+def test_ansible_doc_renders(module):
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(ROOT / ".collections"))
+    rc, out = run([str(BIN / "ansible-doc"), "gpu_tray.cluster.%s" % module], env=env)
+    assert rc == 0, out
+    assert "gpu_tray.cluster.%s" % module in out and "EXAMPLES" in out and "RETURN VALUES" in out, out[:2000]

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The whole test suite, as one pytest session so it ends with one summary line:
+#   tests/unit      pure parsers, modules (also via `ansible localhost -m`), filters, lab fixture generation
+#   tests/quality   yamllint, ansible-lint (production), ansible-test sanity, build contents, ansible-doc
+#   tests/lab       the rehearsal lab itself (boot, SSH, reboot, GRUB -> /proc/cmdline, clean teardown)
+#   tests/molecule  every molecule/<scenario> against lab trays, `molecule test -s <scenario>`
+#   tests/cluster   the real kube-apiserver test cluster (built once, cached) and what runs against it
+# Extra pytest arguments pass through: tools/run-tests.sh -k pkey
+set -uo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+cd "$here"
+layers=()
+for d in tests/unit tests/quality tests/lab tests/molecule tests/cluster; do
+  [ -d "$d" ] && layers+=("$d")
+done
+.venv/bin/pytest -p no:cacheprovider -rfEs "${layers[@]}" "$@"
+rc=$?
+# pytest exit 5 = "no tests collected": a suite that ran nothing has not passed.
+exit "$rc"
