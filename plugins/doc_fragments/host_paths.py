@@ -11,7 +11,6 @@ class ModuleDocFragment(object):
 
     # Attributes of every gpu_tray.cluster read-only host module.
     DOCUMENTATION = r'''
-options: {}
 attributes:
   check_mode:
     support: full

@@ -1,0 +1,165 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpu_tray.cluster contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+---
+module: containerd_config
+short_description: Check containerd root config and drop-in versions against the GPU Operator toolkit
+version_added: 0.1.0
+description:
+  - Parses the containerd root config (TOML) for its C(version) and C(imports), expands the imports like containerd
+    (relative to the root config's directory), and reads the C(version) of every imported drop-in and of every
+    C(*.toml) in I(dropin_dir).
+  - Fails when an imported drop-in declares a higher C(version) than the root - containerd then refuses to start
+    (C(drop-in config version 4 higher than root config version 2), NVIDIA/aicr#1688) and every pod on the node fails.
+  - Warns when the root is version 2 or 3 while the GPU Operator toolkit would read its source config with
+    C(command) (C(containerd config dump) migrates to version 4, so the toolkit would write a version 4 drop-in).
+    The fix is the toolkit env C(RUNTIME_CONFIG_SOURCE=file).
+  - Warns about a C(*.toml) in I(dropin_dir) that the root's C(imports) do not match (containerd ignores it).
+  - Not for RKE2, which renders its own containerd config under C(/var/lib/rancher/rke2/agent/etc/containerd).
+author:
+  - gpu_tray.cluster contributors
+options:
+  config_path:
+    description:
+      - The containerd root config.
+    type: path
+    default: /etc/containerd/config.toml
+  dropin_dir:
+    description:
+      - Directory whose C(*.toml) drop-ins are checked in addition to the imported files (the NVIDIA toolkit writes
+        C(99-nvidia.toml) there). Omit to check only what the root imports.
+    type: path
+  runtime_config_source:
+    description:
+      - The value the GPU Operator toolkit will use for C(RUNTIME_CONFIG_SOURCE) (comma list of C(command) and
+        C(file[=<path>])). When omitted the toolkit default C(command,file) is assumed.
+      - Ignored by the toolkit in NRI mode (C(cdi.nriPluginEnabled=true)).
+    type: str
+  fail_on_error:
+    description:
+      - Fail on a version mismatch or an unreadable drop-in. With C(false) the module only reports.
+    type: bool
+    default: true
+extends_documentation_fragment:
+  - gpu_tray.cluster.host_paths
+requirements:
+  - Python 3.11 or later on the managed host (C(tomllib)), or the C(tomli) package.
+'''
+
+EXAMPLES = r'''
+- name: The toolkit's drop-in must not outrank the root config
+  gpu_tray.cluster.containerd_config:
+    dropin_dir: /etc/containerd/conf.d
+    runtime_config_source: file
+
+- name: Before installing the GPU Operator with its default source
+  gpu_tray.cluster.containerd_config:
+    dropin_dir: /etc/containerd/conf.d
+  register: containerd
+'''
+
+RETURN = r'''
+config_path:
+  description: The root config that was read.
+  type: str
+  returned: always
+  sample: /etc/containerd/config.toml
+version:
+  description: Root config C(version); null when absent (containerd then assumes 1).
+  type: int
+  returned: always
+  sample: 3
+imports:
+  description: The root's C(imports) globs.
+  type: list
+  elements: str
+  returned: always
+  sample: [/etc/containerd/conf.d/*.toml]
+dropins:
+  description: Every drop-in found, with its version and whether the root imports it.
+  type: list
+  elements: dict
+  returned: always
+  sample: [{path: /etc/containerd/conf.d/99-nvidia.toml, imported: true, version: 4, error: null}]
+runtime_config_source:
+  description: The toolkit config sources assumed, in order.
+  type: list
+  elements: str
+  returned: always
+  sample: [command, file]
+toolkit_reads_command:
+  description: Whether the toolkit's first source is C(command) (containerd config dump).
+  type: bool
+  returned: always
+  sample: true
+problems:
+  description: Failure reasons (version mismatches, unreadable drop-ins).
+  type: list
+  elements: str
+  returned: always
+msg:
+  description: Summary.
+  type: str
+  returned: always
+'''
+
+from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+
+from ansible_collections.gpu_tray.cluster.plugins.module_utils.common import hostname
+from ansible_collections.gpu_tray.cluster.plugins.module_utils.containerd import (
+    HAS_TOML,
+    TOML_IMPORT_ERROR,
+    ContainerdConfigError,
+    inspect,
+)
+
+
+def build_module():
+    return AnsibleModule(
+        argument_spec=dict(
+            config_path=dict(type='path', default='/etc/containerd/config.toml'),
+            dropin_dir=dict(type='path'),
+            runtime_config_source=dict(type='str'),
+            fail_on_error=dict(type='bool', default=True),
+        ),
+        supports_check_mode=True,
+    )
+
+
+def main():
+    module = build_module()
+    host = hostname()
+    params = module.params
+    if not HAS_TOML:
+        module.fail_json(msg='%s: %s' % (host, missing_required_lib('tomli (or Python >= 3.11 for tomllib)')),
+                         exception=TOML_IMPORT_ERROR)
+    try:
+        result, errors, warnings = inspect(params['config_path'], params['dropin_dir'],
+                                           params['runtime_config_source'])
+    except ContainerdConfigError as exc:
+        module.fail_json(msg='%s: %s (check option config_path)' % (host, exc), changed=False)
+    for warning in warnings:
+        module.warn('%s: %s' % (host, warning))
+    output = dict(changed=False, problems=errors, **result)
+    if not errors:
+        output['msg'] = '%s: containerd root %s is version %s; %d drop-ins, none above it' % (
+            host, result['config_path'], result['version'], len(result['dropins']))
+        module.exit_json(**output)
+    output['msg'] = ('%s: containerd config check failed: %s. Fix: keep every drop-in at or below the root version '
+                     '- set the GPU Operator toolkit env RUNTIME_CONFIG_SOURCE=file so it writes its drop-in at the '
+                     'root\'s version, and remove or regenerate the offending drop-in before containerd restarts.'
+                     % (host, '; '.join(errors)))
+    if params['fail_on_error']:
+        module.fail_json(**output)
+    module.warn(output['msg'])
+    module.exit_json(**output)
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,154 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpu_tray.cluster contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+---
+module: hugepage_check
+short_description: Check that the running kernel has the huge page pools a tuning profile requests
+version_added: 0.1.0
+description:
+  - Reads the pools under C(/sys/kernel/mm/hugepages/hugepages-<size>kB/) (C(nr_hugepages), C(free_hugepages),
+    C(resv_hugepages), C(surplus_hugepages)).
+  - Fails when a requested size has no pool on the running kernel and names the sizes that do exist. A
+    64k-page arm64 kernel (C(-64k) flavour) has 2M, 512M and 16G pools and no 1G pool, so the
+    C(hugepagesz=1G hugepages=2) in the GB200/VR200 tuning profiles is silently ignored there
+    (nodewright-packages#135).
+  - Fails when a pool holds fewer pages (C(nr_hugepages)) than requested - the kernel did not honour the request.
+author:
+  - gpu_tray.cluster contributors
+options:
+  requested:
+    description:
+      - Pools the tuning profile requests.
+    type: list
+    elements: dict
+    required: true
+    suboptions:
+      size:
+        description:
+          - Page size, for example C(2M), C(1G), C(16G), C(512M) or C(2048kB).
+        type: str
+        required: true
+      count:
+        description:
+          - Number of pages requested. Must be 0 or more. When omitted only the existence of the pool is checked.
+        type: int
+  fail_on_error:
+    description:
+      - Fail on a missing pool or a shortfall. With C(false) the module only reports.
+    type: bool
+    default: true
+extends_documentation_fragment:
+  - gpu_tray.cluster.host_paths
+  - gpu_tray.cluster.host_paths.sysfs
+seealso:
+  - module: gpu_tray.cluster.kernel_cmdline
+  - module: gpu_tray.cluster.tray_facts
+'''
+
+EXAMPLES = r'''
+- name: The GB200 performance profile's huge pages exist (fails on a 64k kernel - no 1G pool)
+  gpu_tray.cluster.hugepage_check:
+    requested:
+      - {size: 2M, count: 5128}
+      - {size: 1G, count: 2}
+
+- name: Only the 2M pool, report only
+  gpu_tray.cluster.hugepage_check:
+    sysfs_root: "{{ gpu_tray_sysfs_root | default('/sys') }}"
+    requested:
+      - size: 2048kB
+        count: 8192
+    fail_on_error: false
+'''
+
+RETURN = r'''
+pools:
+  description: Every pool on the running kernel.
+  type: list
+  elements: dict
+  returned: always
+  sample:
+    - {size: 2M, size_kb: 2048, nr_hugepages: 5128, free_hugepages: 5128, resv_hugepages: 0, surplus_hugepages: 0}
+    - {size: 512M, size_kb: 524288, nr_hugepages: 0, free_hugepages: 0, resv_hugepages: 0, surplus_hugepages: 0}
+available_sizes:
+  description: Page sizes that have a pool, smallest first.
+  type: list
+  elements: str
+  returned: always
+  sample: [2M, 512M, 16G]
+results:
+  description: One entry per requested pool.
+  type: list
+  elements: dict
+  returned: always
+  sample:
+    - {size: 1G, size_kb: 1048576, count: 2, pool_exists: false, nr_hugepages: null, ok: false,
+       problem: "requested 1G x 2 but the running kernel has no 1G huge page pool (pools on this kernel: 2M, 512M, 16G)"}
+msg:
+  description: Summary naming every problem.
+  type: str
+  returned: always
+'''
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.gpu_tray.cluster.plugins.module_utils.common import hostname, parse_size_kb
+from ansible_collections.gpu_tray.cluster.plugins.module_utils.hugepages import check_requests, read_pools
+
+
+def build_module():
+    return AnsibleModule(
+        argument_spec=dict(
+            sysfs_root=dict(type='path', default='/sys'),
+            requested=dict(type='list', elements='dict', required=True, options=dict(
+                size=dict(type='str', required=True),
+                count=dict(type='int'),
+            )),
+            fail_on_error=dict(type='bool', default=True),
+        ),
+        supports_check_mode=True,
+    )
+
+
+def main():
+    module = build_module()
+    host = hostname()
+    params = module.params
+    for index, item in enumerate(params['requested']):
+        try:
+            parse_size_kb(item['size'])
+        except ValueError as exc:
+            module.fail_json(msg='%s: option requested[%d].size: %s' % (host, index, exc))
+        if item['count'] is not None and item['count'] < 0:
+            module.fail_json(msg='%s: option requested[%d].count must be 0 or more, got %d'
+                                 % (host, index, item['count']))
+    base, pools = read_pools(params['sysfs_root'])
+    results = check_requests(pools, params['requested'])
+    sizes = [pools[size]['size'] for size in sorted(pools)]
+    output = dict(changed=False, pools=[pools[size] for size in sorted(pools)], available_sizes=sizes,
+                  results=results)
+    problems = [res['problem'] for res in results if not res['ok']]
+    if not pools:
+        problems.insert(0, 'no huge page pools under %s (check option sysfs_root)' % base)
+    if not problems:
+        output['msg'] = '%s: huge page pools OK (%s)' % (
+            host, ', '.join('%s x %s' % (res['size'], res['nr_hugepages']) for res in results))
+        module.exit_json(**output)
+    output['msg'] = ('%s: huge page check failed: %s. Pools on this kernel: %s. Fix: request only sizes the kernel '
+                     'has (a 64k-page kernel has no 1G pool; use 2M, 512M or 16G) in the tuning profile, or boot a '
+                     'kernel with the needed page size; then reboot.'
+                     % (host, '; '.join(problems), ', '.join(sizes) or 'none'))
+    if params['fail_on_error']:
+        module.fail_json(**output)
+    module.warn(output['msg'])
+    module.exit_json(**output)
+
+
+if __name__ == '__main__':
+    main()

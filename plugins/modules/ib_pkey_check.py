@@ -1,0 +1,247 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpu_tray.cluster contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+---
+module: ib_pkey_check
+short_description: Check that InfiniBand ports (PFs and VFs) are full members of a partition
+version_added: 0.1.0
+description:
+  - Reads the P_Key table (C(/sys/class/infiniband/<dev>/ports/<n>/pkeys/<index>)) of every port of the
+    selected devices and checks that it holds the required partition with the full-membership bit C(0x8000) set.
+  - Only the low 15 bits identify a partition, so C(pkey=0x0123) and C(pkey=0x8123) are the same check.
+    C(0xffff) is the default partition as full member; C(0x7fff) is the default partition as limited member,
+    with which links come up but every RDMA connection between hosts fails with retry-exceeded.
+  - Partition membership is provisioned by the subnet/fabric manager (UFM). VFs are separate virtual ports with
+    their own GUIDs, so the fabric must add each VF GUID as a full member too; fixing the PFs alone is not enough.
+  - Returns per-port results whether or not it fails.
+author:
+  - gpu_tray.cluster contributors
+options:
+  devices:
+    description:
+      - RDMA device names to check (for example C([mlx5_0])).
+      - Default is the rails as computed by M(gpu_tray.cluster.rdma_facts) (ConnectX PFs with InfiniBand ports,
+        BlueField excluded).
+      - An unknown device name is a failure.
+    type: list
+    elements: str
+  include_vfs:
+    description:
+      - Also check every VF (device with C(device/physfn)) whose PF is one of I(devices).
+    type: bool
+    default: true
+  pkey:
+    description:
+      - The partition key every port must hold as a full member, as 1-4 hexadecimal digits with an optional
+        C(0x) prefix. The membership bit in the given value is ignored; the port must have it set.
+      - Quote it in YAML (C("0x8123")). An unquoted C(0x8123) is read by YAML as an integer, which is accepted;
+        an unquoted C(0123) is not hexadecimal to YAML and gives a wrong key.
+    type: raw
+    default: '0xffff'
+  fail_on_error:
+    description:
+      - Fail when a port is not a full member. With C(false) the module only reports (C(failed_ports)).
+    type: bool
+    default: true
+extends_documentation_fragment:
+  - gpu_tray.cluster.host_paths
+  - gpu_tray.cluster.host_paths.sysfs
+seealso:
+  - module: gpu_tray.cluster.rdma_facts
+'''
+
+EXAMPLES = r'''
+- name: Every rail port and every VF must be a full member of the default partition
+  gpu_tray.cluster.ib_pkey_check:
+
+- name: Tenant partition 0x0123 (either 0x0123 or 0x8123 may be given)
+  gpu_tray.cluster.ib_pkey_check:
+    pkey: "0x8123"
+
+- name: Report only, for a fleet-wide summary
+  gpu_tray.cluster.ib_pkey_check:
+    sysfs_root: "{{ gpu_tray_sysfs_root | default('/sys') }}"
+    fail_on_error: false
+  register: pkeys
+
+- name: Show failing ports
+  ansible.builtin.debug:
+    msg: "{{ pkeys.failed_ports }}"
+'''
+
+RETURN = r'''
+pkey:
+  description: The required partition key with the full-membership bit set.
+  type: str
+  returned: always
+  sample: "0xffff"
+checked_devices:
+  description: Names of the devices whose ports were checked.
+  type: list
+  elements: str
+  returned: always
+  sample: [mlx5_0, mlx5_5, mlx5_6]
+ports:
+  description: One result per checked port.
+  type: list
+  elements: dict
+  returned: always
+  contains:
+    device:
+      description: RDMA device name.
+      type: str
+      sample: mlx5_3
+    port:
+      description: Port number.
+      type: int
+      sample: 1
+    kind:
+      description: C(pf) or C(vf).
+      type: str
+      sample: vf
+    pci_address:
+      description: PCI address of the device.
+      type: str
+      sample: "0000:03:00.2"
+    physfn:
+      description: PCI address of the PF for a VF.
+      type: str
+      sample: "0000:03:00.0"
+    port_guid:
+      description: Port GUID (from C(gids/0)); what the fabric manager must add to the partition.
+      type: str
+      sample: "b83f:d203:00a1:b2c4"
+    link_layer:
+      description: Port link layer.
+      type: str
+      sample: InfiniBand
+    state:
+      description: Port logical state.
+      type: str
+      sample: ACTIVE
+    pkeys:
+      description: Non-zero P_Key table entries.
+      type: list
+      elements: str
+      sample: ["0x7fff"]
+    membership:
+      description: C(full), C(limited) (partition present without C(0x8000)) or C(none).
+      type: str
+      sample: limited
+    ok:
+      description: Whether the port is a full member of the partition.
+      type: bool
+      sample: false
+    label:
+      description: Human-readable port name used in messages.
+      type: str
+      sample: mlx5_3 port 1 (VF 0000:03:00.2 of 0000:03:00.0)
+failed_ports:
+  description: Labels of the ports that are not full members.
+  type: list
+  elements: str
+  returned: always
+  sample: ["mlx5_3 port 1 (VF 0000:03:00.2 of 0000:03:00.0)"]
+msg:
+  description: Summary; on failure it lists every failing port, its keys and the fix.
+  type: str
+  returned: always
+'''
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.gpu_tray.cluster.plugins.module_utils.common import (
+    format_pkey,
+    hostname,
+    parse_pkey_option,
+)
+from ansible_collections.gpu_tray.cluster.plugins.module_utils.rdma import (
+    check_pkeys,
+    collect_rdma,
+    describe_pkey,
+    parse_pkey,
+    pkey_base,
+    select_devices,
+)
+
+
+def build_module():
+    return AnsibleModule(
+        argument_spec=dict(
+            sysfs_root=dict(type='path', default='/sys'),
+            devices=dict(type='list', elements='str'),
+            include_vfs=dict(type='bool', default=True),
+            pkey=dict(type='raw', default='0xffff'),
+            fail_on_error=dict(type='bool', default=True),
+        ),
+        supports_check_mode=True,
+    )
+
+
+def _keys_text(keys):
+    if not keys:
+        return 'no non-zero keys'
+    return ', '.join(describe_pkey(parse_pkey(key)) for key in keys)
+
+
+def main():
+    module = build_module()
+    host = hostname()
+    params = module.params
+    try:
+        wanted = parse_pkey_option(params['pkey'])
+    except ValueError as exc:
+        module.fail_json(msg='%s: option pkey: %s' % (host, exc))
+    if pkey_base(wanted) == 0:
+        module.fail_json(msg='%s: option pkey: %s is not a usable partition key (0x0000 and 0x8000 mark empty '
+                             'table slots)' % (host, params['pkey']))
+    required = wanted | 0x8000
+    facts = collect_rdma(params['sysfs_root'])
+    devices, unknown = select_devices(facts, params['devices'], params['include_vfs'])
+    found = ', '.join(dev['name'] for dev in facts['devices']) or 'none'
+    if unknown:
+        module.fail_json(msg='%s: option devices names %s, which do not exist under %s (found: %s)'
+                             % (host, ', '.join(unknown), facts['class_dir'], found))
+    results = check_pkeys(devices, required)
+    output = dict(changed=False, pkey=format_pkey(required), checked_devices=[dev['name'] for dev in devices],
+                  ports=results, failed_ports=[])
+    if not results:
+        output['msg'] = ('%s: no InfiniBand ports to check under %s (devices found: %s; rails: %s). Expected the '
+                         'ConnectX rails; check that mlx5_ib is loaded and sysfs_root is right.'
+                         % (host, facts['class_dir'], found, ', '.join(facts['rails']) or 'none'))
+        if params['fail_on_error']:
+            module.fail_json(**output)
+        module.exit_json(**output)
+    failing = [res for res in results if not res['ok']]
+    output['failed_ports'] = [res['label'] for res in failing]
+    if not failing:
+        output['msg'] = '%s: all %d ports are full members of partition %s' % (host, len(results),
+                                                                              describe_pkey(required))
+        module.exit_json(**output)
+    lines = []
+    for res in failing:
+        guid = (' GUID %s' % res['port_guid']) if res['port_guid'] else ''
+        lines.append('%s%s holds %s' % (res['label'], guid, _keys_text(res['pkeys'])))
+    vfs = [res for res in failing if res['kind'] == 'vf']
+    fix = ('Fix: the fabric manager (UFM, or ib-kubernetes) must add each listed port GUID to partition %s as a '
+           'full member (0x8000 bit)' % format_pkey(required))
+    if vfs:
+        fix += ('; %d of the failing ports are VFs - each VF GUID must be added too, fixing the PFs alone is not '
+                'enough' % len(vfs))
+    fix += '. Links stay up with limited membership, but RDMA between hosts fails with retry-exceeded.'
+    output['msg'] = ('%s: %d of %d InfiniBand ports are not full members of partition %s:\n  %s\n%s'
+                     % (host, len(failing), len(results), describe_pkey(required), '\n  '.join(lines), fix))
+    if params['fail_on_error']:
+        module.fail_json(**output)
+    module.warn(output['msg'])
+    module.exit_json(**output)
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,182 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpu_tray.cluster contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+---
+module: kernel_cmdline
+short_description: Check the booted kernel command line for required, forbidden and duplicated arguments
+version_added: 0.1.0
+description:
+  - Reads C(/proc/cmdline) and splits it the way the kernel does (whitespace outside double quotes, quotes
+    removed from values, C(--) ends the kernel arguments; C(-) and C(_) are equal in parameter names).
+  - Reports which I(required) arguments are C(present) and C(missing), which I(forbidden) ones are present, and
+    C(duplicates) - identical arguments appearing more than once, as a GRUB drop-in plus tuned's C($tuned_params)
+    produce. Repeated keys with different values (C(console=tty0 console=ttyS0,115200n8),
+    C(hugepagesz=2M ... hugepagesz=1G)) are normal and are not duplicates.
+  - A token in C(/proc/cmdline) proves the boot loader passed it, not that the kernel honoured it (see
+    M(gpu_tray.cluster.hugepage_check) for huge pages).
+author:
+  - gpu_tray.cluster contributors
+options:
+  required:
+    description:
+      - Arguments that must be present. C(key=value) needs that exact argument; a bare C(flag) is satisfied by
+        C(flag) or any C(flag=...).
+    type: list
+    elements: str
+    default: []
+  forbidden:
+    description:
+      - Arguments that must not be present. C(key=value) matches that exact argument; a bare C(key) matches the key
+        with any value.
+    type: list
+    elements: str
+    default: []
+  fail_on_duplicates:
+    description:
+      - Fail when an identical argument appears more than once.
+    type: bool
+    default: true
+  fail_on_error:
+    description:
+      - Fail when something is missing, forbidden or duplicated. With C(false) the module only reports.
+    type: bool
+    default: true
+extends_documentation_fragment:
+  - gpu_tray.cluster.host_paths
+  - gpu_tray.cluster.host_paths.proc
+seealso:
+  - module: gpu_tray.cluster.hugepage_check
+'''
+
+EXAMPLES = r'''
+- name: The GB200 tuning profile's arguments reached the kernel
+  gpu_tray.cluster.kernel_cmdline:
+    required:
+      - iommu.passthrough=1
+      - init_on_alloc=0
+      - numa_balancing=disable
+      - earlycon
+      - hugepagesz=2M
+      - hugepages=5128
+    forbidden:
+      - isolcpus
+
+- name: Report only
+  gpu_tray.cluster.kernel_cmdline:
+    proc_root: "{{ gpu_tray_proc_root | default('/proc') }}"
+    required: [iommu.passthrough=1]
+    fail_on_error: false
+  register: cmdline
+'''
+
+RETURN = r'''
+cmdline:
+  description: The raw command line.
+  type: str
+  returned: always
+  sample: BOOT_IMAGE=/vmlinuz-6.8.0-1021-nvidia-64k root=UUID=1234 ro iommu.passthrough=1
+tokens:
+  description: The arguments as the kernel splits them (quotes removed, re-quoted when a value has spaces).
+  type: list
+  elements: str
+  returned: always
+  sample: [BOOT_IMAGE=/vmlinuz-6.8.0-1021-nvidia-64k, root=UUID=1234, ro, iommu.passthrough=1]
+present:
+  description: Required arguments that are present.
+  type: list
+  elements: str
+  returned: always
+  sample: [iommu.passthrough=1]
+missing:
+  description: Required arguments that are missing.
+  type: list
+  elements: str
+  returned: always
+  sample: [init_on_alloc=0]
+forbidden_present:
+  description: Arguments on the command line that match I(forbidden).
+  type: list
+  elements: str
+  returned: always
+  sample: []
+duplicates:
+  description: Identical arguments that appear more than once, with their count.
+  type: list
+  elements: dict
+  returned: always
+  sample: [{arg: init_on_alloc=0, count: 2}]
+msg:
+  description: Summary naming every missing, forbidden and duplicated argument.
+  type: str
+  returned: always
+'''
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.gpu_tray.cluster.plugins.module_utils.cmdline import check_cmdline, parse_spec
+from ansible_collections.gpu_tray.cluster.plugins.module_utils.common import hostname, join_root
+
+
+def build_module():
+    return AnsibleModule(
+        argument_spec=dict(
+            proc_root=dict(type='path', default='/proc'),
+            required=dict(type='list', elements='str', default=[]),
+            forbidden=dict(type='list', elements='str', default=[]),
+            fail_on_duplicates=dict(type='bool', default=True),
+            fail_on_error=dict(type='bool', default=True),
+        ),
+        supports_check_mode=True,
+    )
+
+
+def main():
+    module = build_module()
+    host = hostname()
+    params = module.params
+    for option in ('required', 'forbidden'):
+        for item in params[option]:
+            try:
+                parse_spec(item)
+            except ValueError as exc:
+                module.fail_json(msg='%s: option %s: %s (give one argument per list item)' % (host, option, exc))
+    path = join_root(params['proc_root'], 'cmdline')
+    try:
+        with open(path, 'r') as handle:
+            cmdline = handle.read().rstrip('\n').replace('\x00', ' ')
+    except (OSError, IOError) as exc:
+        module.fail_json(msg='%s: cannot read %s: %s (check option proc_root)' % (host, path, exc))
+    report = check_cmdline(cmdline, params['required'], params['forbidden'])
+    output = dict(changed=False, cmdline=cmdline, **report)
+    problems = []
+    if report['missing']:
+        problems.append('missing: %s' % ' '.join(report['missing']))
+    if report['forbidden_present']:
+        problems.append('forbidden but present: %s' % ' '.join(report['forbidden_present']))
+    duplicate_text = ' '.join('%s (x%d)' % (dup['arg'], dup['count']) for dup in report['duplicates'])
+    if report['duplicates'] and params['fail_on_duplicates']:
+        problems.append('duplicated: %s' % duplicate_text)
+    if not problems:
+        output['msg'] = '%s: kernel command line OK (%d required arguments present)' % (host, len(report['present']))
+        if report['duplicates']:
+            output['msg'] += '; duplicated: %s' % duplicate_text
+        module.exit_json(**output)
+    output['msg'] = ('%s: the booted kernel command line (%s) does not match: %s. Expected every required argument '
+                     'once and no forbidden one. Fix the boot loader configuration (/etc/default/grub, '
+                     '/etc/default/grub.d/*.cfg - a later file can overwrite GRUB_CMDLINE_LINUX_DEFAULT, tuned\'s '
+                     '/etc/tuned/bootcmdline and $tuned_params can add the same arguments twice), run update-grub '
+                     'and reboot.' % (host, path, '; '.join(problems)))
+    if params['fail_on_error']:
+        module.fail_json(**output)
+    module.warn(output['msg'])
+    module.exit_json(**output)
+
+
+if __name__ == '__main__':
+    main()

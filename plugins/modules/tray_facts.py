@@ -1,0 +1,240 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpu_tray.cluster contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+---
+module: tray_facts
+short_description: Gather the host facts the GPU tray host-prep roles decide from
+version_added: 0.1.0
+description:
+  - OS C(ID)/C(VERSION_ID) from os-release, the running kernel release from C(proc_root/sys/kernel/osrelease),
+    the page size, the ib_core C(netns_mode), the modules present under C(sysfs_root/module), the state of the
+    host C(nvidia-imex.service) and which container runtime unit is active.
+  - C(page_size) is the page size of the kernel the module runs on (C(os.sysconf("SC_PAGE_SIZE"))), so it reflects
+    the real running kernel even when I(proc_root) points at a fixture. C(kernel_flavour_page_size) is what the
+    release name in I(proc_root) implies - C(65536) for a C(-64k) flavour (C(6.8.0-1021-nvidia-64k),
+    C(7.0.0-5-nvidia-bos-64k)), else C(4096). On a real tray both agree; use C(kernel_flavour_page_size) to
+    decide, because it follows I(proc_root).
+  - C(ib_core_netns_mode) is C(shared) (C(Y)), C(exclusive) (C(N)) or null when
+    C(sysfs_root/module/ib_core/parameters/netns_mode) is absent (ib_core not loaded).
+  - Runs C(systemctl is-enabled) and C(systemctl is-active) (read-only) with C(LC_ALL=C). When systemctl is missing or
+    systemd is not PID 1 the unit states are C(unknown).
+author:
+  - gpu_tray.cluster contributors
+options:
+  os_release_path:
+    description:
+      - The os-release file. C(/usr/lib/os-release) is read when the default is absent.
+    type: path
+    default: /etc/os-release
+  systemctl_path:
+    description:
+      - The systemctl executable, a name looked up in C(PATH) or an absolute path (a tool double in tests).
+    type: path
+    default: systemctl
+extends_documentation_fragment:
+  - gpu_tray.cluster.host_paths
+  - gpu_tray.cluster.host_paths.sysfs
+  - gpu_tray.cluster.host_paths.proc
+  - gpu_tray.cluster.host_paths.facts
+seealso:
+  - module: gpu_tray.cluster.rdma_facts
+'''
+
+EXAMPLES = r'''
+- name: Gather tray facts
+  gpu_tray.cluster.tray_facts:
+    sysfs_root: "{{ gpu_tray_sysfs_root | default('/sys') }}"
+    proc_root: "{{ gpu_tray_proc_root | default('/proc') }}"
+
+- name: The host nvidia-imex service must be masked before the DRA driver
+  ansible.builtin.assert:
+    that: ansible_facts.gpu_tray.nvidia_imex.enabled == 'masked'
+'''
+
+RETURN = r'''
+ansible_facts:
+  description: Facts to add to the host's facts.
+  returned: always
+  type: dict
+  contains:
+    gpu_tray:
+      description: Tray facts.
+      returned: always
+      type: dict
+      contains:
+        os_id:
+          description: os-release C(ID).
+          type: str
+          sample: ubuntu
+        os_version_id:
+          description: os-release C(VERSION_ID).
+          type: str
+          sample: "24.04"
+        os_release:
+          description: Every os-release key.
+          type: dict
+          sample: {ID: ubuntu, VERSION_ID: "24.04", VERSION_CODENAME: noble}
+        kernel_release:
+          description: Content of C(proc_root/sys/kernel/osrelease).
+          type: str
+          sample: 6.8.0-1021-nvidia-64k
+        page_size:
+          description: Page size in bytes of the kernel the module runs on.
+          type: int
+          sample: 65536
+        kernel_flavour_page_size:
+          description: Page size in bytes implied by the kernel release name (C(-64k) gives 65536, else 4096).
+          type: int
+          sample: 65536
+        ib_core_netns_mode:
+          description: C(shared), C(exclusive), C(unknown), or null when ib_core is not loaded.
+          type: str
+          sample: exclusive
+        modules:
+          description: Names under C(sysfs_root/module) (loaded modules and built-ins that have parameters).
+          type: list
+          elements: str
+          sample: [ib_core, mlx5_core, mlx5_ib]
+        loadable_modules:
+          description: The subset of I(modules) with an C(initstate) file, i.e. loaded loadable modules.
+          type: list
+          elements: str
+          sample: [ib_core, mlx5_core]
+        nvidia_imex:
+          description: State of C(nvidia-imex.service).
+          type: dict
+          sample: {unit: nvidia-imex.service, enabled: masked, active: inactive}
+        container_runtime_units:
+          description: C(systemctl is-active) of each runtime unit.
+          type: dict
+          sample: {containerd.service: inactive, rke2-agent.service: active}
+        container_runtime:
+          description: >-
+            The active container runtime - C(rke2-server), C(rke2-agent), C(k3s) or C(containerd) (RKE2/k3s win
+            over a stand-alone containerd), or null.
+          type: str
+          sample: rke2-agent
+        container_runtime_active_units:
+          description: Every active runtime unit.
+          type: list
+          elements: str
+          sample: [rke2-agent.service]
+        systemd_error:
+          description: Why unit states are C(unknown), or null.
+          type: str
+          sample: null
+'''
+
+import os
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.gpu_tray.cluster.plugins.module_utils.common import (
+    TOOL_ENVIRON,
+    join_root,
+    read_text,
+)
+from ansible_collections.gpu_tray.cluster.plugins.module_utils.tray import (
+    IMEX_UNIT,
+    RUNTIME_UNITS,
+    active_runtime,
+    kernel_flavour_page_size,
+    parse_is_active,
+    parse_is_enabled,
+    parse_netns_mode,
+    parse_os_release,
+    read_modules,
+)
+
+
+def build_module():
+    return AnsibleModule(
+        argument_spec=dict(
+            sysfs_root=dict(type='path', default='/sys'),
+            proc_root=dict(type='path', default='/proc'),
+            os_release_path=dict(type='path', default='/etc/os-release'),
+            systemctl_path=dict(type='path', default='systemctl'),
+        ),
+        supports_check_mode=True,
+    )
+
+
+def find_tool(module, path):
+    if os.path.sep in path:
+        return path if os.access(path, os.X_OK) else None
+    return module.get_bin_path(path, required=False)
+
+
+def systemctl(module, tool, verb, units):
+    """Run ``systemctl <verb> units...``; returns (stdout, error text or None)."""
+    rc, out, err = module.run_command([tool, verb] + list(units), environ_update=TOOL_ENVIRON)
+    text = (err or '').strip()
+    if not out.strip() and text:
+        return '', text
+    if 'not been booted with systemd' in text or 'Failed to connect to bus' in text:
+        return '', text
+    return out, None
+
+
+def unit_states(module, tool):
+    if tool is None:
+        return None, None, 'systemctl not found'
+    out, error = systemctl(module, tool, 'is-enabled', [IMEX_UNIT])
+    if error and ('No such file' in error or 'not found' in error.lower()) and 'bus' not in error:
+        enabled = {IMEX_UNIT: 'not-found'}
+        error = None
+    else:
+        enabled = parse_is_enabled(out, [IMEX_UNIT]) if error is None else {IMEX_UNIT: 'unknown'}
+    units = [IMEX_UNIT] + list(RUNTIME_UNITS)
+    out, active_error = systemctl(module, tool, 'is-active', units)
+    active = parse_is_active(out, units) if active_error is None else dict((unit, 'unknown') for unit in units)
+    return enabled, active, error or active_error
+
+
+def main():
+    module = build_module()
+    params = module.params
+    os_text = read_text(params['os_release_path'])
+    if os_text is None and params['os_release_path'] == '/etc/os-release':
+        os_text = read_text('/usr/lib/os-release')
+    os_release = parse_os_release(os_text)
+    release = read_text(join_root(params['proc_root'], 'sys/kernel/osrelease'))
+    try:
+        page_size = os.sysconf('SC_PAGE_SIZE')
+    except (ValueError, OSError, AttributeError):
+        page_size = None
+    modules, loadable = read_modules(params['sysfs_root'])
+    netns = parse_netns_mode(read_text(join_root(params['sysfs_root'], 'module/ib_core/parameters/netns_mode')))
+    tool = find_tool(module, params['systemctl_path'])
+    enabled, active, error = unit_states(module, tool)
+    if active is None:
+        active = dict((unit, 'unknown') for unit in [IMEX_UNIT] + list(RUNTIME_UNITS))
+        enabled = {IMEX_UNIT: 'unknown'}
+    runtime, runtime_units = active_runtime(active)
+    facts = {
+        'os_id': os_release.get('ID'),
+        'os_version_id': os_release.get('VERSION_ID'),
+        'os_release': os_release,
+        'kernel_release': release,
+        'page_size': page_size,
+        'kernel_flavour_page_size': kernel_flavour_page_size(release),
+        'ib_core_netns_mode': netns,
+        'modules': modules,
+        'loadable_modules': loadable,
+        'nvidia_imex': {'unit': IMEX_UNIT, 'enabled': enabled[IMEX_UNIT], 'active': active[IMEX_UNIT]},
+        'container_runtime_units': dict((unit, active[unit]) for unit in RUNTIME_UNITS),
+        'container_runtime': runtime,
+        'container_runtime_active_units': runtime_units,
+        'systemd_error': error,
+    }
+    module.exit_json(changed=False, ansible_facts={'gpu_tray': facts})
+
+
+if __name__ == '__main__':
+    main()
