@@ -1,0 +1,411 @@
+# Copyright: (c) 2026, gpu_tray.cluster contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""gpu-tray rehearsal lab CLI (stdlib only). Run through the `lab/lab` wrapper.
+
+  lab up     --platform nvke-gb200|rke2-vr200 --trays N [--fault NAME[@N]]...
+  lab down | status [--json] | reset [same options as up] | ssh TRAY [CMD...] | inventory | ssh-config
+  lab deps | rootfs | prune-cache
+"""
+
+import argparse
+import concurrent.futures
+import fcntl
+import json
+import os
+import pathlib
+import sys
+import time
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
+
+from gpu_tray_lab import inventory, net, rootfs, trays, util  # noqa: E402
+
+PLATFORMS = ("nvke-gb200", "rke2-vr200")
+# Used only while gpu_tray_lab.fixtures is not importable (keeps the CLI testable on its own).
+FALLBACK_FAULTS = {
+    "pkey-limited-pf": "tray", "pkey-limited-vf": "tray", "num-vfs-8": "tray", "sriov-disabled": "tray",
+    "link-type-eth": "tray", "grub-dropin-override": "tray", "no-return-from-reboot": "tray",
+    "imex-reenabled": "tray", "hugepage-1g": "inventory",
+}
+# Faults the infrastructure itself implements (the supervisor), whatever the fixtures say.
+INFRA_FAULTS = {"no-return-from-reboot"}
+
+
+def fixtures_module():
+    try:
+        from gpu_tray_lab import fixtures
+        return fixtures
+    except ImportError:
+        return None
+
+
+def fault_kind(name):
+    fx = fixtures_module()
+    if fx is not None and hasattr(fx, "FAULTS") and hasattr(fx, "tray_faults"):
+        if name not in fx.FAULTS and name not in INFRA_FAULTS:
+            return None
+        return fx.tray_faults(name) if name in fx.FAULTS else "tray"
+    return FALLBACK_FAULTS.get(name)
+
+
+def known_faults():
+    fx = fixtures_module()
+    if fx is not None and hasattr(fx, "FAULTS"):
+        return sorted(set(fx.FAULTS) | INFRA_FAULTS)
+    return sorted(FALLBACK_FAULTS)
+
+
+def parse_faults(specs, ntrays):
+    """['pkey-limited-pf@2', 'hugepage-1g'] -> sorted list of (name, index)."""
+    out = set()
+    for spec in specs or []:
+        name, _, idx = spec.partition("@")
+        kind = fault_kind(name)
+        if kind is None:
+            raise util.LabError("unknown fault %r; known faults: %s" % (name, ", ".join(known_faults())))
+        if idx and not idx.isdigit():
+            raise util.LabError("fault %r: expected NAME or NAME@N with N a tray index" % spec)
+        index = int(idx) if idx else 1
+        if not 1 <= index <= ntrays:
+            raise util.LabError("fault %r: tray index %d is outside 1..%d" % (spec, index, ntrays))
+        out.add((name, index))
+    return sorted(out, key=lambda f: (f[1], f[0]))
+
+
+def desired(args):
+    if args.platform not in PLATFORMS:
+        raise util.LabError("unknown platform %r (choose %s)" % (args.platform, " or ".join(PLATFORMS)))
+    if not 1 <= args.trays <= util.MAX_TRAYS:
+        raise util.LabError("--trays must be between 1 and %d" % util.MAX_TRAYS)
+    faults = parse_faults(args.fault, args.trays)
+    return {"platform": args.platform, "trays": args.trays, "faults": ["%s@%d" % f for f in faults]}
+
+
+def lab_file():
+    return util.state_dir() / "lab.json"
+
+
+class StateLock:
+    """Serialises up/down/reset of the (single, per machine) lab."""
+
+    def __enter__(self):
+        sd = util.state_dir()
+        path = sd.parent / (sd.name + ".lock")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.fh = open(path, "w")
+        try:
+            fcntl.flock(self.fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            util.log("another lab command is running; waiting for its lock (%s)" % path)
+            fcntl.flock(self.fh, fcntl.LOCK_EX)
+        return self
+
+    def __exit__(self, *exc):
+        self.fh.close()
+
+
+def split_faults(spec, ntrays):
+    per_tray = {i: set() for i in range(1, ntrays + 1)}
+    inv = {i: set() for i in range(1, ntrays + 1)}
+    for item in spec["faults"]:
+        name, _, idx = item.partition("@")
+        (inv if fault_kind(name) == "inventory" else per_tray)[int(idx)].add(name)
+    return per_tray, inv
+
+
+def inventory_host_vars(platform, inv_faults):
+    """Host vars for inventory-level faults (fixtures.inventory_vars when the hardware side provides it)."""
+    fx = fixtures_module()
+    out = {}
+    for i, faults in inv_faults.items():
+        if faults and fx is not None and hasattr(fx, "inventory_vars"):
+            out[i] = dict(fx.inventory_vars(platform, frozenset(faults)))
+    return out
+
+
+def nspawn_extra_args():
+    fx = fixtures_module()
+    return list(getattr(fx, "NSPAWN_ARGS", [])) if fx is not None else []
+
+
+def write_inventory(spec):
+    per_tray, inv_faults = split_faults(spec, spec["trays"])
+    faults_for_host = {i: per_tray[i] | inv_faults[i] for i in per_tray}
+    return inventory.write(spec["platform"], list(range(1, spec["trays"] + 1)), faults_for_host,
+                           set().union(*inv_faults.values()) if inv_faults else set(),
+                           host_vars=inventory_host_vars(spec["platform"], inv_faults))
+
+
+# ---- commands ------------------------------------------------------------------------------------
+
+def cmd_up(args, spec=None):
+    util.require_root()
+    util.ensure_deps(install=True)
+    spec = spec or desired(args)
+    with StateLock():
+        current = util.read_json(lab_file())
+        if current and {k: current.get(k) for k in spec} != spec:
+            raise util.LabError(
+                "a lab is already up with --platform %s --trays %d%s; run `lab/lab down` first, or "
+                "`lab/lab reset --platform %s --trays %d%s` to replace it"
+                % (current["platform"], current["trays"], "".join(" --fault " + f for f in current["faults"]),
+                   spec["platform"], spec["trays"], "".join(" --fault " + f for f in spec["faults"])))
+        return _up_locked(spec, current, args)
+
+
+def _up_locked(spec, current, args):
+    t_start = time.monotonic()
+    timings = {}
+    fx = fixtures_module()
+    if fx is None:
+        util.log("WARNING: gpu_tray_lab.fixtures is missing: trays boot without hardware fixtures")
+    if current:
+        root = pathlib.Path(current["rootfs"])
+        if root != rootfs.prepared_path():
+            util.log("note: lab sources changed since this lab was built (rootfs %s, now %s); "
+                     "`lab/lab reset` picks the changes up" % (root.name, rootfs.prepared_path().name))
+    else:
+        t0 = time.monotonic()
+        root = rootfs.ensure(timings)
+        timings["rootfs_s"] = round(time.monotonic() - t0, 1)
+        current = dict(spec, rootfs=str(root), created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+        util.state_dir().mkdir(parents=True, exist_ok=True)
+        util.write_json(lab_file(), current)      # before anything exists, so `down` can always clean up
+    pubkey = inventory.ensure_ssh_key()
+    per_tray, _inv = split_faults(spec, spec["trays"])
+    write_inventory(spec)
+    all_trays = [trays.Tray(i) for i in range(1, spec["trays"] + 1)]
+    extra = nspawn_extra_args()
+
+    def bring_up(tray):
+        if tray.supervisor_pid():
+            return False
+        if tray.state().startswith("down (fault"):
+            util.log("%s: %s - starting it again (use `lab/lab reset` for a clean tray)" % (tray.name, tray.state()))
+        tray.mount(root)
+        tray.personalize(pubkey, spec["platform"], per_tray[tray.index], fx)
+        return tray.start(per_tray[tray.index], extra)
+
+    t0 = time.monotonic()
+    with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
+        started = list(pool.map(bring_up, all_trays))
+    timings["prepare_start_s"] = round(time.monotonic() - t0, 1)
+    if not any(started):
+        util.log("lab already up (--platform %s --trays %d): nothing to do" % (spec["platform"], spec["trays"]))
+    if args.no_wait:
+        print(inventory.hosts_file())
+        return 0
+    t0 = time.monotonic()
+    res = trays.wait_booted(all_trays, args.timeout, util.state_dir())
+    timings["boot_wait_s"] = round(time.monotonic() - t0, 1)
+    timings["up_total_s"] = round(time.monotonic() - t_start, 1)
+    bad = {n: r for n, r in res.items() if r[0] != "running"}
+    for t in all_trays:
+        status, secs, detail = res[t.name]
+        util.log("%s %-10s %-8s %5.1f s%s" % (t.name, t.addr, status, secs,
+                                            (" (" + detail.strip().replace("\n", "; ") + ")") if detail and status != "running" else ""))
+    if any(started):
+        current["timings"] = timings
+        util.write_json(lab_file(), current)
+    util.log("timings: %s" % json.dumps(timings))
+    if bad:
+        for t in all_trays:
+            if t.name in bad:
+                util.log("---- %s: last lines of %s\n%s" % (t.name, t.dir / "supervisor.log", t.log_tail()))
+        raise util.LabError("%d tray(s) did not reach 'running': %s; inspect with `lab/lab ssh <tray> journalctl -b`, "
+                            "stop with `lab/lab down`" % (len(bad), ", ".join(sorted(bad))))
+    print(inventory.hosts_file())
+    return 0
+
+
+def cmd_down(_args):
+    util.require_root()
+    with StateLock():
+        return _down_locked()
+
+
+def _down_locked():
+    sd = util.state_dir()
+    t0 = time.monotonic()
+    tray_dirs = sorted((sd / "trays").glob("tray[0-9][0-9]")) if (sd / "trays").is_dir() else []
+    all_trays = [trays.Tray(int(d.name[4:])) for d in tray_dirs]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
+        list(pool.map(lambda t: t.stop(), all_trays))
+    for t in all_trays:
+        t.umount()
+        net.delete(t.index)
+    for ns in net.list_ours():                      # namespaces of trays whose state dir is gone
+        suffix = ns[len(util.NETNS_PREFIX):]
+        if suffix.isdigit():
+            net.delete(int(suffix))
+    left = trays.mounts_under(sd)
+    if left:
+        raise util.LabError("mounts are still present under %s: %s" % (sd, ", ".join(left)))
+    if sd.exists():
+        util.run(["rm", "-rf", "--one-file-system", str(sd)])
+    util.log("lab down (%d tray(s)) in %.1f s" % (len(all_trays), time.monotonic() - t0))
+    return 0
+
+
+def cmd_reset(args):
+    util.require_root()
+    current = util.read_json(lab_file())
+    if args.platform is None:
+        if not current:
+            raise util.LabError("no lab is up; give --platform and --trays")
+        spec = {k: current[k] for k in ("platform", "trays", "faults")}
+    else:
+        spec = desired(args)
+    with StateLock():
+        _down_locked()
+        return _up_locked(spec, None, args)
+
+
+def tray_rows():
+    spec = util.read_json(lab_file()) or {}
+    n = spec.get("trays", 0)
+    tdir = util.state_dir() / "trays"
+    indexes = sorted({int(d.name[4:]) for d in tdir.glob("tray[0-9][0-9]")} | set(range(1, n + 1))) \
+        if tdir.is_dir() else list(range(1, n + 1))
+    rows = []
+    for i in indexes:
+        t = trays.Tray(i)
+        rows.append({
+            "name": t.name, "index": i, "address": t.addr, "machine": t.machine, "netns": t.netns,
+            "supervisor_pid": t.supervisor_pid(), "nspawn_pid": t.nspawn_pid(),
+            "boot_count": t.boot_count(), "state": t.state(), "mounted": t.mounted(),
+            "faults": sorted(f.partition("@")[0] for f in spec.get("faults", []) if f.endswith("@%d" % i)),
+        })
+    return spec, rows
+
+
+def cmd_status(args):
+    spec, rows = tray_rows()
+    if args.json:
+        print(json.dumps({"lab": spec or None, "state_dir": str(util.state_dir()),
+                          "inventory": str(inventory.hosts_file()) if spec else None, "trays": rows}, indent=2))
+        return 0
+    if not spec and not rows:
+        print("no lab is up (state dir %s)" % util.state_dir())
+        return 0
+    if spec:
+        print("platform %s, %d tray(s), faults: %s, rootfs %s" % (
+            spec["platform"], spec["trays"], " ".join(spec["faults"]) or "none", pathlib.Path(spec["rootfs"]).name))
+        print("inventory %s" % inventory.hosts_file())
+    print("%-7s %-12s %-11s %-8s %-6s %-5s %s" % ("TRAY", "ADDRESS", "SUPERVISOR", "NSPAWN", "BOOTS", "MOUNT", "STATE / FAULTS"))
+    for r in rows:
+        print("%-7s %-12s %-11s %-8s %-6d %-5s %s%s" % (
+            r["name"], r["address"], r["supervisor_pid"] or "-", r["nspawn_pid"] or "-", r["boot_count"],
+            "yes" if r["mounted"] else "no", r["state"], (" [" + ",".join(r["faults"]) + "]") if r["faults"] else ""))
+    return 0
+
+
+def resolve_tray(name):
+    s = name[4:] if name.startswith("tray") else name
+    if not s.isdigit():
+        raise util.LabError("unknown tray %r (use tray01, 01 or 1)" % name)
+    return util.tray_name(int(s))
+
+
+def cmd_ssh(args):
+    cfg = inventory.ssh_config_file()
+    if not cfg.exists():
+        raise util.LabError("no lab is up (%s missing)" % cfg)
+    argv = ["ssh", "-F", str(cfg), resolve_tray(args.tray)] + args.command
+    os.execvp("ssh", argv)
+
+
+def cmd_inventory(_args):
+    if not inventory.hosts_file().exists():
+        raise util.LabError("no lab is up (%s missing); run `lab/lab up ...`" % inventory.hosts_file())
+    print(inventory.hosts_file())
+    return 0
+
+
+def cmd_ssh_config(_args):
+    if not inventory.ssh_config_file().exists():
+        raise util.LabError("no lab is up (%s missing)" % inventory.ssh_config_file())
+    print(inventory.ssh_config_file())
+    return 0
+
+
+def cmd_deps(_args):
+    util.require_root()
+    installed = util.ensure_deps(install=True)
+    print("host packages present%s" % ((" (installed: %s)" % " ".join(installed)) if installed else ""))
+    return 0
+
+
+def cmd_rootfs(_args):
+    util.require_root()
+    util.ensure_deps(install=True)
+    timings = {}
+    t0 = time.monotonic()
+    path = rootfs.ensure(timings)
+    util.log("rootfs ready in %.1f s %s" % (time.monotonic() - t0, json.dumps(timings)))
+    print(path)
+    return 0
+
+
+def cmd_prune(_args):
+    util.require_root()
+    in_use = []
+    current = util.read_json(lab_file())
+    if current:
+        in_use.append(current["rootfs"])
+    for name in rootfs.prune(in_use):
+        util.log("removed %s" % name)
+    return 0
+
+
+def build_parser():
+    p = argparse.ArgumentParser(prog="lab", description="gpu-tray rehearsal lab: simulated GB200/VR200 trays "
+                                "as systemd-nspawn machines reached over SSH")
+    sub = p.add_subparsers(dest="cmd", required=True)
+
+    def add_spec(sp, required):
+        sp.add_argument("--platform", required=required, choices=PLATFORMS)
+        sp.add_argument("--trays", type=int, required=required, default=None if not required else None)
+        sp.add_argument("--fault", action="append", default=[], metavar="NAME[@N]",
+                        help="inject a fault on tray N (default 1); repeatable. Known: %s" % ", ".join(known_faults()))
+        sp.add_argument("--timeout", type=int, default=180, help="seconds to wait for the trays to boot")
+        sp.add_argument("--no-wait", action="store_true", help="do not wait for SSH/systemd in the trays")
+
+    add_spec(sub.add_parser("up", help="build (cached) and boot the trays; idempotent"), True)
+    add_spec(sub.add_parser("reset", help="down + up (with the recorded options if none are given)"), False)
+    sub.add_parser("down", help="stop every tray by PID, unmount, delete namespaces and state; idempotent")
+    st = sub.add_parser("status", help="trays, PIDs, addresses, boot counts")
+    st.add_argument("--json", action="store_true")
+    ss = sub.add_parser("ssh", help="ssh into a tray: lab ssh tray01 [command...]")
+    ss.add_argument("tray")
+    ss.add_argument("command", nargs=argparse.REMAINDER)
+    sub.add_parser("inventory", help="print the path of the lab's Ansible inventory")
+    sub.add_parser("ssh-config", help="print the path of the lab's ssh_config (testinfra --ssh-config)")
+    sub.add_parser("deps", help="apt-get install the host packages the lab needs")
+    sub.add_parser("rootfs", help="build the cached tray rootfs (if needed) and print its path")
+    sub.add_parser("prune-cache", help="remove cached rootfs trees that are neither current nor in use")
+    return p
+
+
+COMMANDS = {"up": cmd_up, "down": cmd_down, "status": cmd_status, "reset": cmd_reset, "ssh": cmd_ssh,
+            "inventory": cmd_inventory, "ssh-config": cmd_ssh_config, "deps": cmd_deps, "rootfs": cmd_rootfs,
+            "prune-cache": cmd_prune}
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    if args.cmd == "reset" and (args.platform is None) != (args.trays is None):
+        build_parser().error("reset: give both --platform and --trays, or neither (reuse the running lab's)")
+    try:
+        return COMMANDS[args.cmd](args) or 0
+    except util.LabError as exc:
+        print("lab %s: ERROR: %s" % (args.cmd, exc), file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("lab %s: interrupted; run `lab/lab down` to clean up" % args.cmd, file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
