@@ -119,8 +119,13 @@ def inventory_host_vars(platform, inv_faults):
     fx = fixtures_module()
     out = {}
     for i, faults in inv_faults.items():
+        hv = {}
+        for f in sorted(faults):
+            hv.update(inventory.INVENTORY_FAULT_VARS.get(f, {}))
         if faults and fx is not None and hasattr(fx, "inventory_vars"):
-            out[i] = dict(fx.inventory_vars(platform, frozenset(faults)))
+            hv.update(fx.inventory_vars(platform, frozenset(faults)))
+        if hv:
+            out[i] = hv
     return out
 
 
