@@ -1,0 +1,137 @@
+# Copyright: (c) 2026, gpu_tray.cluster contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Shared fixtures for the unit tests.
+
+* makes ``ansible_collections.gpu_tray.cluster`` importable (the repo's
+  .collections tree, or a private symlink tree when that does not exist);
+* ``run_module``: run a module's ``main()`` in-process with real
+  AnsibleModule argument handling and return its JSON result;
+* ``adhoc``: run ``ansible localhost -m gpu_tray.cluster.<m>`` from the venv;
+* ``tray``: build a simulated GB200 tray (sysfs + proc trees) in tmp_path.
+"""
+
+import io
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+UNIT_DIR = os.path.dirname(os.path.abspath(__file__))
+FIXTURES = os.path.join(UNIT_DIR, 'fixtures')
+if UNIT_DIR not in sys.path:
+    sys.path.insert(0, UNIT_DIR)
+
+
+def _collections_root():
+    """Directory above ``ansible_collections`` where gpu_tray/cluster is this checkout."""
+    candidate = os.path.join(REPO, '.collections')
+    link = os.path.join(candidate, 'ansible_collections', 'gpu_tray', 'cluster')
+    if os.path.isdir(link) and os.path.samefile(link, REPO):
+        return candidate
+    private = tempfile.mkdtemp(prefix='gpu-tray-unit-collections-')
+    os.makedirs(os.path.join(private, 'ansible_collections', 'gpu_tray'))
+    os.symlink(REPO, os.path.join(private, 'ansible_collections', 'gpu_tray', 'cluster'))
+    return private
+
+
+COLLECTIONS_ROOT = _collections_root()
+if COLLECTIONS_ROOT not in sys.path:
+    sys.path.insert(0, COLLECTIONS_ROOT)
+
+try:
+    from hypothesis import settings as _hyp_settings
+    # No example database in the repo checkout; keep runs cheap on shared 2-core machines.
+    _hyp_settings.register_profile('gpu_tray', database=None, max_examples=200, deadline=None)
+    _hyp_settings.load_profile('gpu_tray')
+except ImportError:  # pragma: no cover - hypothesis is part of the pinned toolchain
+    pass
+
+from trayfixture import build_tray  # noqa: E402  (needs sys.path above)
+
+
+class ModuleResult(dict):
+    @property
+    def failed(self):
+        return bool(self.get('failed'))
+
+
+def _run_module(module, args):
+    """Run ``module.main()`` with ``args``; return the parsed JSON result."""
+    from ansible.module_utils.testing import patch_module_args
+
+    out = io.StringIO()
+    old = sys.stdout
+    sys.stdout = out
+    try:
+        with patch_module_args(args):
+            try:
+                module.main()
+            except SystemExit:
+                pass
+    finally:
+        sys.stdout = old
+    text = out.getvalue()
+    try:
+        return ModuleResult(json.loads(text))
+    except ValueError:
+        raise AssertionError('module printed no JSON result: %r' % text)
+
+
+@pytest.fixture
+def run_module():
+    return _run_module
+
+
+@pytest.fixture
+def tray(tmp_path):
+    """A GB200 NVKE tray: 4 CX-7 rails (mlx5_0,1,3,4), BF-3 mlx5_2, 2 VFs on mlx5_3."""
+    return build_tray(str(tmp_path / 'tray'))
+
+
+def _adhoc(module, args, check=True, extra_env=None):
+    """``ansible localhost -m gpu_tray.cluster.<module> -a <json>``; return (rc, result dict)."""
+    ansible = os.path.join(os.path.dirname(sys.executable), 'ansible')
+    if not os.path.exists(ansible):
+        pytest.fail('ansible is not installed next to %s (run make setup)' % sys.executable)
+    home = tempfile.mkdtemp(prefix='gpu-tray-unit-ansible-home-')
+    env = dict(os.environ)
+    env.update({
+        'ANSIBLE_COLLECTIONS_PATH': COLLECTIONS_ROOT,
+        'ANSIBLE_HOME': home,
+        'ANSIBLE_LOCAL_TEMP': os.path.join(home, 'tmp'),
+        'ANSIBLE_STDOUT_CALLBACK': 'ansible.builtin.json',
+        'ANSIBLE_LOAD_CALLBACK_PLUGINS': '1',
+        'ANSIBLE_NOCOLOR': '1',
+        'ANSIBLE_HOST_KEY_CHECKING': '0',
+        'LC_ALL': 'C.UTF-8',
+    })
+    env.update(extra_env or {})
+    argv = [ansible, 'localhost', '-i', 'localhost,', '-c', 'local',
+            '-e', 'ansible_python_interpreter=%s' % sys.executable,
+            '-m', 'gpu_tray.cluster.%s' % module, '-a', json.dumps(args)]
+    if check:
+        argv.append('--check')
+    proc = subprocess.run(argv, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    try:
+        data = json.loads(proc.stdout)
+    except ValueError:
+        raise AssertionError('ansible printed no JSON (rc=%d):\n%s\n%s' % (proc.returncode, proc.stdout, proc.stderr))
+    task = data['plays'][0]['tasks'][0]
+    return proc.returncode, task['hosts']['localhost']
+
+
+@pytest.fixture
+def adhoc():
+    return _adhoc
+
+
+@pytest.fixture
+def fixture_text():
+    def read(*parts):
+        with open(os.path.join(FIXTURES, *parts), 'r') as handle:
+            return handle.read()
+    return read

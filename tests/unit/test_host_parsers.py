@@ -1,0 +1,180 @@
+# Copyright: (c) 2026, gpu_tray.cluster contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Huge pages, containerd TOML, os-release, kernel flavour, systemctl and option parsers."""
+
+import os
+import shutil
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ansible_collections.gpu_tray.cluster.plugins.module_utils import common, containerd, hugepages, tray
+from trayfixture import build_tray
+
+FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'fixtures')
+
+
+# ---- option parsers -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize('text, kb', [
+    ('2M', 2048), ('1G', 1048576), ('16G', 16777216), ('512M', 524288), ('2048kB', 2048), ('64K', 64),
+    ('1GiB', 1048576), (' 2 M ', 2048), ('32M', 32768),
+])
+def test_parse_size_kb(text, kb):
+    assert common.parse_size_kb(text) == kb
+
+
+@pytest.mark.parametrize('text', ['2', 'xyz', '2Q', '-2M', '0M', '', '1.5G'])
+def test_parse_size_kb_rejects(text):
+    with pytest.raises(ValueError):
+        common.parse_size_kb(text)
+
+
+@given(st.integers(min_value=1, max_value=1 << 24))
+def test_size_format_roundtrip(kb):
+    assert common.parse_size_kb(common.format_size_kb(kb)) == kb
+
+
+@pytest.mark.parametrize('value, expected', [
+    ('0xffff', 0xffff), ('0x8123', 0x8123), ('0123', 0x0123), ('0X7FFF', 0x7fff), (0x8123, 0x8123), ('1', 1),
+])
+def test_parse_pkey_option(value, expected):
+    assert common.parse_pkey_option(value) == expected
+
+
+@pytest.mark.parametrize('value', ['xyz', '0x12345', '', '0x', 70000, -1, 'ffff ffff'])
+def test_parse_pkey_option_rejects(value):
+    with pytest.raises(ValueError):
+        common.parse_pkey_option(value)
+
+
+# ---- huge pages -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize('name, kb', [
+    ('hugepages-2048kB', 2048), ('hugepages-1048576kB', 1048576), ('hugepages-524288kB', 524288),
+    ('hugepages-16777216kB', 16777216), ('hugepages-64kB', 64), ('hugepages', None), ('hugepages-2MB', None),
+])
+def test_pool_dirname(name, kb):
+    assert hugepages.parse_pool_dirname(name) == kb
+
+
+def test_64k_kernel_has_no_1g_pool(tmp_path):
+    t = build_tray(str(tmp_path / 't'))             # default: 2M (5128), 512M, 16G
+    _base, pools = hugepages.read_pools(t['sys'])
+    assert [pools[k]['size'] for k in sorted(pools)] == ['2M', '512M', '16G']
+    results = hugepages.check_requests(pools, [{'size': '2M', 'count': 5128}, {'size': '1G', 'count': 2}])
+    assert results[0]['ok'] and results[0]['nr_hugepages'] == 5128
+    assert not results[1]['ok'] and not results[1]['pool_exists']
+    assert 'no 1G huge page pool' in results[1]['problem'] and '2M, 512M, 16G' in results[1]['problem']
+
+
+def test_4k_kernel_shortfall(tmp_path):
+    t = build_tray(str(tmp_path / 't'), hugepages={2048: 100, 1048576: 2})
+    _base, pools = hugepages.read_pools(t['sys'])
+    results = hugepages.check_requests(pools, [{'size': '2048kB', 'count': 5128}, {'size': '1G', 'count': 2},
+                                               {'size': '2M', 'count': None}])
+    assert [r['ok'] for r in results] == [False, True, True]
+    assert 'holds 100 pages' in results[0]['problem']
+
+
+# ---- containerd -----------------------------------------------------------------------------------
+
+def _containerd_tree(tmp_path, root_name, dropins):
+    etc = tmp_path / 'etc-containerd'
+    (etc / 'conf.d').mkdir(parents=True)
+    shutil.copy(os.path.join(FIXTURES, 'containerd', root_name), str(etc / 'config.toml'))
+    for src, dest in dropins:
+        shutil.copy(os.path.join(FIXTURES, 'containerd', src), str(etc / 'conf.d' / dest))
+    return str(etc / 'config.toml'), str(etc / 'conf.d')
+
+
+def test_v3_root_with_v4_dropin_fails(tmp_path):
+    config, dropdir = _containerd_tree(tmp_path, 'root-v3.toml', [('99-nvidia-v4.toml', '99-nvidia.toml')])
+    result, errors, warnings = containerd.inspect(config, dropdir, None)
+    assert result['version'] == 3 and result['imports'] == ['conf.d/*.toml']
+    assert result['dropins'][0]['version'] == 4 and result['dropins'][0]['imported']
+    assert len(errors) == 1 and 'version 4, higher than root' in errors[0]
+    assert 'drop-in config version 4 higher than root config version 3' in errors[0]
+    assert any('RUNTIME_CONFIG_SOURCE=file' in w for w in warnings)      # default source is command,file
+
+
+def test_v3_root_file_source_clean(tmp_path):
+    config, dropdir = _containerd_tree(tmp_path, 'root-v3.toml', [('99-nvidia-v3.toml', '99-nvidia.toml')])
+    result, errors, warnings = containerd.inspect(config, dropdir, 'file=/etc/containerd/config.toml')
+    assert errors == [] and warnings == []
+    assert result['toolkit_reads_command'] is False
+    assert result['runtime_config_source'] == ['file=/etc/containerd/config.toml']
+
+
+def test_dropin_not_imported_is_warned_not_failed(tmp_path):
+    # root-v2 imports /etc/containerd/conf.d/*.toml; the fixture drop-in dir is elsewhere
+    config, dropdir = _containerd_tree(tmp_path, 'root-v2.toml', [('99-nvidia-v4.toml', '99-nvidia.toml')])
+    result, errors, warnings = containerd.inspect(config, dropdir, 'file')
+    assert errors == []
+    assert result['dropins'][0]['imported'] is False
+    assert any('containerd does not read it' in w for w in warnings)
+
+
+def test_broken_dropin_and_root(tmp_path):
+    config, dropdir = _containerd_tree(tmp_path, 'root-v3.toml', [('broken.toml', '50-broken.toml')])
+    _result, errors, _warnings = containerd.inspect(config, dropdir, 'file')
+    assert len(errors) == 1 and 'is not valid TOML' in errors[0]
+    with pytest.raises(containerd.ContainerdConfigError):
+        containerd.inspect(os.path.join(FIXTURES, 'containerd', 'broken.toml'))
+    with pytest.raises(containerd.ContainerdConfigError):
+        containerd.inspect(str(tmp_path / 'missing.toml'))
+
+
+@pytest.mark.parametrize('value, sources, command', [
+    (None, ['command', 'file'], True), ('command', ['command'], True), ('file', ['file'], False),
+    ('file=/etc/containerd/config.toml,command', ['file=/etc/containerd/config.toml', 'command'], False),
+    (' command , file ', ['command', 'file'], True),
+])
+def test_runtime_config_source(value, sources, command):
+    parsed = containerd.parse_source(value)
+    assert parsed == sources and containerd.toolkit_reads_command(parsed) is command
+
+
+# ---- tray -----------------------------------------------------------------------------------------
+
+def test_os_release():
+    with open(os.path.join(FIXTURES, 'os-release', 'ubuntu-24.04')) as handle:
+        data = tray.parse_os_release(handle.read())
+    assert data['ID'] == 'ubuntu' and data['VERSION_ID'] == '24.04' and data['VERSION_CODENAME'] == 'noble'
+    assert data['PRETTY_NAME'] == 'Ubuntu 24.04.3 LTS'
+    assert tray.parse_os_release("A='single quoted'\nB=\"esc\\\"aped\"\n# C=1\nbad line\n") == {
+        'A': 'single quoted', 'B': 'esc"aped'}
+
+
+@pytest.mark.parametrize('release, size', [
+    ('6.8.0-1021-nvidia-64k', 65536), ('7.0.0-5-nvidia-bos-64k', 65536), ('6.8.0-1021-nvidia', 4096),
+    ('6.1.0-18-arm64', 4096), ('6.8.0-64-generic', 4096), ('6.8.0-1021-nvidia-16k', 16384), (None, None),
+])
+def test_kernel_flavour_page_size(release, size):
+    assert tray.kernel_flavour_page_size(release) == size
+
+
+@pytest.mark.parametrize('text, mode', [('Y', 'shared'), ('N\n', 'exclusive'), (None, None), ('?', 'unknown')])
+def test_netns_mode(text, mode):
+    assert tray.parse_netns_mode(text) == mode
+
+
+def test_modules(tmp_path):
+    t = build_tray(str(tmp_path / 't'))
+    names, loadable = tray.read_modules(t['sys'])
+    assert names == ['ib_core', 'mlx5_core', 'mlx5_ib', 'printk']
+    assert loadable == ['ib_core', 'mlx5_core', 'mlx5_ib']
+
+
+def test_systemctl_parsing():
+    units = ['nvidia-imex.service', 'containerd.service', 'rke2-server.service', 'rke2-agent.service']
+    active = tray.parse_is_active('inactive\ninactive\ninactive\nactive\n', units)
+    assert active['rke2-agent.service'] == 'active'
+    assert tray.active_runtime(active) == ('rke2-agent', ['rke2-agent.service'])
+    both = dict(active, **{'containerd.service': 'active'})
+    assert tray.active_runtime(both) == ('rke2-agent', ['rke2-agent.service', 'containerd.service'])
+    assert tray.active_runtime({}) == (None, [])
+    assert tray.parse_is_enabled('masked\n', ['nvidia-imex.service']) == {'nvidia-imex.service': 'masked'}
+    assert tray.parse_is_enabled('', ['nvidia-imex.service']) == {'nvidia-imex.service': 'unknown'}
+    assert tray.parse_is_active('weird\n', ['x'])['x'] == 'unknown'

@@ -1,0 +1,155 @@
+# Copyright: (c) 2026, gpu_tray.cluster contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""sysfs InfiniBand parsers on the kernel's exact formats (drivers/infiniband/core/sysfs.c)."""
+
+import os
+
+import pytest
+
+from ansible_collections.gpu_tray.cluster.plugins.module_utils import rdma
+from trayfixture import build_tray, gb200_devices, port, set_pkeys
+
+
+@pytest.mark.parametrize('text, expected', [
+    ('4: ACTIVE', (4, 'ACTIVE')),
+    ('1: DOWN', (1, 'DOWN')),
+    ('5: ACTIVE_DEFER', (5, 'ACTIVE_DEFER')),
+    ('5: LinkUp', (5, 'LinkUp')),
+    ('3: Disabled', (3, 'Disabled')),
+    ('7: Phy Test', (7, 'Phy Test')),
+    ('4: PortConfigurationTraining', (4, 'PortConfigurationTraining')),
+    ('garbage', (None, 'garbage')),
+    (None, (None, None)),
+])
+def test_parse_state(text, expected):
+    assert rdma.parse_state(text) == expected
+
+
+@pytest.mark.parametrize('text, gbps, width, speed', [
+    ('400 Gb/sec (4X NDR)', 400, 4, 'NDR'),
+    ('200 Gb/sec (2X NDR)', 200, 2, 'NDR'),
+    ('800 Gb/sec (4X XDR)', 800, 4, 'XDR'),
+    ('100 Gb/sec (4X EDR)', 100, 4, 'EDR'),
+    ('2.5 Gb/sec (1X SDR)', 2.5, 1, 'SDR'),
+    ('10 Gb/sec (1X QDR)', 10, 1, 'QDR'),
+    ('40 Gb/sec (4X FDR10)', 40, 4, 'FDR10'),
+    ('25 Gb/sec (1X)', 25, 1, None),
+])
+def test_parse_rate(text, gbps, width, speed):
+    assert rdma.parse_rate(text) == {'gbps': gbps, 'width': width, 'speed': speed}
+
+
+def test_parse_rate_unreadable():
+    assert rdma.parse_rate(None)['gbps'] is None
+    assert rdma.parse_rate('Invalid argument')['gbps'] is None
+
+
+@pytest.mark.parametrize('text, value', [
+    ('0xffff', 0xffff), ('0x7fff', 0x7fff), ('0x8001', 0x8001), ('0x0000', 0), ('0x8123', 0x8123),
+    ('0xzz', None), ('ffff', None), ('', None), (None, None),
+])
+def test_parse_pkey(text, value):
+    assert rdma.parse_pkey(text) == value
+
+
+def test_pkey_membership_semantics():
+    # bit 15 is full membership, the low 15 bits the partition
+    assert rdma.port_has_full_membership([0xffff], 0xffff)
+    assert not rdma.port_has_full_membership([0x7fff], 0xffff)
+    assert rdma.port_has_full_membership([0x7fff, 0x8123], 0x8123)
+    assert rdma.port_has_full_membership([0x8123], 0x0123)          # low 15 bits compared
+    assert not rdma.port_has_full_membership([0x0123], 0x8123)      # limited tenant member
+    assert not rdma.port_has_full_membership([0xffff], 0x8123)      # default partition only
+    assert not rdma.port_has_full_membership([], 0xffff)
+    assert rdma.describe_pkey(0x7fff) == '0x7fff (default partition, limited member)'
+    assert rdma.describe_pkey(0x8001) == '0x8001 (partition 0x0001, full member)'
+
+
+def test_read_pkeys_skips_empty_slots(tmp_path):
+    port_dir = tmp_path / 'ports' / '1'
+    (port_dir / 'pkeys').mkdir(parents=True)
+    for index, value in enumerate(['0xffff', '0x0000', '0x7fff', '0x8001', '0x0000', '0x8000']):
+        (port_dir / 'pkeys' / str(index)).write_text(value + '\n')
+    # slot 10 sorts after 2 numerically, not lexically
+    (port_dir / 'pkeys' / '10').write_text('0x8123\n')
+    assert rdma.read_pkeys(str(port_dir)) == [0xffff, 0x7fff, 0x8001, 0x8123]
+
+
+def test_guid_from_gid():
+    assert rdma.guid_from_gid('fe80:0000:0000:0000:b83f:d203:00a1:b2c4') == 'b83f:d203:00a1:b2c4'
+    assert rdma.guid_from_gid('fe80::1') is None
+    assert rdma.guid_from_gid(None) is None
+
+
+def test_collect_gb200_tray(tray):
+    facts = rdma.collect_rdma(tray['sys'])
+    names = [dev['name'] for dev in facts['devices']]
+    assert names == ['mlx5_0', 'mlx5_1', 'mlx5_2', 'mlx5_3', 'mlx5_4', 'mlx5_5', 'mlx5_6']
+    assert facts['rails'] == ['mlx5_0', 'mlx5_1', 'mlx5_3', 'mlx5_4']
+    by_name = dict((dev['name'], dev) for dev in facts['devices'])
+    mlx5_0 = by_name['mlx5_0']
+    assert mlx5_0['pci_address'] == '0000:03:00.0'
+    assert mlx5_0['pci_device_id'] == '0x1021'
+    assert mlx5_0['model'] == 'ConnectX-7'
+    assert mlx5_0['kind'] == 'pf' and mlx5_0['physfn'] is None
+    assert mlx5_0['sriov_totalvfs'] == 16 and mlx5_0['sriov_numvfs'] == 0
+    assert mlx5_0['ports'][0]['state'] == 'ACTIVE' and mlx5_0['ports'][0]['state_num'] == 4
+    assert mlx5_0['ports'][0]['phys_state'] == 'LinkUp'
+    assert mlx5_0['ports'][0]['rate'] == '400 Gb/sec (4X NDR)'
+    assert mlx5_0['ports'][0]['rate_gbps'] == 400
+    assert mlx5_0['ports'][0]['pkeys'] == ['0xffff']
+    assert mlx5_0['ports'][0]['link_layer'] == 'InfiniBand'
+    bf3 = by_name['mlx5_2']
+    assert bf3['pci_device_id'] == '0xa2dc' and bf3['netdevs'] == ['enP5p5s0f0np0']
+    vf = by_name['mlx5_5']
+    assert vf['kind'] == 'vf' and vf['physfn'] == '0000:06:00.0'
+    assert vf['sriov_totalvfs'] is None
+    assert facts['vfs_by_pf'] == {'0000:06:00.0': ['mlx5_5', 'mlx5_6']}
+
+
+def test_bluefield_with_infiniband_port_is_not_a_rail(tmp_path):
+    devices = gb200_devices()
+    for dev in devices:
+        if dev['name'] == 'mlx5_2':
+            dev['ports'] = {1: port(link_layer='InfiniBand')}
+    tray = build_tray(str(tmp_path / 't'), devices=devices)
+    assert rdma.collect_rdma(tray['sys'])['rails'] == ['mlx5_0', 'mlx5_1', 'mlx5_3', 'mlx5_4']
+
+
+def test_ethernet_connectx_is_not_a_rail(tmp_path):
+    devices = gb200_devices()
+    devices[0]['ports'] = {1: port(link_layer='Ethernet')}
+    tray = build_tray(str(tmp_path / 't'), devices=devices)
+    assert rdma.collect_rdma(tray['sys'])['rails'] == ['mlx5_1', 'mlx5_3', 'mlx5_4']
+
+
+def test_rails_override_and_natural_order(tmp_path):
+    devices = gb200_devices()
+    devices.append({'name': 'mlx5_10', 'bdf': '0000:08:00.0', 'device_id': '0x1021', 'ports': {1: port()}})
+    tray = build_tray(str(tmp_path / 't'), devices=devices)
+    assert rdma.collect_rdma(tray['sys'])['rails'] == ['mlx5_0', 'mlx5_1', 'mlx5_3', 'mlx5_4', 'mlx5_10']
+    assert rdma.collect_rdma(tray['sys'], rails=['mlx5_1'])['rails'] == ['mlx5_1']
+
+
+def test_unreadable_rate_gives_none(tray):
+    rate = os.path.join(tray['sys'], 'class', 'infiniband', 'mlx5_1', 'ports', '1', 'rate')
+    os.remove(rate)
+    dev = [d for d in rdma.collect_rdma(tray['sys'])['devices'] if d['name'] == 'mlx5_1'][0]
+    assert dev['ports'][0]['rate'] is None and dev['ports'][0]['rate_gbps'] is None
+
+
+def test_select_devices_and_check(tray):
+    set_pkeys(tray, 'mlx5_6', ['0x7fff'])
+    facts = rdma.collect_rdma(tray['sys'])
+    selected, unknown = rdma.select_devices(facts)
+    assert [dev['name'] for dev in selected] == ['mlx5_0', 'mlx5_1', 'mlx5_3', 'mlx5_5', 'mlx5_6', 'mlx5_4']
+    assert unknown == []
+    no_vfs, _ = rdma.select_devices(facts, include_vfs=False)
+    assert [dev['name'] for dev in no_vfs] == ['mlx5_0', 'mlx5_1', 'mlx5_3', 'mlx5_4']
+    _, unknown = rdma.select_devices(facts, ['mlx5_9'])
+    assert unknown == ['mlx5_9']
+    results = rdma.check_pkeys(selected, 0xffff)
+    bad = [res for res in results if not res['ok']]
+    assert [res['device'] for res in bad] == ['mlx5_6']
+    assert bad[0]['membership'] == 'limited'
+    assert bad[0]['label'] == 'mlx5_6 port 1 (VF 0000:06:00.2 of 0000:06:00.0)'
