@@ -58,11 +58,27 @@ class ModuleResult(dict):
     def failed(self):
         return bool(self.get('failed'))
 
+    @property
+    def warning_texts(self):
+        """Warnings as text (ansible-core 2.19 modules emit structured WarningSummary objects)."""
+        out = []
+        for item in self.get('warnings') or []:
+            if isinstance(item, dict):
+                item = (item.get('event') or {}).get('msg') or item.get('msg') or str(item)
+            out.append(item)
+        return out
+
 
 def _run_module(module, args):
     """Run ``module.main()`` with ``args``; return the parsed JSON result."""
+    from ansible.module_utils.common import warnings as _warnings
     from ansible.module_utils.testing import patch_module_args
 
+    # A real module process starts with no warnings; in-process runs must too.
+    for name in ('_global_warnings', '_global_deprecations'):
+        store = getattr(_warnings, name, None)
+        if isinstance(store, (dict, list)):
+            store.clear()
     out = io.StringIO()
     old = sys.stdout
     sys.stdout = out

@@ -1,0 +1,378 @@
+# Copyright: (c) 2026, gpu_tray.cluster contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The seven modules run in-process with real AnsibleModule argument handling."""
+
+import os
+import shutil
+import socket
+
+import pytest
+
+from ansible_collections.gpu_tray.cluster.plugins.modules import (
+    containerd_config,
+    hugepage_check,
+    ib_pkey_check,
+    kernel_cmdline,
+    nic_firmware,
+    rdma_facts,
+    tray_facts,
+)
+import tooldouble
+from trayfixture import set_pkeys
+
+HOST = socket.gethostname()
+FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'fixtures')
+RAILS = ['mlx5_0', 'mlx5_1', 'mlx5_3', 'mlx5_4']
+
+
+def _no_traceback(result):
+    assert 'exception' not in result or 'Traceback' not in str(result.get('exception', ''))
+    assert 'Traceback' not in result.get('msg', '')
+
+
+# ---- rdma_facts ------------------------------------------------------------------------------------
+
+def test_rdma_facts(run_module, tray):
+    result = run_module(rdma_facts, {'sysfs_root': tray['sys'], '_ansible_check_mode': True})
+    assert not result.failed and result['changed'] is False
+    facts = result['ansible_facts']['gpu_tray_rdma']
+    assert facts['rails'] == RAILS
+    assert facts['rail_pci_addresses'] == ['0000:03:00.0', '0000:04:00.0', '0000:06:00.0', '0000:07:00.0']
+    by_name = dict((d['name'], d) for d in facts['devices'])
+    assert by_name['mlx5_2']['is_rail'] is False and by_name['mlx5_2']['pci_device_id'] == '0xa2dc'
+    assert by_name['mlx5_6']['kind'] == 'vf' and by_name['mlx5_6']['physfn'] == '0000:06:00.0'
+    assert by_name['mlx5_3']['sriov_numvfs'] == 2 and by_name['mlx5_3']['sriov_totalvfs'] == 16
+    assert by_name['mlx5_0']['ports'][0]['rate_gbps'] == 400
+
+
+def test_rdma_facts_rails_override(run_module, tray):
+    result = run_module(rdma_facts, {'sysfs_root': tray['sys'], 'rails': ['mlx5_3', 'mlx5_0']})
+    assert result['ansible_facts']['gpu_tray_rdma']['rails'] == ['mlx5_3', 'mlx5_0']
+    bad = run_module(rdma_facts, {'sysfs_root': tray['sys'], 'rails': ['mlx5_9']})
+    assert bad.failed and 'option rails' in bad['msg'] and 'mlx5_9' in bad['msg'] and HOST in bad['msg']
+
+
+def test_rdma_facts_empty_tree(run_module, tmp_path):
+    result = run_module(rdma_facts, {'sysfs_root': str(tmp_path)})
+    assert not result.failed and result['ansible_facts']['gpu_tray_rdma']['devices'] == []
+
+
+def test_rdma_facts_bad_option_type(run_module, tray):
+    result = run_module(rdma_facts, {'sysfs_root': tray['sys'], 'rails': {'a': 1}})
+    assert result.failed and 'rails' in result['msg']
+    _no_traceback(result)
+
+
+# ---- ib_pkey_check ---------------------------------------------------------------------------------
+
+def test_pkey_all_full_members(run_module, tray):
+    result = run_module(ib_pkey_check, {'sysfs_root': tray['sys']})
+    assert not result.failed and result['changed'] is False
+    assert result['checked_devices'] == ['mlx5_0', 'mlx5_1', 'mlx5_3', 'mlx5_5', 'mlx5_6', 'mlx5_4']
+    assert len(result['ports']) == 6 and all(p['ok'] for p in result['ports'])
+    assert result['failed_ports'] == []
+
+
+def test_pkey_limited_members_on_vfs(run_module, tray):
+    """The NVKE reference fabric: ports hold only 0x7fff (limited member)."""
+    set_pkeys(tray, 'mlx5_5', ['0x7fff'])
+    set_pkeys(tray, 'mlx5_6', ['0x7fff', '0x0000', '0x8001'])
+    result = run_module(ib_pkey_check, {'sysfs_root': tray['sys']})
+    assert result.failed
+    assert result['failed_ports'] == ['mlx5_5 port 1 (VF 0000:06:00.1 of 0000:06:00.0)',
+                                      'mlx5_6 port 1 (VF 0000:06:00.2 of 0000:06:00.0)']
+    msg = result['msg']
+    assert msg.startswith(HOST + ':')
+    assert '0x7fff (default partition, limited member)' in msg
+    assert '0x8001 (partition 0x0001, full member)' in msg
+    assert 'UFM' in msg and 'each VF GUID' in msg and 'PFs alone is not enough' in msg
+    assert 'b83f:d203:00a1:b214' in msg                       # the VF's port GUID to add
+    assert [p['membership'] for p in result['ports'] if not p['ok']] == ['limited', 'limited']
+    report = run_module(ib_pkey_check, {'sysfs_root': tray['sys'], 'fail_on_error': False})
+    assert not report.failed and len(report['failed_ports']) == 2 and report.warning_texts
+
+
+def test_pkey_tenant_key_low_15_bits(run_module, tray):
+    for name in ['mlx5_0', 'mlx5_1', 'mlx5_3', 'mlx5_4', 'mlx5_5', 'mlx5_6']:
+        set_pkeys(tray, name, ['0x7fff', '0x8123'])
+    for pkey in ('0x8123', '0x0123', '0123', 0x8123):
+        result = run_module(ib_pkey_check, {'sysfs_root': tray['sys'], 'pkey': pkey})
+        assert not result.failed, result['msg']
+        assert result['pkey'] == '0x8123'
+    default = run_module(ib_pkey_check, {'sysfs_root': tray['sys']})
+    assert default.failed and len(default['failed_ports']) == 6
+
+
+def test_pkey_pf_only_without_vfs(run_module, tray):
+    set_pkeys(tray, 'mlx5_6', ['0x7fff'])
+    result = run_module(ib_pkey_check, {'sysfs_root': tray['sys'], 'include_vfs': False})
+    assert not result.failed and 'mlx5_6' not in result['checked_devices']
+    explicit = run_module(ib_pkey_check, {'sysfs_root': tray['sys'], 'devices': ['mlx5_3']})
+    assert explicit.failed and explicit['checked_devices'] == ['mlx5_3', 'mlx5_5', 'mlx5_6']
+
+
+@pytest.mark.parametrize('args, words', [
+    ({'pkey': 'xyz'}, ['option pkey', 'xyz']),
+    ({'pkey': '0x12345'}, ['option pkey']),
+    ({'pkey': '0x8000'}, ['option pkey', 'not a usable partition key']),
+    ({'devices': ['mlx5_7']}, ['option devices', 'mlx5_7']),
+    ({'include_vfs': 'perhaps'}, ['include_vfs']),
+])
+def test_pkey_bad_input(run_module, tray, args, words):
+    args = dict(args, sysfs_root=tray['sys'])
+    result = run_module(ib_pkey_check, args)
+    assert result.failed
+    for word in words:
+        assert word in result['msg']
+    _no_traceback(result)
+
+
+def test_pkey_no_ports_fails(run_module, tmp_path):
+    result = run_module(ib_pkey_check, {'sysfs_root': str(tmp_path)})
+    assert result.failed and 'no InfiniBand ports' in result['msg']
+
+
+# ---- nic_firmware ----------------------------------------------------------------------------------
+
+TABLE = {
+    '0000:03:00.0': {'e': 'cx7_ok_e.txt', 'plain': 'cx7_ok_no_e.txt'},
+    '0000:04:00.0': {'e': 'cx7_nextboot8_e.txt', 'plain': 'cx7_nextboot8_no_e.txt'},
+    '0000:06:00.0': {'e': 'cx7_sriov_off_eth_e.txt'},
+    '0000:07:00.0': {'e': 'cx7_ok_e.txt', 'plain': 'cx7_ok_no_e.txt'},
+}
+
+
+def test_nic_firmware_ok_and_argv(run_module, tmp_path):
+    tool, log = tooldouble.mstconfig(str(tmp_path), TABLE)
+    result = run_module(nic_firmware, {'devices': ['0000:03:00.0', '0000:07:00.0'], 'mstconfig_path': tool,
+                                       'min_num_vfs': 16, '_ansible_check_mode': True})
+    assert not result.failed and result['changed'] is False
+    assert result['devices']['0000:03:00.0']['params']['NUM_OF_VFS']['current'] == '16'
+    calls = tooldouble.read_log(log)
+    assert [c['argv'] for c in calls] == [['-e', '-d', '0000:03:00.0', 'q'], ['-e', '-d', '0000:07:00.0', 'q']]
+    assert all(c['LC_ALL'] == 'C' for c in calls)
+
+
+def test_nic_firmware_from_rdma_facts(run_module, tray, tmp_path):
+    facts = run_module(rdma_facts, {'sysfs_root': tray['sys']})['ansible_facts']['gpu_tray_rdma']
+    tool, log = tooldouble.mstconfig(str(tmp_path), TABLE)
+    result = run_module(nic_firmware, {'rdma_facts': facts, 'mstconfig_path': tool, 'min_num_vfs': 16})
+    assert result.failed
+    assert sorted(result['failed_devices']) == ['0000:04:00.0', '0000:06:00.0']
+    msg = result['msg']
+    assert msg.startswith(HOST + ':')
+    assert '0000:04:00.0: NUM_OF_VFS next boot is 8, expected >= 16' in msg and 'current=16' in msg
+    assert '0000:06:00.0: SRIOV_EN current is False(0), expected True(1)' in msg
+    assert 'LINK_TYPE_P1 current is ETH(2), expected IB' in msg
+    assert 'cold power-cycle' in msg and 'never writes NIC firmware' in msg and 'mstfwreset' in msg
+    assert [c['argv'][2] for c in tooldouble.read_log(log)] == facts['rail_pci_addresses']
+
+
+def test_nic_firmware_without_e(run_module, tmp_path):
+    tool, log = tooldouble.mstconfig(str(tmp_path), TABLE)
+    result = run_module(nic_firmware, {'devices': ['0000:04:00.0'], 'mstconfig_path': tool, 'extended': False,
+                                       'min_num_vfs': 16, 'fail_on_error': False})
+    assert not result.failed and result['failed_devices'] == ['0000:04:00.0']
+    assert result['devices']['0000:04:00.0']['extended'] is False
+    assert tooldouble.read_log(log)[0]['argv'] == ['-d', '0000:04:00.0', 'q']
+
+
+def test_nic_firmware_open_error_is_per_device(run_module, tmp_path):
+    tool, _log = tooldouble.mstconfig(str(tmp_path), TABLE)
+    result = run_module(nic_firmware, {'devices': ['0000:03:00.0', '0000:99:00.0'], 'mstconfig_path': tool})
+    assert result.failed
+    assert result['devices']['0000:03:00.0']['ok'] is True
+    bad = result['devices']['0000:99:00.0']
+    assert bad['rc'] == 3 and 'Failed to open the device' in bad['error']
+    assert '0000:99:00.0: cannot query firmware: mstconfig rc=3: Failed to open the device' in result['msg']
+    _no_traceback(result)
+
+
+@pytest.mark.parametrize('args, words', [
+    ({'devices': ['0000:03:00.0'], 'min_num_vfs': -1}, ['option min_num_vfs', '-1']),
+    ({'devices': ['0000:03:00.0'], 'min_num_vfs': 'many'}, ['min_num_vfs']),
+    ({'devices': ['0000:03:00.0'], 'link_type': 'RoCE'}, ['link_type']),
+    ({}, ['devices', 'rdma_facts']),
+    ({'rdma_facts': {'rails': []}}, ['option rdma_facts']),
+    ({'devices': ['0000:03:00.0'], 'mstconfig_path': '/nonexistent/mstconfig'}, ['mstconfig not found']),
+])
+def test_nic_firmware_bad_input(run_module, tmp_path, args, words):
+    if 'mstconfig_path' not in args:
+        args = dict(args, mstconfig_path=tooldouble.mstconfig(str(tmp_path), TABLE)[0])
+    result = run_module(nic_firmware, args)
+    assert result.failed
+    for word in words:
+        assert word in result['msg']
+    _no_traceback(result)
+
+
+# ---- kernel_cmdline --------------------------------------------------------------------------------
+
+GB200_ARGS = ['iommu.passthrough=1', 'init_on_alloc=0', 'numa_balancing=disable', 'earlycon',
+              'hugepagesz=2M', 'hugepages=5128', 'hugepagesz=1G', 'hugepages=2', 'console=ttyS0,115200n8']
+
+
+def test_kernel_cmdline_ok(run_module, tray):
+    result = run_module(kernel_cmdline, {'proc_root': tray['proc'], 'required': GB200_ARGS,
+                                         'forbidden': ['isolcpus'], '_ansible_check_mode': True})
+    assert not result.failed and result['changed'] is False
+    assert result['missing'] == [] and result['duplicates'] == [] and len(result['present']) == len(GB200_ARGS)
+
+
+def test_kernel_cmdline_duplicates_missing_forbidden(run_module, tmp_path):
+    proc = tmp_path / 'proc'
+    proc.mkdir()
+    shutil.copy(os.path.join(FIXTURES, 'cmdline', 'vr200_duplicated.txt'), str(proc / 'cmdline'))
+    result = run_module(kernel_cmdline, {'proc_root': str(proc), 'required': GB200_ARGS + ['pci=realloc'],
+                                         'forbidden': ['hugepagesz=1G']})
+    assert result.failed
+    msg = result['msg']
+    assert msg.startswith(HOST + ':')
+    assert 'missing: pci=realloc' in msg
+    assert 'forbidden but present: hugepagesz=1G' in msg
+    assert 'init_on_alloc=0 (x2)' in msg and 'iommu.passthrough=1 (x2)' in msg
+    lenient = run_module(kernel_cmdline, {'proc_root': str(proc), 'required': GB200_ARGS,
+                                          'fail_on_duplicates': False})
+    assert not lenient.failed and lenient['duplicates']
+
+
+def test_kernel_cmdline_bad_input(run_module, tray, tmp_path):
+    result = run_module(kernel_cmdline, {'proc_root': tray['proc'], 'required': ['a=1 b=2']})
+    assert result.failed and 'option required' in result['msg']
+    missing = run_module(kernel_cmdline, {'proc_root': str(tmp_path / 'nope')})
+    assert missing.failed and 'cannot read' in missing['msg'] and 'proc_root' in missing['msg']
+    typed = run_module(kernel_cmdline, {'proc_root': tray['proc'], 'fail_on_duplicates': 'sometimes'})
+    assert typed.failed and 'fail_on_duplicates' in typed['msg']
+    _no_traceback(typed)
+
+
+# ---- hugepage_check --------------------------------------------------------------------------------
+
+def test_hugepage_check_64k_kernel(run_module, tray):
+    result = run_module(hugepage_check, {'sysfs_root': tray['sys'], '_ansible_check_mode': True,
+                                         'requested': [{'size': '2M', 'count': 5128}, {'size': '1G', 'count': 2}]})
+    assert result.failed and result['changed'] is False
+    assert result['available_sizes'] == ['2M', '512M', '16G']
+    assert 'no 1G huge page pool' in result['msg'] and '2M, 512M, 16G' in result['msg']
+    assert result['msg'].startswith(HOST + ':')
+    ok = run_module(hugepage_check, {'sysfs_root': tray['sys'], 'requested': [{'size': '2048kB', 'count': 5128},
+                                                                              {'size': '16G'}]})
+    assert not ok.failed and [r['ok'] for r in ok['results']] == [True, True]
+
+
+@pytest.mark.parametrize('requested, words', [
+    ([{'size': '2Q', 'count': 1}], ['option requested[0].size', '2Q']),
+    ([{'size': '2M', 'count': -1}], ['option requested[0].count', '-1']),
+    ([{'count': 1}], ['size']),
+    ([{'size': '2M', 'count': 'lots'}], ['count']),
+    ('2M', ['requested']),
+])
+def test_hugepage_check_bad_input(run_module, tray, requested, words):
+    result = run_module(hugepage_check, {'sysfs_root': tray['sys'], 'requested': requested})
+    assert result.failed
+    for word in words:
+        assert word in result['msg']
+    _no_traceback(result)
+
+
+def test_hugepage_check_no_pools(run_module, tmp_path):
+    result = run_module(hugepage_check, {'sysfs_root': str(tmp_path), 'requested': [{'size': '2M'}]})
+    assert result.failed and 'no huge page pools' in result['msg']
+
+
+# ---- containerd_config -----------------------------------------------------------------------------
+
+def _etc(tmp_path, root, dropin):
+    etc = tmp_path / 'containerd'
+    (etc / 'conf.d').mkdir(parents=True)
+    shutil.copy(os.path.join(FIXTURES, 'containerd', root), str(etc / 'config.toml'))
+    if dropin:
+        shutil.copy(os.path.join(FIXTURES, 'containerd', dropin), str(etc / 'conf.d' / '99-nvidia.toml'))
+    return str(etc / 'config.toml'), str(etc / 'conf.d')
+
+
+def test_containerd_config_mismatch(run_module, tmp_path):
+    config, dropdir = _etc(tmp_path, 'root-v3.toml', '99-nvidia-v4.toml')
+    result = run_module(containerd_config, {'config_path': config, 'dropin_dir': dropdir,
+                                            '_ansible_check_mode': True})
+    assert result.failed and result['changed'] is False
+    assert result['version'] == 3 and result['dropins'][0]['version'] == 4
+    assert 'higher than root config version 3' in result['msg'] and 'RUNTIME_CONFIG_SOURCE=file' in result['msg']
+    assert result['msg'].startswith(HOST + ':')
+    assert any('config dump migrates to version 4' in w for w in result.warning_texts)
+
+
+def test_containerd_config_clean_and_warning(run_module, tmp_path):
+    config, dropdir = _etc(tmp_path, 'root-v3.toml', '99-nvidia-v3.toml')
+    clean = run_module(containerd_config, {'config_path': config, 'dropin_dir': dropdir,
+                                           'runtime_config_source': 'file'})
+    assert not clean.failed and not clean.warning_texts
+    warned = run_module(containerd_config, {'config_path': config, 'dropin_dir': dropdir})
+    assert not warned.failed and warned['toolkit_reads_command'] is True
+    assert any('RUNTIME_CONFIG_SOURCE=file' in w for w in warned.warning_texts)
+
+
+def test_containerd_config_bad_input(run_module, tmp_path):
+    missing = run_module(containerd_config, {'config_path': str(tmp_path / 'none.toml')})
+    assert missing.failed and 'cannot read' in missing['msg'] and 'config_path' in missing['msg']
+    broken = run_module(containerd_config, {'config_path': os.path.join(FIXTURES, 'containerd', 'broken.toml')})
+    assert broken.failed and 'not valid TOML' in broken['msg']
+    typed = run_module(containerd_config, {'config_path': str(tmp_path), 'fail_on_error': 'x'})
+    assert typed.failed and 'fail_on_error' in typed['msg']
+    for result in (missing, broken, typed):
+        _no_traceback(result)
+
+
+# ---- tray_facts ------------------------------------------------------------------------------------
+
+def test_tray_facts(run_module, tray, tmp_path):
+    tool, log = tooldouble.systemctl(str(tmp_path), {
+        'is-enabled': {'nvidia-imex.service': 'masked'},
+        'is-active': {'nvidia-imex.service': 'inactive', 'rke2-agent.service': 'active'},
+    })
+    result = run_module(tray_facts, {'sysfs_root': tray['sys'], 'proc_root': tray['proc'], 'systemctl_path': tool,
+                                     'os_release_path': os.path.join(FIXTURES, 'os-release', 'ubuntu-26.04'),
+                                     '_ansible_check_mode': True})
+    assert not result.failed and result['changed'] is False
+    facts = result['ansible_facts']['gpu_tray']
+    assert facts['os_id'] == 'ubuntu' and facts['os_version_id'] == '26.04'
+    assert facts['kernel_release'] == '6.8.0-1021-nvidia-64k'
+    assert facts['kernel_flavour_page_size'] == 65536
+    assert facts['page_size'] == os.sysconf('SC_PAGE_SIZE')
+    assert facts['ib_core_netns_mode'] == 'shared'
+    assert facts['modules'] == ['ib_core', 'mlx5_core', 'mlx5_ib', 'printk']
+    assert facts['loadable_modules'] == ['ib_core', 'mlx5_core', 'mlx5_ib']
+    assert facts['nvidia_imex'] == {'unit': 'nvidia-imex.service', 'enabled': 'masked', 'active': 'inactive'}
+    assert facts['container_runtime'] == 'rke2-agent'
+    assert facts['container_runtime_units']['containerd.service'] == 'inactive'
+    calls = tooldouble.read_log(log)
+    assert calls[0]['argv'] == ['is-enabled', 'nvidia-imex.service']
+    assert calls[1]['argv'][0] == 'is-active' and 'k3s.service' in calls[1]['argv']
+    assert all(c['LC_ALL'] == 'C' for c in calls)
+
+
+def test_tray_facts_exclusive_missing_unit_no_ib_core(run_module, tray, tmp_path):
+    netns = os.path.join(tray['sys'], 'module', 'ib_core', 'parameters', 'netns_mode')
+    with open(netns, 'w') as handle:
+        handle.write('N\n')
+    tool, _log = tooldouble.systemctl(str(tmp_path), {'is-enabled': {}, 'is-active': {'containerd.service': 'active'}})
+    result = run_module(tray_facts, {'sysfs_root': tray['sys'], 'proc_root': tray['proc'], 'systemctl_path': tool})
+    facts = result['ansible_facts']['gpu_tray']
+    assert facts['ib_core_netns_mode'] == 'exclusive'
+    assert facts['nvidia_imex']['enabled'] == 'not-found'
+    assert facts['container_runtime'] == 'containerd'
+    shutil.rmtree(os.path.join(tray['sys'], 'module', 'ib_core'))
+    gone = run_module(tray_facts, {'sysfs_root': tray['sys'], 'proc_root': tray['proc'], 'systemctl_path': tool})
+    assert gone['ansible_facts']['gpu_tray']['ib_core_netns_mode'] is None
+
+
+def test_tray_facts_without_systemd(run_module, tray, tmp_path):
+    tool, _log = tooldouble.systemctl(str(tmp_path), None)
+    result = run_module(tray_facts, {'sysfs_root': tray['sys'], 'proc_root': tray['proc'], 'systemctl_path': tool})
+    facts = result['ansible_facts']['gpu_tray']
+    assert not result.failed
+    assert facts['nvidia_imex']['active'] == 'unknown' and facts['container_runtime'] is None
+    assert 'systemd' in facts['systemd_error']
+    nosys = run_module(tray_facts, {'sysfs_root': tray['sys'], 'proc_root': tray['proc'],
+                                    'systemctl_path': str(tmp_path / 'no-systemctl')})
+    assert nosys['ansible_facts']['gpu_tray']['systemd_error'] == 'systemctl not found'
