@@ -1,0 +1,91 @@
+# Copyright: (c) 2026, gpu_tray.cluster contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Each module once through `ansible localhost -m gpu_tray.cluster.<m> --check` against a fixture tree.
+
+This proves what the in-process tests cannot: the FQCN resolves, module_utils ship with the module
+(AnsiballZ), the argument spec and check mode are accepted by the controller, and the return shape
+survives the trip (ansible_facts land in the host's facts).
+"""
+
+import os
+import shutil
+import socket
+
+import pytest
+
+import tooldouble
+from trayfixture import set_pkeys
+
+FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'fixtures')
+HOST = socket.gethostname()
+
+
+def test_adhoc_rdma_facts(adhoc, tray):
+    rc, res = adhoc('rdma_facts', {'sysfs_root': tray['sys']})
+    assert rc == 0 and res['changed'] is False
+    assert res['ansible_facts']['gpu_tray_rdma']['rails'] == ['mlx5_0', 'mlx5_1', 'mlx5_3', 'mlx5_4']
+
+
+def test_adhoc_ib_pkey_check(adhoc, tray):
+    set_pkeys(tray, 'mlx5_5', ['0x7fff'])
+    rc, res = adhoc('ib_pkey_check', {'sysfs_root': tray['sys']})
+    assert rc != 0 and res['failed'] is True
+    assert res['failed_ports'] == ['mlx5_5 port 1 (VF 0000:06:00.1 of 0000:06:00.0)']
+    assert '0x7fff (default partition, limited member)' in res['msg']
+    rc, res = adhoc('ib_pkey_check', {'sysfs_root': tray['sys'], 'pkey': 'xyz'})
+    assert rc != 0 and 'option pkey' in res['msg'] and 'Traceback' not in res['msg']
+
+
+def test_adhoc_nic_firmware(adhoc, tmp_path):
+    tool, log = tooldouble.mstconfig(str(tmp_path), {'0000:04:00.0': {'e': 'cx7_nextboot8_e.txt'}})
+    rc, res = adhoc('nic_firmware', {'devices': ['0000:04:00.0'], 'mstconfig_path': tool, 'min_num_vfs': 16})
+    assert rc != 0 and res['failed_devices'] == ['0000:04:00.0']
+    assert res['devices']['0000:04:00.0']['params']['NUM_OF_VFS']['next_boot'] == '8'
+    assert tooldouble.read_log(log)[0] == {'argv': ['-e', '-d', '0000:04:00.0', 'q'], 'LC_ALL': 'C'}
+    rc, res = adhoc('nic_firmware', {'devices': ['0000:04:00.0'], 'mstconfig_path': tool, 'min_num_vfs': -1})
+    assert rc != 0 and 'option min_num_vfs' in res['msg']
+
+
+def test_adhoc_kernel_cmdline(adhoc, tray):
+    rc, res = adhoc('kernel_cmdline', {'proc_root': tray['proc'], 'required': ['iommu.passthrough=1', 'earlycon'],
+                                       'forbidden': ['isolcpus']})
+    assert rc == 0 and res['changed'] is False and res['present'] == ['iommu.passthrough=1', 'earlycon']
+
+
+def test_adhoc_hugepage_check(adhoc, tray):
+    rc, res = adhoc('hugepage_check', {'sysfs_root': tray['sys'], 'requested': [{'size': '1G', 'count': 2}]})
+    assert rc != 0 and res['available_sizes'] == ['2M', '512M', '16G']
+    assert HOST + ':' in res['msg'] and 'no 1G huge page pool' in res['msg']
+
+
+def test_adhoc_containerd_config(adhoc, tmp_path):
+    etc = tmp_path / 'containerd'
+    (etc / 'conf.d').mkdir(parents=True)
+    shutil.copy(os.path.join(FIXTURES, 'containerd', 'root-v3.toml'), str(etc / 'config.toml'))
+    shutil.copy(os.path.join(FIXTURES, 'containerd', '99-nvidia-v3.toml'), str(etc / 'conf.d' / '99-nvidia.toml'))
+    rc, res = adhoc('containerd_config', {'config_path': str(etc / 'config.toml'), 'dropin_dir': str(etc / 'conf.d'),
+                                          'runtime_config_source': 'file'})
+    assert rc == 0 and res['version'] == 3 and res['dropins'][0]['version'] == 3
+
+
+def test_adhoc_tray_facts(adhoc, tray, tmp_path):
+    tool, _log = tooldouble.systemctl(str(tmp_path), {'is-enabled': {'nvidia-imex.service': 'enabled'},
+                                                      'is-active': {'nvidia-imex.service': 'active',
+                                                                    'containerd.service': 'active'}})
+    rc, res = adhoc('tray_facts', {'sysfs_root': tray['sys'], 'proc_root': tray['proc'], 'systemctl_path': tool,
+                                   'os_release_path': os.path.join(FIXTURES, 'os-release', 'ubuntu-24.04')})
+    assert rc == 0 and res['changed'] is False
+    facts = res['ansible_facts']['gpu_tray']
+    assert facts['os_version_id'] == '24.04' and facts['kernel_flavour_page_size'] == 65536
+    assert facts['nvidia_imex'] == {'unit': 'nvidia-imex.service', 'enabled': 'enabled', 'active': 'active'}
+    assert facts['container_runtime'] == 'containerd'
+
+
+@pytest.mark.parametrize('module', ['rdma_facts', 'ib_pkey_check', 'nic_firmware', 'kernel_cmdline',
+                                    'hugepage_check', 'containerd_config', 'tray_facts'])
+def test_adhoc_unknown_option_is_clean(adhoc, module):
+    args = {'no_such_option': 1}
+    args.update({'nic_firmware': {'devices': ['0000:03:00.0']},
+                 'hugepage_check': {'requested': [{'size': '2M'}]}}.get(module, {}))
+    rc, res = adhoc(module, args)
+    assert rc != 0 and 'no_such_option' in res['msg'] and 'Traceback' not in res['msg']
