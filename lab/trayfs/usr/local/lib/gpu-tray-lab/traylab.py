@@ -1,0 +1,965 @@
+# Copyright: (c) 2026, gpu_tray.cluster contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Hardware emulation of a simulated GPU tray (runs inside the tray; stdlib only).
+
+One implementation of the emulated kernel objects, used by:
+- the host side (``gpu_tray_lab.fixtures.populate_tray``) to lay down a tray's
+  PCI functions before its first boot;
+- the tray's tool doubles (``modprobe``, ``mstconfig``) and its boot-time and
+  SR-IOV units (``gpu-tray-lab-hw boot|reconcile``).
+
+All paths are relative to ``GPU_TRAY_LAB_ROOT`` (default ``/``), so the same
+code runs against a temporary tree in unit tests.
+
+Kernel objects and their lifetime, as on a real kernel:
+- PCI functions of the PFs (``devices/pci<dom>:00/<bdf>``): static, written by
+  populate_tray; ``bus/pci/devices/<bdf>`` links to them.
+- ``module/<name>``: a tmpfs the boot unit mounts, filled by ``modprobe``.
+- ``class/infiniband/mlx5_N``: exist while ``mlx5_ib`` is loaded.
+- netdevs: Ethernet ports while ``mlx5_core`` is loaded, IPoIB ones
+  (``ibp3s0``) only while ``ib_ipoib`` is loaded.
+- VFs: created/removed when ``sriov_numvfs`` changes (``reconcile``), all gone
+  at boot (``sriov_numvfs`` reads 0 after a reboot).
+"""
+
+import datetime
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import uuid
+
+LAB_DIR = 'var/lib/gpu-tray-lab'
+SYS_REL = LAB_DIR + '/sys'
+HW_JSON = LAB_DIR + '/hw.json'
+LOG_DIR = 'var/log/gpu-tray-lab'
+RUN_DIR = 'run/gpu-tray-lab'
+
+
+def root():
+    return os.environ.get('GPU_TRAY_LAB_ROOT', '/')
+
+
+def path(rel, base=None):
+    return os.path.join(base if base is not None else root(), rel.lstrip('/'))
+
+
+def sys_root(base=None):
+    return path(SYS_REL, base)
+
+
+def load_hw(base=None):
+    with open(path(HW_JSON, base)) as handle:
+        return json.load(handle)
+
+
+def now():
+    return datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%dT%H:%M:%S.%fZ')
+
+
+def log_call(tool, args, note=None, base=None):
+    """Append one line per tool call to /var/log/gpu-tray-lab/calls.log."""
+    log_dir = path(LOG_DIR, base)
+    os.makedirs(log_dir, exist_ok=True)
+    line = '%s %s %s' % (now(), tool, ' '.join(shlex.quote(a) for a in args))
+    if note:
+        line += '  # ' + note
+    with open(os.path.join(log_dir, 'calls.log'), 'a') as handle:
+        handle.write(line.rstrip() + '\n')
+
+
+def log_refused(tool, reason, base=None):
+    """A call the lab refuses (firmware writes, unloading mlx5_core): logged on its own line."""
+    log_dir = path(LOG_DIR, base)
+    os.makedirs(log_dir, exist_ok=True)
+    with open(os.path.join(log_dir, 'calls.log'), 'a') as handle:
+        handle.write('%s REFUSED %s: %s\n' % (now(), tool, reason))
+
+
+def write(file_path, text):
+    parent = os.path.dirname(file_path)
+    if parent:
+        os.makedirs(parent, exist_ok=True)
+    with open(file_path, 'w') as handle:
+        handle.write(text)
+
+
+def read(file_path, default=None):
+    try:
+        with open(file_path) as handle:
+            return handle.read()
+    except (IOError, OSError):
+        return default
+
+
+def symlink(target, link):
+    """Create or replace a symlink (relative target, as sysfs has)."""
+    os.makedirs(os.path.dirname(link), exist_ok=True)
+    if os.path.islink(link):
+        if os.readlink(link) == target:
+            return
+        os.unlink(link)
+    elif os.path.exists(link):
+        shutil.rmtree(link)
+    os.symlink(target, link)
+
+
+def remove(node):
+    if os.path.islink(node) or os.path.isfile(node):
+        os.unlink(node)
+    elif os.path.isdir(node):
+        shutil.rmtree(node)
+
+
+# ---------------------------------------------------------------- PCI / names
+
+def parse_bdf(bdf):
+    match = re.match(r'^([0-9a-f]{4}):([0-9a-f]{2}):([0-9a-f]{2})\.([0-7])$', bdf)
+    if not match:
+        raise ValueError('not a PCI address: %r' % bdf)
+    return tuple(int(g, 16) for g in match.groups())
+
+
+def format_bdf(domain, bus, dev, fn):
+    return '%04x:%02x:%02x.%d' % (domain, bus, dev, fn)
+
+
+def vf_bdf(pf_bdf, index, offset=1, stride=1):
+    """BDF of VF number ``index`` (0-based): routing ID = PF RID + offset + index * stride."""
+    domain, bus, dev, fn = parse_bdf(pf_bdf)
+    rid = (bus << 8) | (dev << 3) | fn
+    rid += offset + index * stride
+    return format_bdf(domain, (rid >> 8) & 0xff, (rid >> 3) & 0x1f, rid & 7)
+
+
+def host_bridge(bdf):
+    domain = parse_bdf(bdf)[0]
+    return 'pci%04x:00' % domain
+
+
+def pci_rel(bdf):
+    """Path of a PCI function below the sysfs root."""
+    return 'devices/%s/%s' % (host_bridge(bdf), bdf)
+
+
+def ifname(bdf, link_layer, is_vf):
+    """systemd's predictable name for the function's netdev (ID_NET_NAME_PATH)."""
+    domain, bus, dev, fn = parse_bdf(bdf)
+    prefix = 'ib' if link_layer == 'InfiniBand' else 'en'
+    name = prefix
+    if domain:
+        name += 'P%d' % domain
+    name += 'p%ds%d' % (bus, dev)
+    if is_vf or fn:
+        name += 'f%d' % fn
+    if link_layer != 'InfiniBand':
+        name += 'np0'
+    return name
+
+
+def guid_text(value):
+    """64-bit GUID as sysfs prints it: ``%04x:%04x:%04x:%04x``."""
+    return ':'.join('%04x' % ((value >> shift) & 0xffff) for shift in (48, 32, 16, 0))
+
+
+def gid_text(prefix, guid):
+    """GID as ``%pI6``: eight groups of four lower-case hex digits."""
+    value = (prefix << 64) | guid
+    return ':'.join('%04x' % ((value >> (112 - 16 * i)) & 0xffff) for i in range(8))
+
+
+def ipoib_hwaddr(qpn, gid):
+    """IPoIB 20-byte hardware address: 4 bytes flags/QPN + 16 bytes GID."""
+    raw = '%08x' % qpn + gid.replace(':', '')
+    return ':'.join(raw[i:i + 2] for i in range(0, 40, 2))
+
+
+# ---------------------------------------------------------------- device writers
+
+def _pci_files(sysdir, bdf, device_id, class_code, numa_node, cpulist, driver, extra=None):
+    pdir = os.path.join(sysdir, pci_rel(bdf))
+    os.makedirs(pdir, exist_ok=True)
+    files = {
+        'vendor': '0x15b3\n',
+        'device': '0x%04x\n' % device_id,
+        'subsystem_vendor': '0x15b3\n',
+        'subsystem_device': '0x0001\n',
+        'class': '0x%06x\n' % class_code,
+        'numa_node': '%d\n' % numa_node,
+        'local_cpulist': cpulist + '\n',
+        'enable': '1\n',
+        'uevent': ('DRIVER=%s\nPCI_CLASS=%X\nPCI_ID=15B3:%04X\nPCI_SUBSYS_ID=15B3:0001\n'
+                   'PCI_SLOT_NAME=%s\nMODALIAS=pci:v000015B3d0000%04Xsv000015B3sd00000001bc%02Xsc%02Xi00\n'
+                   % (driver, class_code, device_id, bdf, device_id, class_code >> 16, (class_code >> 8) & 0xff)),
+    }
+    files.update(extra or {})
+    for name, text in files.items():
+        write(os.path.join(pdir, name), text)
+    symlink('../../../bus/pci/drivers/%s' % driver, os.path.join(pdir, 'driver'))
+    symlink('../../../%s' % pci_rel(bdf), os.path.join(sysdir, 'bus/pci/devices', bdf))
+    symlink('../../../../%s' % pci_rel(bdf), os.path.join(sysdir, 'bus/pci/drivers', driver, bdf))
+    return pdir
+
+
+def cpulist(numa_node, numa_nodes, cpus=144):
+    per = cpus // max(numa_nodes, 1)
+    return '%d-%d' % (numa_node * per, numa_node * per + per - 1)
+
+
+def write_pf(sysdir, hca, numa_nodes):
+    """The PF's PCI function (static part of the tree)."""
+    class_code = 0x020700 if hca['link_layer'] == 'InfiniBand' else 0x020000
+    extra = {}
+    if hca.get('sriov_totalvfs') is not None:
+        extra = {
+            'sriov_totalvfs': '%d\n' % hca['sriov_totalvfs'],
+            'sriov_numvfs': '0\n',
+            'sriov_offset': '1\n',
+            'sriov_stride': '1\n',
+            'sriov_vf_device': '%x\n' % hca['vf_device'],
+            'sriov_drivers_autoprobe': '1\n',
+        }
+    pdir = _pci_files(sysdir, hca['bdf'], hca['device'], class_code, hca['numa_node'],
+                      cpulist(hca['numa_node'], numa_nodes), 'mlx5_core', extra)
+    for name in ('sriov_totalvfs', 'sriov_numvfs', 'sriov_offset', 'sriov_stride', 'sriov_vf_device',
+                 'sriov_drivers_autoprobe'):
+        if name not in extra and os.path.exists(os.path.join(pdir, name)):
+            os.unlink(os.path.join(pdir, name))
+    return pdir
+
+
+def _ib_device(sysdir, bdf, ibname, hca_type, fw_ver, guid, link_layer, rate, lid, sm_lid, pkeys,
+               pkey_table_len):
+    """Write ``<pci dir>/infiniband/<ibname>`` and the class/infiniband link."""
+    pdir = os.path.join(sysdir, pci_rel(bdf))
+    idir = os.path.join(pdir, 'infiniband', ibname)
+    if os.path.isdir(idir):
+        shutil.rmtree(idir)
+    files = {
+        'node_type': '1: CA\n',
+        'node_guid': guid_text(guid) + '\n',
+        'sys_image_guid': guid_text(guid) + '\n',
+        'fw_ver': fw_ver + '\n',
+        'hca_type': hca_type + '\n',
+        'hw_rev': '0x0\n',
+        'board_id': 'MT_%010d\n' % int(hca_type[2:]),
+    }
+    for name, text in files.items():
+        write(os.path.join(idir, name), text)
+    symlink('../../../%s' % bdf, os.path.join(idir, 'device'))
+    port = os.path.join(idir, 'ports', '1')
+    ib = link_layer == 'InfiniBand'
+    port_files = {
+        'state': '4: ACTIVE\n',
+        'phys_state': '5: LinkUp\n',
+        'rate': rate + '\n',
+        'link_layer': link_layer + '\n',
+        'lid': '0x%x\n' % (lid if ib else 0),
+        'sm_lid': '0x%x\n' % (sm_lid if ib else 0),
+        'sm_sl': '0\n',
+        'lid_mask_count': '0\n',
+        'cap_mask': '0x%08x\n' % (0xa751e848 if ib else 0x04010000),
+    }
+    for name, text in port_files.items():
+        write(os.path.join(port, name), text)
+    if ib:
+        write(os.path.join(port, 'gids', '0'), gid_text(0xfe80000000000000, guid) + '\n')
+    else:
+        mac_guid = guid
+        write(os.path.join(port, 'gids', '0'), gid_text(0xfe80000000000000, mac_guid) + '\n')
+    table = list(pkeys) + ['0x0000'] * (pkey_table_len - len(pkeys))
+    for index, value in enumerate(table[:pkey_table_len]):
+        write(os.path.join(port, 'pkeys', str(index)), value + '\n')
+    symlink('../../%s/infiniband/%s' % (pci_rel(bdf), ibname), os.path.join(sysdir, 'class/infiniband', ibname))
+    return idir
+
+
+def _netdev(sysdir, bdf, name, link_layer, guid, dev_index):
+    pdir = os.path.join(sysdir, pci_rel(bdf))
+    ndir = os.path.join(pdir, 'net', name)
+    ib = link_layer == 'InfiniBand'
+    if ib:
+        address = ipoib_hwaddr(0x00001000 + dev_index, gid_text(0xfe80000000000000, guid))
+    else:
+        mac = guid & 0xffffffffffff
+        address = ':'.join('%02x' % ((mac >> (40 - 8 * i)) & 0xff) for i in range(6))
+    files = {
+        'address': address + '\n',
+        'type': ('32\n' if ib else '1\n'),
+        'operstate': 'down\n',
+        'carrier': '0\n',
+        'mtu': ('4092\n' if ib else '1500\n'),
+        'dev_id': '0x0\n',
+        'dev_port': '0\n',
+        'ifindex': '%d\n' % (10 + dev_index),
+    }
+    for fname, text in files.items():
+        write(os.path.join(ndir, fname), text)
+    symlink('../../../%s' % bdf, os.path.join(ndir, 'device'))
+    symlink('../../%s/net/%s' % (pci_rel(bdf), name), os.path.join(sysdir, 'class/net', name))
+
+
+# ---------------------------------------------------------------- reconcile
+
+class KernelRefused(Exception):
+    pass
+
+
+def module_loaded(sysdir, name):
+    return os.path.isdir(os.path.join(sysdir, 'module', name))
+
+
+def _functions(sysdir, hw):
+    """Yield every PCI function the tray has now: PFs and their VFs."""
+    for hca in hw['hcas']:
+        yield hca, hca['bdf'], None
+        pdir = os.path.join(sysdir, pci_rel(hca['bdf']))
+        for index in range(_count_vfs(pdir)):
+            yield hca, vf_bdf(hca['bdf'], index), index
+
+
+def _count_vfs(pdir):
+    count = 0
+    while os.path.islink(os.path.join(pdir, 'virtfn%d' % count)):
+        count += 1
+    return count
+
+
+def _vf_guid(hca, index):
+    return hca['vf_guid_base'] + index
+
+
+def _sync_vfs(sysdir, hca, messages):
+    """Apply a write of ``sriov_numvfs`` the way the kernel's sriov_numvfs_store does."""
+    pdir = os.path.join(sysdir, pci_rel(hca['bdf']))
+    numvfs_file = os.path.join(pdir, 'sriov_numvfs')
+    if hca.get('sriov_totalvfs') is None or not os.path.exists(numvfs_file):
+        return
+    current = _count_vfs(pdir)
+    raw = read(numvfs_file, '').strip()
+    try:
+        wanted = int(raw, 0) if raw else current
+    except ValueError:
+        wanted = None
+    error = None
+    if wanted is None or wanted < 0:
+        error = 'EINVAL (Invalid argument): %r is not a number' % raw
+    elif wanted == current:
+        pass
+    elif wanted > hca['sriov_totalvfs']:
+        error = 'ERANGE (Numerical result out of range): %d > sriov_totalvfs %d' % (wanted, hca['sriov_totalvfs'])
+    elif wanted and current:
+        error = ('EBUSY (Device or resource busy): %d VFs already enabled. Disable before enabling %d VFs'
+                 % (current, wanted))
+    if error:
+        messages.append('%s: write of sriov_numvfs refused as the kernel would: %s' % (hca['bdf'], error))
+        write(numvfs_file, '%d\n' % current)
+        return
+    if raw != str(wanted):
+        write(numvfs_file, '%d\n' % wanted)
+    if wanted == current:
+        return
+    if wanted == 0:
+        for index in range(current):
+            bdf = vf_bdf(hca['bdf'], index)
+            remove_function(sysdir, bdf)
+            remove(os.path.join(pdir, 'virtfn%d' % index))
+        messages.append('%s: disabled %d VFs' % (hca['bdf'], current))
+        return
+    numa_nodes = hca.get('numa_nodes', 1)
+    for index in range(wanted):
+        bdf = vf_bdf(hca['bdf'], index)
+        vdir = _pci_files(sysdir, bdf, hca['vf_device'], 0x020700 if hca['link_layer'] == 'InfiniBand' else 0x020000,
+                          hca['numa_node'], cpulist(hca['numa_node'], numa_nodes), 'mlx5_core')
+        symlink('../%s' % hca['bdf'], os.path.join(vdir, 'physfn'))
+        symlink('../%s' % bdf, os.path.join(pdir, 'virtfn%d' % index))
+    messages.append('%s: enabled %d VFs' % (hca['bdf'], wanted))
+
+
+def remove_function(sysdir, bdf):
+    """Remove a (VF) PCI function with its IB device and netdevs."""
+    pdir = os.path.join(sysdir, pci_rel(bdf))
+    for sub, cls in (('infiniband', 'class/infiniband'), ('net', 'class/net')):
+        sdir = os.path.join(pdir, sub)
+        if os.path.isdir(sdir):
+            for name in os.listdir(sdir):
+                remove(os.path.join(sysdir, cls, name))
+    for link_dir in ('bus/pci/devices', 'bus/pci/drivers/mlx5_core'):
+        remove(os.path.join(sysdir, link_dir, bdf))
+    remove(pdir)
+
+
+def _ib_name_of(sysdir, bdf):
+    idir = os.path.join(sysdir, pci_rel(bdf), 'infiniband')
+    names = sorted(os.listdir(idir)) if os.path.isdir(idir) else []
+    return names[0] if names else None
+
+
+def _lowest_free_ibname(sysdir, reserved):
+    cdir = os.path.join(sysdir, 'class/infiniband')
+    used = set(os.listdir(cdir)) if os.path.isdir(cdir) else set()
+    used |= reserved
+    index = 0
+    while 'mlx5_%d' % index in used:
+        index += 1
+    return 'mlx5_%d' % index
+
+
+def reconcile(base=None, hw=None):
+    """Bring the derived kernel objects in line with module state and sriov_numvfs.
+
+    Returns a list of messages (what changed, writes refused as the kernel would).
+    """
+    hw = hw if hw is not None else load_hw(base)
+    sysdir = sys_root(base)
+    messages = []
+    for hca in hw['hcas']:
+        hca.setdefault('numa_nodes', hw.get('numa_nodes', 1))
+        _sync_vfs(sysdir, hca, messages)
+    mlx5_core = module_loaded(sysdir, 'mlx5_core')
+    mlx5_ib = module_loaded(sysdir, 'mlx5_ib') and mlx5_core
+    ipoib = module_loaded(sysdir, 'ib_ipoib') and mlx5_ib
+    pf_names = set(h['name'] for h in hw['hcas'])
+    for hca, bdf, vf_index in _functions(sysdir, hw):
+        pdir = os.path.join(sysdir, pci_rel(bdf))
+        is_vf = vf_index is not None
+        guid = _vf_guid(hca, vf_index) if is_vf else hca['guid']
+        dev_index = hw['hcas'].index(hca) * 64 + (vf_index + 1 if is_vf else 0)
+        # IB device
+        current = _ib_name_of(sysdir, bdf)
+        if mlx5_ib and current is None:
+            if is_vf:
+                name = _lowest_free_ibname(sysdir, pf_names)
+            else:
+                name = hca['name']
+            pkeys = hca['vf_pkeys'] if is_vf else hca['pkeys']
+            device_id = hca['vf_device'] if is_vf else hca['device']
+            lid = hca['lid'] + (0x100 * (vf_index + 1) if is_vf else 0)
+            _ib_device(sysdir, bdf, name, 'MT%d' % device_id, hca['fw_ver'], guid, hca['link_layer'],
+                       hca['rate'], lid, hca['sm_lid'], pkeys, hca.get('pkey_table_len', 128))
+        elif not mlx5_ib and current is not None:
+            remove(os.path.join(sysdir, 'class/infiniband', current))
+            remove(os.path.join(pdir, 'infiniband'))
+        # netdev
+        want_netdev = ipoib if hca['link_layer'] == 'InfiniBand' else mlx5_core
+        name = ifname(bdf, hca['link_layer'], is_vf)
+        ndir = os.path.join(pdir, 'net', name)
+        if want_netdev and not os.path.isdir(ndir):
+            _netdev(sysdir, bdf, name, hca['link_layer'], guid, dev_index)
+        elif not want_netdev and os.path.isdir(ndir):
+            remove(os.path.join(sysdir, 'class/net', name))
+            remove(os.path.join(pdir, 'net'))
+    return messages
+
+
+def power_on_reset(base=None, hw=None):
+    """What a reboot does to the derived objects: no VFs, drivers not yet bound."""
+    hw = hw if hw is not None else load_hw(base)
+    sysdir = sys_root(base)
+    for hca in hw['hcas']:
+        pdir = os.path.join(sysdir, pci_rel(hca['bdf']))
+        for index in range(_count_vfs(pdir)):
+            remove_function(sysdir, vf_bdf(hca['bdf'], index))
+            remove(os.path.join(pdir, 'virtfn%d' % index))
+        if hca.get('sriov_totalvfs') is not None and os.path.exists(os.path.join(pdir, 'sriov_numvfs')):
+            write(os.path.join(pdir, 'sriov_numvfs'), '0\n')
+        remove(os.path.join(pdir, 'infiniband'))
+        remove(os.path.join(pdir, 'net'))
+    for cls in ('class/infiniband', 'class/net'):
+        cdir = os.path.join(sysdir, cls)
+        if os.path.isdir(cdir):
+            for name in os.listdir(cdir):
+                remove(os.path.join(cdir, name))
+
+
+# ---------------------------------------------------------------- modules / modprobe
+
+class ModprobeError(Exception):
+    def __init__(self, message, rc=1):
+        Exception.__init__(self, message)
+        self.rc = rc
+
+
+def norm_module(name):
+    return name.replace('-', '_')
+
+
+def _conf_files(dirs, suffix, base):
+    """kmod/systemd semantics: files by basename; earlier directories win; sorted by name."""
+    chosen = {}
+    for directory in dirs:
+        full = path(directory, base)
+        if not os.path.isdir(full):
+            continue
+        for name in os.listdir(full):
+            if name.endswith(suffix) and name not in chosen:
+                chosen[name] = os.path.join(full, name)
+    return [chosen[name] for name in sorted(chosen)]
+
+
+MODPROBE_DIRS = ('etc/modprobe.d', 'run/modprobe.d', 'usr/local/lib/modprobe.d', 'usr/lib/modprobe.d',
+                 'lib/modprobe.d')
+MODULES_LOAD_DIRS = ('etc/modules-load.d', 'run/modules-load.d', 'usr/local/lib/modules-load.d',
+                     'usr/lib/modules-load.d', 'lib/modules-load.d')
+
+
+def _logical_lines(text):
+    buf = ''
+    for line in text.splitlines():
+        if line.endswith('\\'):
+            buf += line[:-1] + ' '
+            continue
+        buf += line
+        yield buf
+        buf = ''
+    if buf:
+        yield buf
+
+
+def modprobe_config(base=None):
+    """Parse modprobe.d: {'options': {module: [tokens]}, 'blacklist': set, 'install': {}, 'alias': {}}."""
+    conf = {'options': {}, 'blacklist': set(), 'install': {}, 'alias': {}}
+    for conf_file in _conf_files(MODPROBE_DIRS, '.conf', base):
+        for line in _logical_lines(read(conf_file, '')):
+            words = line.split('#', 1)[0].split()
+            if len(words) < 2:
+                continue
+            keyword, module = words[0], norm_module(words[1])
+            if keyword == 'options':
+                conf['options'].setdefault(module, []).extend(words[2:])
+            elif keyword == 'blacklist':
+                conf['blacklist'].add(module)
+            elif keyword == 'install':
+                conf['install'][module] = ' '.join(words[2:])
+            elif keyword == 'alias' and len(words) >= 3:
+                conf['alias'][words[1]] = norm_module(words[2])
+    return conf
+
+
+def cmdline_module_options(cmdline):
+    """``ib_core.netns_mode=0`` on the kernel command line -> {'ib_core': ['netns_mode=0']}."""
+    options = {}
+    for token in cmdline.split():
+        key, eq, value = token.partition('=')
+        if '.' not in key or key.startswith('.'):
+            continue
+        module, param = key.split('.', 1)
+        options.setdefault(norm_module(module), []).append(param + eq + value)
+    return options
+
+
+def _param_value(kind, value, module, param):
+    if kind == 'bool':
+        low = value.lower()
+        if low in ('', 'y', '1', 'on', 'yes', 'true'):
+            return 'Y'
+        if low in ('n', '0', 'off', 'no', 'false'):
+            return 'N'
+        raise ModprobeError("modprobe: ERROR: could not insert '%s': Invalid argument" % module)
+    if kind in ('int', 'uint'):
+        try:
+            number = int(value, 0)
+        except ValueError:
+            raise ModprobeError("modprobe: ERROR: could not insert '%s': Invalid argument" % module)
+        if kind == 'uint' and number < 0:
+            raise ModprobeError("modprobe: ERROR: could not insert '%s': Invalid argument" % module)
+        return str(number)
+    return value
+
+
+def _load_one(sysdir, hw, module, options, messages):
+    spec = hw['modules'][module]
+    mdir = os.path.join(sysdir, 'module', module)
+    params = {}
+    for name, (kind, default) in spec.get('params', {}).items():
+        params[name] = default
+    for option in options:
+        name, _, value = option.partition('=')
+        name = norm_module(name) if name not in spec.get('params', {}) else name
+        if name not in spec.get('params', {}):
+            messages.append('%s: unknown parameter \'%s\' ignored' % (module, name))
+            continue
+        params[name] = _param_value(spec['params'][name][0], value, module, name)
+    os.makedirs(os.path.join(mdir, 'holders'), exist_ok=True)
+    write(os.path.join(mdir, 'initstate'), 'live\n')
+    write(os.path.join(mdir, 'refcnt'), '0\n')
+    write(os.path.join(mdir, 'coresize'), '65536\n')
+    write(os.path.join(mdir, 'taint'), '\n')
+    for name, value in params.items():
+        write(os.path.join(mdir, 'parameters', name), value + '\n')
+
+
+def resolve_module(hw, name, conf):
+    name = norm_module(name)
+    if name in hw['modules']:
+        return name
+    alias = conf['alias'].get(name) or hw.get('aliases', {}).get(name)
+    if alias and alias in hw['modules']:
+        return alias
+    return None
+
+
+def dependency_order(hw, module):
+    order = []
+
+    def visit(mod, seen):
+        if mod in seen:
+            return
+        seen.add(mod)
+        for dep in hw['modules'][mod].get('deps', []):
+            visit(dep, seen)
+        order.append(mod)
+    visit(module, set())
+    return order
+
+
+def read_cmdline(base=None):
+    return read(path('proc/cmdline', base), '') or ''
+
+
+def modprobe_load(name, extra_options=(), base=None, hw=None, dry_run=False, first_time=False,
+                  messages=None):
+    """Load ``name`` and its dependencies like modprobe: options from modprobe.d,
+    then the kernel command line, then the command line of modprobe itself."""
+    hw = hw if hw is not None else load_hw(base)
+    messages = messages if messages is not None else []
+    sysdir = sys_root(base)
+    conf = modprobe_config(base)
+    module = resolve_module(hw, name, conf)
+    if module is None:
+        raise ModprobeError('modprobe: FATAL: Module %s not found in directory /lib/modules/%s'
+                            % (name, hw['kernel_release']))
+    if first_time and module_loaded(sysdir, module):
+        raise ModprobeError("modprobe: ERROR: could not insert '%s': Module already in kernel" % module)
+    cmd_opts = cmdline_module_options(read_cmdline(base))
+    loaded = []
+    for mod in dependency_order(hw, module):
+        if module_loaded(sysdir, mod):
+            continue
+        options = list(conf['options'].get(mod, [])) + cmd_opts.get(mod, [])
+        if mod == module:
+            options += list(extra_options)
+        if dry_run:
+            loaded.append(mod)
+            continue
+        _load_one(sysdir, hw, mod, options, messages)
+        loaded.append(mod)
+    return loaded
+
+
+def holders(hw, sysdir, module):
+    return sorted(m for m, spec in hw['modules'].items()
+                  if module in spec.get('deps', []) and module_loaded(sysdir, m))
+
+
+def modprobe_remove(name, base=None, hw=None, dry_run=False):
+    hw = hw if hw is not None else load_hw(base)
+    sysdir = sys_root(base)
+    conf = modprobe_config(base)
+    module = resolve_module(hw, name, conf) or norm_module(name)
+    if module in ('mlx5_core',):
+        log_refused('modprobe', 'unload of %s requested (modprobe -r %s): gpu_tray.cluster must never '
+                    'unload mlx5_core; the primary network of a tray rides on it' % (module, name), base)
+        raise ModprobeError('modprobe: ERROR: gpu-tray-lab refuses to unload mlx5_core: on a real tray this takes '
+                            'down the BlueField-3/OVN primary network (never unload mlx5_core)')
+    if not module_loaded(sysdir, module):
+        return []
+    users = holders(hw, sysdir, module)
+    if users:
+        raise ModprobeError('modprobe: FATAL: Module %s is in use.' % module)
+    if not dry_run:
+        remove(os.path.join(sysdir, 'module', module))
+    return [module]
+
+
+# ---------------------------------------------------------------- GRUB -> cmdline
+
+_MENU_OPEN = re.compile(r"^\s*(menuentry|submenu)\s+(.*)\{\s*$")
+
+
+def _grub_words(text, variables):
+    def expand(match):
+        return variables.get(match.group(1) or match.group(2), '')
+    text = re.sub(r'\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)', expand, text)
+    return shlex.split(text)
+
+
+def parse_grub_cfg(text):
+    """Parse grub.cfg into ({'default': spec, 'vars': {}}, [items]); an item is
+    {'type': 'menuentry'|'submenu', 'title', 'id', 'linux': [args] or None, 'children': []}."""
+    top = {'type': 'submenu', 'title': None, 'id': None, 'linux': None, 'children': []}
+    stack = [top]
+    variables = {}
+    defaults = []
+    for line in text.splitlines():
+        stripped = line.strip()
+        if not stripped or stripped.startswith('#'):
+            continue
+        match = _MENU_OPEN.match(line)
+        if match:
+            words = _grub_words(match.group(2), {'menuentry_id_option': '--id'})
+            title = words[0] if words else ''
+            entry_id = None
+            if '--id' in words:
+                pos = words.index('--id')
+                if pos + 1 < len(words):
+                    entry_id = words[pos + 1]
+            item = {'type': match.group(1), 'title': title, 'id': entry_id, 'linux': None, 'children': []}
+            stack[-1]['children'].append(item)
+            stack.append(item)
+            continue
+        if stripped == '}' or stripped.startswith('}'):
+            if len(stack) > 1 and stripped == '}':
+                stack.pop()
+            continue
+        words_raw = stripped.split(None, 1)
+        if len(stack) == 1 and words_raw[0] == 'set' and len(words_raw) > 1:
+            assignment = words_raw[1]
+            name, _, value = assignment.partition('=')
+            value = value.strip()
+            if len(value) >= 2 and value[0] == value[-1] and value[0] in '"\'':
+                value = value[1:-1]
+            if name == 'default':
+                defaults.append(value)
+            else:
+                variables[name] = value
+            continue
+        if len(stack) > 1 and words_raw[0] in ('linux', 'linuxefi', 'linux16'):
+            stack[-1]['linux'] = _grub_words(words_raw[1] if len(words_raw) > 1 else '', variables)
+    default = '0'
+    for value in defaults:
+        if value not in ('${next_entry}', '$next_entry'):
+            default = value
+            break
+    return {'default': default, 'vars': variables}, top['children']
+
+
+def _pick(items, component):
+    if re.match(r'^\d+$', component):
+        index = int(component)
+        return items[index] if index < len(items) else None
+    for item in items:
+        if component in (item['id'], item['title']):
+            return item
+    return None
+
+
+def default_entry(text, grubenv_text=''):
+    header, items = parse_grub_cfg(text)
+    spec = header['default']
+    if spec in ('${saved_entry}', '$saved_entry'):
+        spec = '0'
+        for line in (grubenv_text or '').splitlines():
+            if line.startswith('saved_entry='):
+                spec = line.split('=', 1)[1]
+    current = items
+    item = None
+    for component in spec.split('>'):
+        item = _pick(current, component)
+        if item is None:
+            item = _pick(items, '0')
+            break
+        current = item['children']
+    while item is not None and item['type'] == 'submenu':
+        item = item['children'][0] if item['children'] else None
+    return item
+
+
+def cmdline_from_grub(text, grubenv_text=''):
+    """The /proc/cmdline GRUB would hand the kernel for the default entry:
+    ``BOOT_IMAGE=<image> <args...>`` (GRUB joins the words with single spaces)."""
+    item = default_entry(text, grubenv_text)
+    if item is None or not item['linux']:
+        raise ValueError('grub.cfg has no default menuentry with a linux line')
+    image = item['linux'][0]
+    return ' '.join(['BOOT_IMAGE=' + image] + item['linux'][1:])
+
+
+# ---------------------------------------------------------------- hugepages
+
+def _size_kb(text):
+    match = re.match(r'^(\d+)([KkMmGg]?)$', text)
+    if not match:
+        return None
+    number = int(match.group(1))
+    unit = match.group(2).upper()
+    return number * {'': 1.0 / 1024, 'K': 1, 'M': 1024, 'G': 1024 * 1024}[unit]
+
+
+def hugepages_from_cmdline(cmdline, sizes_kb, default_kb):
+    """Pool sizes the kernel sets up from ``hugepagesz=``/``hugepages=``/``default_hugepagesz=``.
+
+    Unsupported sizes (1G on a 64k-page kernel) are ignored together with the
+    ``hugepages=`` that follows them, as the kernel does
+    (``HugeTLB: unsupported hugepagesz=1G``)."""
+    pools = dict((size, 0) for size in sizes_kb)
+    messages = []
+    tokens = cmdline.split()
+    for token in tokens:
+        if token.startswith('default_hugepagesz='):
+            size = _size_kb(token.split('=', 1)[1])
+            if size in pools:
+                default_kb = int(size)
+    current = default_kb
+    valid = True
+    for token in tokens:
+        key, _, value = token.partition('=')
+        if key == 'hugepagesz':
+            size = _size_kb(value)
+            if size in pools:
+                current, valid = int(size), True
+            else:
+                valid = False
+                messages.append('HugeTLB: unsupported hugepagesz=%s' % value)
+        elif key == 'hugepages':
+            if valid:
+                try:
+                    pools[current] = int(value)
+                except ValueError:
+                    messages.append('HugeTLB: invalid hugepages=%s' % value)
+            else:
+                messages.append('HugeTLB: hugepages=%s does not follow a valid hugepagesz, ignoring' % value)
+            valid = True
+            current = default_kb
+    return pools, default_kb, messages
+
+
+def write_hugepages(sysdir, pools):
+    for size, count in pools.items():
+        hdir = os.path.join(sysdir, 'kernel/mm/hugepages/hugepages-%dkB' % size)
+        for name, value in (('nr_hugepages', count), ('nr_hugepages_mempolicy', count), ('free_hugepages', count),
+                            ('resv_hugepages', 0), ('surplus_hugepages', 0), ('nr_overcommit_hugepages', 0)):
+            write(os.path.join(hdir, name), '%d\n' % value)
+
+
+# ---------------------------------------------------------------- modules-load.d replay
+
+def modules_load_list(base=None, cmdline=''):
+    names = []
+    for conf_file in _conf_files(MODULES_LOAD_DIRS, '.conf', base):
+        for line in read(conf_file, '').splitlines():
+            line = line.strip()
+            if not line or line[0] in '#;':
+                continue
+            names.append(line)
+    for token in cmdline.split():
+        for key in ('modules_load=', 'modules-load=', 'rd.modules_load=', 'rd.modules-load='):
+            if token.startswith(key):
+                names.extend(n for n in token[len(key):].split(',') if n)
+    return names
+
+
+# ---------------------------------------------------------------- boot
+
+def _bind(source, target, messages):
+    if not os.path.exists(target):
+        messages.append('bind %s: target does not exist, skipped' % target)
+        return False
+    subprocess.call(['umount', target], stderr=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+    rc = subprocess.call(['mount', '--bind', source, target])
+    if rc != 0:
+        messages.append('bind mount of %s over %s failed (rc %d)' % (source, target, rc))
+        return False
+    return True
+
+
+def boot(base=None, do_mounts=True):
+    """What the tray's "kernel" does at boot, before sysinit: see module docstring."""
+    hw = load_hw(base)
+    messages = []
+    sysdir = sys_root(base)
+    run_dir = path(RUN_DIR, base)
+    os.makedirs(run_dir, exist_ok=True)
+    mdir = os.path.join(sysdir, 'module')
+    os.makedirs(mdir, exist_ok=True)
+    if do_mounts:
+        if subprocess.call(['mountpoint', '-q', mdir]) != 0:
+            if subprocess.call(['mount', '-t', 'tmpfs', '-o', 'mode=0755,size=16m', 'gpu-tray-lab-module', mdir]):
+                raise RuntimeError('cannot mount a tmpfs on %s' % mdir)
+    else:
+        for name in os.listdir(mdir):
+            remove(os.path.join(mdir, name))
+    power_on_reset(base, hw)
+
+    # kernel command line: GRUB's default entry, else the installed baseline
+    grub_cfg = path('boot/grub/grub.cfg', base)
+    cmdline = None
+    if os.path.exists(grub_cfg):
+        try:
+            cmdline = cmdline_from_grub(read(grub_cfg, ''), read(path('boot/grub/grubenv', base), ''))
+            source = grub_cfg
+        except ValueError as exc:
+            messages.append('grub.cfg unusable (%s); using the baseline command line' % exc)
+    if cmdline is None:
+        cmdline = hw['baseline_cmdline']
+        source = 'baseline'
+    image = cmdline.split()[0].split('=', 1)[1]
+    release = hw['kernel_release']
+    if not os.path.exists(path(image, base)):
+        messages.append('GRUB default entry boots %s, which does not exist: a real tray would not boot' % image)
+    elif os.path.basename(image).startswith('vmlinuz-'):
+        release = os.path.basename(image)[len('vmlinuz-'):]
+    write(os.path.join(run_dir, 'cmdline'), cmdline + '\n')
+    write(os.path.join(run_dir, 'cmdline.source'), source + '\n')
+    write(os.path.join(run_dir, 'osrelease'), release + '\n')
+    numa = '0' if 'numa_balancing=disable' in cmdline.split() else '1'
+    write(os.path.join(run_dir, 'numa_balancing'), numa + '\n')
+    if do_mounts:
+        _bind(os.path.join(run_dir, 'cmdline'), '/proc/cmdline', messages)
+        _bind(os.path.join(run_dir, 'osrelease'), '/proc/sys/kernel/osrelease', messages)
+        _bind(os.path.join(run_dir, 'numa_balancing'), '/proc/sys/kernel/numa_balancing', messages)
+    else:
+        write(path('proc/cmdline', base), cmdline + '\n')
+        write(path('proc/sys/kernel/osrelease', base), release + '\n')
+
+    # hugepage pools from the command line
+    pools, _default, hp_messages = hugepages_from_cmdline(cmdline, hw['hugepage_sizes_kb'], hw['default_hugepage_kb'])
+    messages.extend(hp_messages)
+    write_hugepages(sysdir, pools)
+
+    # boot identity
+    write(os.path.join(run_dir, 'boot_id'), str(uuid.uuid4()) + '\n')
+    count_file = path(LAB_DIR + '/boot_count', base)
+    try:
+        count = int(read(count_file, '0').strip() or 0) + 1
+    except ValueError:
+        count = 1
+    write(count_file, '%d\n' % count)
+
+    # modules: what the hardware implies (udev), then modules-load.d / modules_load=
+    wanted = list(hw['boot_modules']) + modules_load_list(base, cmdline)
+    for name in wanted:
+        try:
+            loaded = modprobe_load(name, base=base, hw=hw, messages=messages)
+            log_call('modprobe', [name], note='boot: loaded %s' % (','.join(loaded) or 'nothing new'), base=base)
+        except ModprobeError as exc:
+            messages.append(str(exc))
+            log_call('modprobe', [name], note='boot: ' + str(exc), base=base)
+    messages.extend(reconcile(base, hw))
+    log_dir = path(LOG_DIR, base)
+    os.makedirs(log_dir, exist_ok=True)
+    with open(os.path.join(log_dir, 'boot.log'), 'a') as handle:
+        handle.write('%s boot %d cmdline(%s): %s\n' % (now(), count, source, cmdline))
+        for message in messages:
+            handle.write('%s   %s\n' % (now(), message))
+    return messages
+
+
+def main(argv):
+    if len(argv) < 2 or argv[1] not in ('boot', 'reconcile', 'cmdline'):
+        sys.stderr.write('usage: gpu-tray-lab-hw boot|reconcile|cmdline [--no-mount]\n')
+        return 2
+    if argv[1] == 'boot':
+        for message in boot(do_mounts='--no-mount' not in argv):
+            print(message)
+        return 0
+    if argv[1] == 'reconcile':
+        for message in reconcile():
+            print(message)
+        return 0
+    grub_cfg = path('boot/grub/grub.cfg')
+    print(cmdline_from_grub(read(grub_cfg, ''), read(path('boot/grub/grubenv'), '')))
+    return 0
