@@ -1,0 +1,72 @@
+"""`lab down` stops everything by PID and leaves no process, mount, namespace or veth behind;
+the no-return-from-reboot fault keeps a tray down after `systemctl reboot`."""
+import os
+import pathlib
+import subprocess
+import time
+
+from conftest import STATE, lab, lab_status, lab_up, ssh, tray_status
+
+MACHINES = ("gtl-tray01", "gtl-tray02")
+
+
+def _alive(pid):
+    """Alive and not a zombie waiting for its reaper."""
+    try:
+        stat = pathlib.Path("/proc/%d/stat" % pid).read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
+
+
+def _processes():
+    for d in pathlib.Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                yield int(d.name), d.joinpath("cmdline").read_bytes().split(b"\0"), os.readlink(d / "root")
+            except OSError:
+                continue
+
+
+def _wait_gone(pids, timeout=10):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end and any(_alive(p) for p in pids):
+        time.sleep(0.1)
+    return [p for p in pids if _alive(p)]
+
+
+def test_no_return_from_reboot_then_down_leaves_nothing_behind():
+    lab_up("--platform", "rke2-vr200", "--trays", "2", "--fault", "no-return-from-reboot@2")
+    recorded = []
+    for t in lab_status()["trays"]:
+        assert t["supervisor_pid"] and t["nspawn_pid"], t
+        recorded += [t["supervisor_pid"], t["nspawn_pid"]]
+    state_dir = str(STATE.resolve())
+
+    # tray02 asks for a reboot and stays down; its supervisor ends and says why
+    ssh("tray02", "systemctl reboot")
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and tray_status("tray02")["supervisor_pid"]:
+        time.sleep(0.2)
+    t2 = tray_status("tray02")
+    assert t2["supervisor_pid"] is None and t2["nspawn_pid"] is None, t2
+    assert "no-return-from-reboot" in t2["state"], t2
+    assert "no-return-from-reboot" in (STATE / "trays" / "tray02" / "supervisor.log").read_text()
+    assert tray_status("tray01")["state"].startswith("running")
+
+    lab("down")
+    assert _wait_gone(recorded) == [], "recorded PIDs still alive after lab down"
+    left = [(pid, argv) for pid, argv, root in _processes()
+            if (argv and argv[0].endswith(b"systemd-nspawn") and any(m.encode() in argv for m in MACHINES))
+            or root.startswith(state_dir)]
+    assert left == [], "processes of the lab still running: %s" % left
+    mounts = [line.split()[4] for line in pathlib.Path("/proc/self/mountinfo").read_text().splitlines()
+              if line.split()[4].startswith(state_dir)]
+    assert mounts == []
+    netns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=True).stdout
+    assert "gtl-tray" not in netns
+    links = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True, check=True).stdout
+    assert "gtl01-h" not in links and "gtl02-h" not in links
+    assert not STATE.exists()
+    # and down is idempotent
+    lab("down")
