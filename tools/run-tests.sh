@@ -8,7 +8,7 @@
 # Extra pytest arguments pass through: tools/run-tests.sh -k pkey
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
-cd "$here"
+cd "$here" || exit 1
 layers=()
 for d in tests/unit tests/quality tests/lab tests/molecule tests/cluster; do
   [ -d "$d" ] && layers+=("$d")

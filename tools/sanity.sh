@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # ansible-test sanity needs the collection at .../ansible_collections/gpu_tray/cluster. Copy what git knows
 # (tracked + untracked-but-not-ignored files) into a temporary tree of that shape and run it there, with no
-# tests/sanity/ignore-*.txt. Each sanity test gets its own venv with its pinned requirements (--venv
-# --requirements): pylint & co. come from PyPI, so nothing is added to our own toolchain.
+# tests/sanity/ignore-*.txt. The sanity tests' own pinned requirements (pylint & co., from PyPI) go into a
+# separate venv, so they never leak into the project toolchain. (`ansible-test --venv` would do that per test
+# but bootstraps pip from an ansible CI host these machines cannot reach.)
+# ansible-test still builds one venv per sanity test and bootstraps pip into it with a get-pip.py it downloads
+# from an Ansible CI host; tools/ansible-test-get-pip.py does that job from PyPI and is put where ansible-test
+# looks for a cached copy.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
@@ -14,7 +18,27 @@ git ls-files -co --exclude-standard -z | rsync -a --from0 --files-from=- ./ "$de
 if ls "$dest"/tests/sanity/ignore-*.txt >/dev/null 2>&1; then
   echo "tests/sanity/ignore-*.txt exists: this project passes sanity without an ignore file" >&2; exit 1
 fi
+: "${GPU_TRAY_CACHE:=/var/cache/gpu-tray-cluster}"
+core=$(grep -E '^ansible-core==' "$here/requirements-dev.txt")
+svenv="$GPU_TRAY_CACHE/sanity-venv-${core#ansible-core==}"
+if [ ! -f "$svenv/.complete" ]; then     # a half-built venv (interrupted run) is rebuilt, never used
+  rm -rf "$svenv"
+  python3 -m venv "$svenv"
+  "$svenv/bin/pip" install -q -U pip
+  "$svenv/bin/pip" install -q "$core"
+  touch "$svenv/.complete"
+fi
+pipver=$("$svenv/bin/python" - <<'PY'
+import re, pathlib, ansible_test
+src = pathlib.Path(ansible_test.__file__).parent.joinpath("_internal", "python_requirements.py").read_text()
+print(re.search(r"pip='([0-9.]+)'", src).group(1))
+PY
+)
+getpip="$HOME/.ansible/test/cache/get_pip_${pipver//./_}.py"
+if ! cmp -s "$here/tools/ansible-test-get-pip.py" "$getpip"; then
+  mkdir -p "$(dirname "$getpip")" && cp "$here/tools/ansible-test-get-pip.py" "$getpip"
+fi
 cd "$dest"
 # ansible-test finds files through git when a repository is present; give it one so it sees exactly our files
 git init -q . && git add -A >/dev/null && git -c user.name=sanity -c user.email=sanity@localhost commit -qm sanity
-"$here/.venv/bin/ansible-test" sanity --color no --python 3.11 --venv --requirements "$@"
+"$svenv/bin/python" "$svenv/bin/ansible-test" sanity --color no --python 3.11 --requirements "$@"

@@ -44,11 +44,11 @@ fi
 
 wheel_dir="$GPU_TRAY_CACHE/wheels"
 mkdir -p "$wheel_dir"
-wheel=$(ls "$wheel_dir"/ansible-"$ANSIBLE_WHEEL_VERSION"-*.whl 2>/dev/null | head -n1 || true)
+wheel=$(find "$wheel_dir" -maxdepth 1 -name "ansible-$ANSIBLE_WHEEL_VERSION-*.whl" | head -n1)
 if [ -z "$wheel" ]; then
   log "downloading the ansible $ANSIBLE_WHEEL_VERSION wheel (dependency collections)"
   .venv/bin/pip download -q --no-deps -d "$wheel_dir" "ansible==$ANSIBLE_WHEEL_VERSION"
-  wheel=$(ls "$wheel_dir"/ansible-"$ANSIBLE_WHEEL_VERSION"-*.whl | head -n1)
+  wheel=$(find "$wheel_dir" -maxdepth 1 -name "ansible-$ANSIBLE_WHEEL_VERSION-*.whl" | head -n1)
 fi
 coll_stamp=.collections/.from-ansible-$ANSIBLE_WHEEL_VERSION
 if [ ! -f "$coll_stamp" ]; then

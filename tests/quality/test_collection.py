@@ -73,3 +73,23 @@ def test_ansible_doc_renders(module):
     rc, out = run([str(BIN / "ansible-doc"), "gpu_tray.cluster.%s" % module], env=env)
     assert rc == 0, out
     assert "gpu_tray.cluster.%s" % module in out and "EXAMPLES" in out and "RETURN VALUES" in out, out[:2000]
+
+
+def role_names():
+    return sorted(p.name for p in (ROOT / "roles").iterdir() if p.is_dir())
+
+
+@pytest.mark.parametrize("role", role_names())
+def test_role_argument_spec_matches_defaults(role):
+    """Every public default is documented in meta/argument_specs.yml and prefixed with the role name."""
+    spec = yaml.safe_load((ROOT / "roles" / role / "meta" / "argument_specs.yml").read_text())
+    options = set(spec["argument_specs"]["main"]["options"])
+    defaults_file = ROOT / "roles" / role / "defaults" / "main.yml"
+    defaults = set(yaml.safe_load(defaults_file.read_text()) or {}) if defaults_file.exists() else set()
+    assert defaults <= options, "defaults without an argument spec: %s" % sorted(defaults - options)
+    unprefixed = sorted(o for o in options | defaults if not o.startswith(role + "_"))
+    assert not unprefixed, "public variables must start with %s_: %s" % (role, unprefixed)
+    vars_file = ROOT / "roles" / role / "vars" / "main.yml"
+    internal = set(yaml.safe_load(vars_file.read_text()) or {}) if vars_file.exists() else set()
+    bad = sorted(v for v in internal if not v.startswith("__%s_" % role))
+    assert not bad, "internal variables must start with __%s_: %s" % (role, bad)
