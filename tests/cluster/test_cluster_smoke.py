@@ -1,0 +1,57 @@
+# Copyright: (c) 2026, gpu_tray.cluster contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The smoke test of issue 4: kubernetes.core against the real API server (tests/cluster/smoke.yml)."""
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+
+
+def test_smoke_playbook(kcluster, tmp_path):
+    result_file = tmp_path / "smoke.json"
+    env = dict(os.environ)
+    env.setdefault("ANSIBLE_CONFIG", os.path.join(REPO, "ansible.cfg"))
+    env.setdefault("ANSIBLE_HOME", os.path.join(REPO, ".ansible"))
+    env.setdefault("ANSIBLE_COLLECTIONS_PATH", os.path.join(REPO, ".collections"))
+    playbook = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
+    t0 = time.time()
+    res = subprocess.run([playbook, os.path.join(HERE, "smoke.yml"),
+                          "-e", "kcluster_kubeconfig=%s" % kcluster.kubeconfig,
+                          "-e", "kcluster_helm=%s" % kcluster.helm,
+                          "-e", "smoke_result_file=%s" % result_file],
+                         cwd=REPO, env=env, capture_output=True, text=True)
+    elapsed = time.time() - t0
+    print("smoke playbook: rc %d in %.1f s" % (res.returncode, elapsed))
+    assert result_file.exists(), "smoke.yml wrote no results (rc %d):\n%s\n%s" % (res.returncode, res.stdout[-5000:], res.stderr[-3000:])
+    r = json.loads(result_file.read_text())
+    assert res.returncode == 0, "smoke.yml failed: %s\n%s" % (r.get("assert_msg"), res.stdout[-5000:])
+
+    # CRD created and Established (k8s_info wait_condition)
+    assert r["crd_create_changed"] is True
+    established = [c for c in r["crd_conditions"] if c["type"] == "Established"]
+    assert established and established[0]["status"] == "True"
+    # a valid CR is created once, then left alone
+    assert r["cr_good_changed"] is True and r["cr_good_again_changed"] is False
+    # the server validated the CR against the CRD schema and rejected it: 422 Invalid, naming both fields
+    assert r["cr_bad_rejected"] is True
+    assert '"code":422' in r["cr_bad_message"] and '"reason":"Invalid"' in r["cr_bad_message"]
+    assert "spec.enabled in body must be of type boolean" in r["cr_bad_message"]
+    assert "spec.minBandwidthGbps in body should be less than or equal to 800" in r["cr_bad_message"]
+    # helm install -> deployed and ready, re-run -> changed=false
+    assert r["helm_install_changed"] is True and r["helm_install_status"] == "deployed"
+    assert int(r["deploy_installed_ready"]) == 2
+    assert r["helm_again_changed"] is False
+    # atomic upgrade to :broken failed and rolled back to revision 1's image
+    assert r["helm_broken_failed"] is True
+    assert "has been rolled back due to atomic being set" in r["helm_broken_stderr"]
+    history = [(h["revision"], h["status"], h["description"]) for h in r["helm_history"]]
+    assert [h[1] for h in history] == ["superseded", "failed", "deployed"], history
+    assert history[-1][2] == "Rollback to 1"
+    assert r["helm_after_status"] == "deployed" and str(r["helm_after_revision"]) == "3"
+    assert r["deploy_after_image"].endswith(":1.0")
+    assert int(r["deploy_after_available"]) == 2
