@@ -19,6 +19,7 @@ attributes:
     support: none
     description: The module never changes anything, so there is nothing to diff.
   platform:
+    support: full
     platforms: posix
     description: Linux hosts (reads sysfs/procfs layouts of the Linux kernel).
 notes:

@@ -133,17 +133,17 @@ def inspect(config_path, dropin_dir=None, runtime_config_source=None):
                             % (path, imports or '(none)'))
             continue
         if entry['version'] is not None and root_version is not None and entry['version'] > root_version:
-            errors.append('drop-in %s declares version %d, higher than root %s version %d: containerd '
-                          'refuses to start ("drop-in config version %d higher than root config version %d")'
+            errors.append('drop-in %s declares version %s, higher than root %s version %s: containerd '
+                          'refuses to start ("drop-in config version %s higher than root config version %s")'
                           % (path, entry['version'], config_path, root_version, entry['version'], root_version))
     sources = parse_source(runtime_config_source)
     reads_command = toolkit_reads_command(sources)
     if root_version is None:
         warnings.append('%s has no integer version key: containerd treats it as version 1' % config_path)
     if reads_command and root_version is not None and root_version < DUMP_VERSION:
-        warnings.append('%s is version %d and the GPU Operator toolkit would read its source config with '
-                        '"command" (RUNTIME_CONFIG_SOURCE=%s): containerd config dump migrates to version %d, '
-                        'so the toolkit writes a version %d drop-in that containerd refuses. Set the toolkit '
+        warnings.append('%s is version %s and the GPU Operator toolkit would read its source config with '
+                        '"command" (RUNTIME_CONFIG_SOURCE=%s): containerd config dump migrates to version %s, '
+                        'so the toolkit writes a version %s drop-in that containerd refuses. Set the toolkit '
                         'env RUNTIME_CONFIG_SOURCE=file (NVIDIA/aicr#1688).'
                         % (config_path, root_version, ','.join(sources), DUMP_VERSION, DUMP_VERSION))
     result = {

@@ -261,7 +261,7 @@ def select_devices(facts, names=None, include_vfs=True):
 def port_label(device, port):
     """``mlx5_3 port 1 (VF of 0000:03:00.0)`` / ``mlx5_0 port 1 (PF 0000:03:00.0)``."""
     if device.get('kind') == 'vf':
-        where = 'VF %s of %s' % (device.get('pci_address'), device.get('physfn'))
+        where = 'VF of %s' % device.get('physfn')
     else:
         where = 'PF %s' % device.get('pci_address')
     return '%s port %s (%s)' % (device['name'], port['port'], where)

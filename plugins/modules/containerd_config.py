@@ -23,7 +23,7 @@ description:
   - Warns about a C(*.toml) in I(dropin_dir) that the root's C(imports) do not match (containerd ignores it).
   - Not for RKE2, which renders its own containerd config under C(/var/lib/rancher/rke2/agent/etc/containerd).
 author:
-  - gpu_tray.cluster contributors
+  - gpu_tray.cluster contributors (!UNKNOWN)
 options:
   config_path:
     description:

@@ -20,7 +20,7 @@ description:
     (nodewright-packages#135).
   - Fails when a pool holds fewer pages (C(nr_hugepages)) than requested - the kernel did not honour the request.
 author:
-  - gpu_tray.cluster contributors
+  - gpu_tray.cluster contributors (!UNKNOWN)
 options:
   requested:
     description:

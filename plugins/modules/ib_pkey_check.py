@@ -21,7 +21,7 @@ description:
     their own GUIDs, so the fabric must add each VF GUID as a full member too; fixing the PFs alone is not enough.
   - Returns per-port results whether or not it fails.
 author:
-  - gpu_tray.cluster contributors
+  - gpu_tray.cluster contributors (!UNKNOWN)
 options:
   devices:
     description:
@@ -141,13 +141,13 @@ ports:
     label:
       description: Human-readable port name used in messages.
       type: str
-      sample: mlx5_3 port 1 (VF 0000:03:00.2 of 0000:03:00.0)
+      sample: mlx5_3 port 1 (VF of 0000:03:00.0)
 failed_ports:
   description: Labels of the ports that are not full members.
   type: list
   elements: str
   returned: always
-  sample: ["mlx5_3 port 1 (VF 0000:03:00.2 of 0000:03:00.0)"]
+  sample: ["mlx5_3 port 1 (VF of 0000:03:00.0)"]
 msg:
   description: Summary; on failure it lists every failing port, its keys and the fix.
   type: str
@@ -177,7 +177,7 @@ def build_module():
             sysfs_root=dict(type='path', default='/sys'),
             devices=dict(type='list', elements='str'),
             include_vfs=dict(type='bool', default=True),
-            pkey=dict(type='raw', default='0xffff'),
+            pkey=dict(type='raw', default='0xffff', no_log=False),
             fail_on_error=dict(type='bool', default=True),
         ),
         supports_check_mode=True,
@@ -221,8 +221,8 @@ def main():
     failing = [res for res in results if not res['ok']]
     output['failed_ports'] = [res['label'] for res in failing]
     if not failing:
-        output['msg'] = '%s: all %d ports are full members of partition %s' % (host, len(results),
-                                                                              describe_pkey(required))
+        output['msg'] = '%s: all %d ports are full members of partition %s' % (
+            host, len(results), describe_pkey(required))
         module.exit_json(**output)
     lines = []
     for res in failing:

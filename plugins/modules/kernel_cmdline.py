@@ -21,7 +21,7 @@ description:
   - A token in C(/proc/cmdline) proves the boot loader passed it, not that the kernel honoured it (see
     M(gpu_tray.cluster.hugepage_check) for huge pages).
 author:
-  - gpu_tray.cluster contributors
+  - gpu_tray.cluster contributors (!UNKNOWN)
 options:
   required:
     description:

@@ -21,7 +21,7 @@ description:
     NIC firmware and never runs C(mstfwreset).
   - A device the tool cannot open (C(-E-) message, rc 3) is reported as a per-device error.
 author:
-  - gpu_tray.cluster contributors
+  - gpu_tray.cluster contributors (!UNKNOWN)
 options:
   devices:
     description:

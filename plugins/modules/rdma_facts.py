@@ -20,7 +20,7 @@ description:
     BlueField-3 and is not a rail).
   - Reads only sysfs; runs no tools.
 author:
-  - gpu_tray.cluster contributors
+  - gpu_tray.cluster contributors (!UNKNOWN)
 options:
   rails:
     description:

@@ -25,7 +25,7 @@ description:
   - Runs C(systemctl is-enabled) and C(systemctl is-active) (read-only) with C(LC_ALL=C). When systemctl is missing or
     systemd is not PID 1 the unit states are C(unknown).
 author:
-  - gpu_tray.cluster contributors
+  - gpu_tray.cluster contributors (!UNKNOWN)
 options:
   os_release_path:
     description:

@@ -131,7 +131,7 @@ def _adhoc(module, args, check=True, extra_env=None):
             '-m', 'gpu_tray.cluster.%s' % module, '-a', json.dumps(args)]
     if check:
         argv.append('--check')
-    proc = subprocess.run(argv, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(argv, cwd=REPO, env=env, capture_output=True, text=True, timeout=300, check=False)
     try:
         data = json.loads(proc.stdout)
     except ValueError:

@@ -144,12 +144,12 @@ def test_select_devices_and_check(tray):
     selected, unknown = rdma.select_devices(facts)
     assert [dev['name'] for dev in selected] == ['mlx5_0', 'mlx5_1', 'mlx5_3', 'mlx5_5', 'mlx5_6', 'mlx5_4']
     assert unknown == []
-    no_vfs, _ = rdma.select_devices(facts, include_vfs=False)
+    no_vfs, unknown = rdma.select_devices(facts, include_vfs=False)
     assert [dev['name'] for dev in no_vfs] == ['mlx5_0', 'mlx5_1', 'mlx5_3', 'mlx5_4']
-    _, unknown = rdma.select_devices(facts, ['mlx5_9'])
-    assert unknown == ['mlx5_9']
+    missing = rdma.select_devices(facts, ['mlx5_9'])[1]
+    assert missing == ['mlx5_9']
     results = rdma.check_pkeys(selected, 0xffff)
     bad = [res for res in results if not res['ok']]
     assert [res['device'] for res in bad] == ['mlx5_6']
     assert bad[0]['membership'] == 'limited'
-    assert bad[0]['label'] == 'mlx5_6 port 1 (VF 0000:06:00.2 of 0000:06:00.0)'
+    assert bad[0]['label'] == 'mlx5_6 port 1 (VF of 0000:06:00.0)'
