@@ -2,6 +2,9 @@
 #   make setup      venv + dependency collections (offline, from the ansible wheel) + apt packages
 #   make lab        setup, boot the rehearsal lab, run the site playbook against it, print the report path
 #   make test       every test layer (units, lint, sanity, lab, molecule, test cluster) in one pytest run
+#   make lab-up / lab-down / lab-status      the rehearsal lab alone (PLATFORM, TRAYS, FAULTS="name[@N] ...")
+#   make cluster-up / cluster-down           the test Kubernetes cluster (kube-apiserver 1.20 + simulated kubelet)
+#   make lint / sanity / units / build       single layers; build writes the collection tarball to build/
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
@@ -18,7 +21,11 @@ export MOLECULE_GLOB := molecule/*/molecule.yml
 export PATH := $(BIN):$(PATH)
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: help setup lint sanity units test build clean
+REPORT_DIR  ?= $(CURDIR)/output/report
+LAB         := $(CURDIR)/lab/lab
+FAULT_ARGS  := $(foreach f,$(FAULTS),--fault $(f))
+
+.PHONY: help setup lint sanity units test build clean lab lab-up lab-down lab-status cluster-up cluster-down
 help:
 	@sed -n 's/^#   //p' $(firstword $(MAKEFILE_LIST))
 
@@ -40,6 +47,29 @@ build: setup
 
 test: setup
 	bash tools/run-tests.sh
+
+lab-up: setup
+	$(LAB) up --platform $(PLATFORM) --trays $(TRAYS) $(FAULT_ARGS)
+
+lab-down:
+	$(LAB) down
+
+lab-status:
+	$(LAB) status
+
+# The main job: the site playbook against the lab, exactly as against a rack. A failing preflight is a
+# result, not a crash: the report says which tray failed which check and how to fix it.
+lab: lab-up
+	rm -rf $(REPORT_DIR)
+	ansible-playbook -i "$$($(LAB) inventory)" playbooks/site.yml -e gpu_tray_report_dir=$(REPORT_DIR); \
+	  rc=$$?; echo; echo "Report: $(REPORT_DIR)/preflight-summary.md (per-tray evidence in $(REPORT_DIR)/<tray>/)"; \
+	  [ -f $(REPORT_DIR)/preflight-summary.md ] && cat $(REPORT_DIR)/preflight-summary.md; exit $$rc
+
+cluster-up: setup
+	tests/cluster/kcluster up --platform $(PLATFORM) --nodes $(TRAYS)
+
+cluster-down:
+	tests/cluster/kcluster down
 
 clean:
 	rm -rf build .pytest_cache .hypothesis .ansible
