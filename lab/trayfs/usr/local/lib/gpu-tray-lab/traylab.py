@@ -80,10 +80,12 @@ def log_refused(tool, reason, base=None):
 
 
 def write(file_path, text):
-    parent = os.path.dirname(file_path)
-    if parent:
-        os.makedirs(parent, exist_ok=True)
-    with open(file_path, 'w') as handle:
+    try:
+        handle = open(file_path, 'w')
+    except FileNotFoundError:
+        os.makedirs(os.path.dirname(file_path), exist_ok=True)
+        handle = open(file_path, 'w')
+    with handle:
         handle.write(text)
 
 
@@ -332,7 +334,7 @@ def _vf_guid(hca, index):
     return hca['vf_guid_base'] + index
 
 
-def _sync_vfs(sysdir, hca, messages):
+def _sync_vfs(sysdir, hca, messages, derive=None):
     """Apply a write of ``sriov_numvfs`` the way the kernel's sriov_numvfs_store does."""
     pdir = os.path.join(sysdir, pci_rel(hca['bdf']))
     numvfs_file = os.path.join(pdir, 'sriov_numvfs')
@@ -375,6 +377,9 @@ def _sync_vfs(sysdir, hca, messages):
         vdir = _pci_files(sysdir, bdf, hca['vf_device'], 0x020700 if hca['link_layer'] == 'InfiniBand' else 0x020000,
                           hca['numa_node'], cpulist(hca['numa_node'], numa_nodes), 'mlx5_core')
         symlink('../%s' % hca['bdf'], os.path.join(vdir, 'physfn'))
+        if derive is not None:
+            derive(hca, bdf, index)
+        # the PF's virtfnN link comes last: once virtfn<N-1> exists, VF N is complete
         symlink('../%s' % bdf, os.path.join(pdir, 'virtfn%d' % index))
     messages.append('%s: enabled %d VFs' % (hca['bdf'], wanted))
 
@@ -412,38 +417,33 @@ def reconcile(base=None, hw=None):
     """Bring the derived kernel objects in line with module state and sriov_numvfs.
 
     Returns a list of messages (what changed, writes refused as the kernel would).
+    Loops until no sriov_numvfs write is pending (a write that lands while a
+    reconcile runs is picked up by the same run).
     """
     hw = hw if hw is not None else load_hw(base)
     sysdir = sys_root(base)
     messages = []
-    for hca in hw['hcas']:
-        hca.setdefault('numa_nodes', hw.get('numa_nodes', 1))
-        _sync_vfs(sysdir, hca, messages)
     mlx5_core = module_loaded(sysdir, 'mlx5_core')
     mlx5_ib = module_loaded(sysdir, 'mlx5_ib') and mlx5_core
     ipoib = module_loaded(sysdir, 'ib_ipoib') and mlx5_ib
     pf_names = set(h['name'] for h in hw['hcas'])
-    for hca, bdf, vf_index in _functions(sysdir, hw):
+
+    def derive(hca, bdf, vf_index):
         pdir = os.path.join(sysdir, pci_rel(bdf))
         is_vf = vf_index is not None
         guid = _vf_guid(hca, vf_index) if is_vf else hca['guid']
         dev_index = hw['hcas'].index(hca) * 64 + (vf_index + 1 if is_vf else 0)
-        # IB device
         current = _ib_name_of(sysdir, bdf)
         if mlx5_ib and current is None:
-            if is_vf:
-                name = _lowest_free_ibname(sysdir, pf_names)
-            else:
-                name = hca['name']
+            name = _lowest_free_ibname(sysdir, pf_names) if is_vf else hca['name']
             pkeys = hca['vf_pkeys'] if is_vf else hca['pkeys']
             device_id = hca['vf_device'] if is_vf else hca['device']
-            lid = hca['lid'] + (0x100 * (vf_index + 1) if is_vf else 0)
+            lid = hca['lid'] + (vf_index + 1 if is_vf else 0)
             _ib_device(sysdir, bdf, name, 'MT%d' % device_id, hca['fw_ver'], guid, hca['link_layer'],
                        hca['rate'], lid, hca['sm_lid'], pkeys, hca.get('pkey_table_len', 128))
         elif not mlx5_ib and current is not None:
             remove(os.path.join(sysdir, 'class/infiniband', current))
             remove(os.path.join(pdir, 'infiniband'))
-        # netdev
         want_netdev = ipoib if hca['link_layer'] == 'InfiniBand' else mlx5_core
         name = ifname(bdf, hca['link_layer'], is_vf)
         ndir = os.path.join(pdir, 'net', name)
@@ -452,7 +452,27 @@ def reconcile(base=None, hw=None):
         elif not want_netdev and os.path.isdir(ndir):
             remove(os.path.join(sysdir, 'class/net', name))
             remove(os.path.join(pdir, 'net'))
+
+    for _round in range(10):
+        for hca in hw['hcas']:
+            hca.setdefault('numa_nodes', hw.get('numa_nodes', 1))
+            _sync_vfs(sysdir, hca, messages, derive)
+        if not _pending_writes(sysdir, hw):
+            break
+    for hca, bdf, vf_index in _functions(sysdir, hw):
+        derive(hca, bdf, vf_index)
     return messages
+
+
+def _pending_writes(sysdir, hw):
+    for hca in hw['hcas']:
+        pdir = os.path.join(sysdir, pci_rel(hca['bdf']))
+        numvfs = os.path.join(pdir, 'sriov_numvfs')
+        if hca.get('sriov_totalvfs') is None or not os.path.exists(numvfs):
+            continue
+        if read(numvfs, '').strip() != str(_count_vfs(pdir)):
+            return True
+    return False
 
 
 def power_on_reset(base=None, hw=None):
