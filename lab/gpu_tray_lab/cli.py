@@ -238,6 +238,7 @@ def _down_locked():
     with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
         list(pool.map(lambda t: t.stop(), all_trays))
     for t in all_trays:
+        t.remove_cgroups()
         t.umount()
         net.delete(t.index)
     for ns in net.list_ours():                      # namespaces of trays whose state dir is gone

@@ -38,10 +38,14 @@ def create(index):
 
 def delete(index):
     ns, veth = util.netns_name(index), util.host_veth(index)
-    if netns_exists(ns):
-        util.run(["ip", "netns", "del", ns])     # destroys eth0 and with it the veth pair
+    # host end first: deleting it deletes the peer synchronously (a netns deletion frees its devices
+    # asynchronously, so the host end may linger for a moment after `ip netns del`)
     if link_exists(veth):
-        util.run(["ip", "link", "del", "dev", veth])
+        proc = util.run(["ip", "link", "del", "dev", veth], check=False, capture=True)
+        if proc.returncode != 0 and link_exists(veth):
+            raise util.LabError("cannot delete %s: %s" % (veth, proc.stderr.strip()))
+    if netns_exists(ns):
+        util.run(["ip", "netns", "del", ns])
 
 
 def list_ours():

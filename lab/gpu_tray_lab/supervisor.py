@@ -22,6 +22,9 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
+from gpu_tray_lab import cgroups  # noqa: E402
+
 REBOOT_RC = 133
 # a tray that reboots more often than this is in a reboot loop: stop it instead of burning CPU
 LOOP_WINDOW_S, LOOP_MAX = 60, 15
@@ -53,6 +56,8 @@ def main(state):
         logf.write("%s supervisor[%d] %s: %s\n" % (time.strftime("%Y-%m-%dT%H:%M:%S"), os.getpid(),
                                                   cfg["hostname"], msg))
 
+    # own cgroup per tray (see cgroups.py: trays sharing one cgroup race on their units' cgroups)
+    cgroups.record(state, cgroups.join_tray_cgroup(cfg["hostname"], log))
     _write(state / "supervisor.pid", "%d\n" % os.getpid())
     child = None
     stopping = False

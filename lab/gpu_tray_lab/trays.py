@@ -10,7 +10,7 @@ import sys
 import time
 import uuid
 
-from gpu_tray_lab import net, util
+from gpu_tray_lab import cgroups, net, util
 
 SUPERVISOR = pathlib.Path(__file__).resolve().parent / "supervisor.py"
 
@@ -126,8 +126,16 @@ class Tray:
             util.wait_for(lambda: not any(util.pid_alive(p) for p in pids), 5)
         return pids
 
+    def remove_cgroups(self):
+        left = []
+        for d in cgroups.recorded(self.dir):
+            left += cgroups.remove_tree(d)
+        if left:
+            raise util.LabError("%s: cgroups still in use after stop: %s" % (self.name, ", ".join(left)))
+
     def destroy(self):
         self.stop()
+        self.remove_cgroups()
         self.umount()
         net.delete(self.index)
         if self.dir.exists():

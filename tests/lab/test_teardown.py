@@ -38,6 +38,8 @@ def _wait_gone(pids, timeout=10):
 def test_no_return_from_reboot_then_down_leaves_nothing_behind():
     lab_up("--platform", "rke2-vr200", "--trays", "2", "--fault", "no-return-from-reboot@2")
     recorded = []
+    for name in ("tray01", "tray02"):                      # each tray runs in its own cgroup
+        assert "/gpu-tray-lab/%s" % name in pathlib.Path("/proc/%d/cgroup" % tray_status(name)["nspawn_pid"]).read_text()
     for t in lab_status()["trays"]:
         assert t["supervisor_pid"] and t["nspawn_pid"], t
         recorded += [t["supervisor_pid"], t["nspawn_pid"]]
@@ -68,5 +70,7 @@ def test_no_return_from_reboot_then_down_leaves_nothing_behind():
     links = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True, check=True).stdout
     assert "gtl01-h" not in links and "gtl02-h" not in links
     assert not STATE.exists()
+    cgroup_dirs = [str(p) for p in pathlib.Path("/sys/fs/cgroup").glob("**/gpu-tray-lab")]
+    assert cgroup_dirs == [], "per-tray cgroups left behind: %s" % cgroup_dirs
     # and down is idempotent
     lab("down")
