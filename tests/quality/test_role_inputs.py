@@ -1,0 +1,47 @@
+"""Bad inventory input stops a role at its argument spec, with a message naming the variable (no traceback,
+and before any task touches a host)."""
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+BIN = pathlib.Path(sys.executable).parent
+
+
+def run_role(role, extra_vars, tmp_path):
+    play = tmp_path / "play.yml"
+    play.write_text("- hosts: localhost\n  connection: local\n  gather_facts: false\n  roles:\n"
+                    "    - gpu_tray.cluster.%s\n" % role)
+    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_COLLECTIONS_PATH=str(ROOT / ".collections"),
+               ANSIBLE_HOME=str(ROOT / ".ansible"), ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0")
+    argv = [str(BIN / "ansible-playbook"), str(play), "-e", json.dumps(extra_vars)]
+    proc = subprocess.run(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          check=False)
+    return proc.returncode, proc.stdout
+
+
+@pytest.mark.parametrize("extra_vars, variable, words", [
+    ({"preflight_platform": "gb300-eks"}, "preflight_platform", ["nvke-gb200", "rke2-vr200"]),
+    ({"gpu_tray_platform": "nvke-gb200", "preflight_min_num_vfs": "sixteen"}, "preflight_min_num_vfs", ["int"]),
+    ({"gpu_tray_platform": "nvke-gb200", "preflight_hugepages_requested": [{"size": "2M"}]}, "count", ["required"]),
+    ({"gpu_tray_platform": "rke2-vr200", "preflight_rails": "mlx5_0,mlx5_1"}, None, ["expected mlx5_0, mlx5_1"]),
+])
+def test_preflight_rejects_bad_input_by_name(extra_vars, variable, words, tmp_path):
+    rc, out = run_role("preflight", dict(extra_vars, preflight_sysfs_root="/nonexistent-gpu-tray-test"), tmp_path)
+    assert rc != 0, out
+    assert "Traceback" not in out, out
+    if variable is None:
+        # a comma-separated string where a list is expected is accepted and split; the checks then run against
+        # the nonexistent sysfs root and fail on their own, naming the rails that were asked for
+        for word in words:
+            assert word in out, out
+        return
+    assert "Validating arguments against arg spec" in out, out
+    assert "TASK [gpu_tray.cluster.preflight : Gather tray facts" not in out, "a task ran despite bad input:\n" + out
+    assert variable in out, out
+    for word in words:
+        assert word in out, out
