@@ -214,6 +214,9 @@ def _up_locked(spec, current, args):
         current["timings"] = timings
         util.write_json(lab_file(), current)
     util.log("timings: %s" % json.dumps(timings))
+    if any(started):
+        for name in rootfs.prune([root]):       # after the boot: keeps the (slow) rmtree out of the boot time
+            util.log("removed stale cached rootfs %s" % name)
     if bad:
         for t in all_trays:
             if t.name in bad:
@@ -360,7 +363,7 @@ def cmd_prune(_args):
     current = util.read_json(lab_file())
     if current:
         in_use.append(current["rootfs"])
-    for name in rootfs.prune(in_use):
+    for name in rootfs.prune(in_use, bases=True):
         util.log("removed %s" % name)
     return 0
 

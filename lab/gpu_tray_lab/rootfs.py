@@ -205,12 +205,34 @@ def ensure(timings=None):
     return build_prepared(timings if timings is not None else {})
 
 
-def prune(in_use):
-    """Remove cached rootfs trees that are neither current nor in use (lowerdir of a mounted tray)."""
+def lowerdirs_in_use():
+    """Cached trees that a mounted overlay (any lab tray on this machine) uses as lowerdir."""
+    used = set()
+    for line in util.read_text("/proc/self/mountinfo").splitlines():
+        _left, _, right = line.partition(" - ")
+        f = right.split()
+        if len(f) >= 3 and f[0] == "overlay":
+            for opt in f[2].split(","):
+                if opt.startswith("lowerdir="):
+                    used.update(pathlib.Path(d).name for d in opt[len("lowerdir="):].split(":"))
+    return used
+
+
+def prune(in_use=(), bases=False):
+    """Remove cached rootfs trees that are neither current nor in use (lowerdir of a mounted overlay).
+
+    Prepared trees (about 250 MB each; every change of lab/trayfs makes a new one) are pruned; base trees
+    (the slow debootstrap) only when bases=True.
+    """
     keep = {base_path().name, prepared_path().name} | {pathlib.Path(p).name for p in in_use}
+    keep |= lowerdirs_in_use()
     removed = []
-    for p in util.cache_dir().glob("rootfs-*"):
-        if p.is_dir() and ".tmp-" not in p.name and p.name not in keep:
+    with _Lock(util.cache_dir() / "rootfs.lock"):
+        for p in sorted(util.cache_dir().glob("rootfs-*")):
+            if not p.is_dir() or ".tmp-" in p.name or p.name in keep:
+                continue
+            if p.name.startswith("rootfs-base-") and not bases:
+                continue
             shutil.rmtree(p)
             removed.append(p.name)
     return removed
