@@ -274,3 +274,17 @@ def test_prepare_rootfs_installs_doubles_and_diversions(tmp_path, monkeypatch):
         '/usr/lib/systemd/system/gpu-tray-lab-boot.service'
     fixtures.prepare_rootfs(tmp_path)          # idempotent: no second diversion
     assert len(calls) == 3
+
+
+def test_collection_rdma_code_reads_the_fixture(make_tray):
+    """gpu_tray.cluster's own sysfs reader sees four rails, the DPU and the VFs as a real tray's."""
+    from ansible_collections.gpu_tray.cluster.plugins.module_utils import rdma
+    tray = make_tray('nvke-gb200', ['pkey-limited-vf'])
+    tray.write_numvfs('mlx5_4', 2)
+    facts = rdma.collect_rdma(tray.sys())
+    assert facts['rails'] == ['mlx5_0', 'mlx5_1', 'mlx5_3', 'mlx5_4']
+    assert facts['vfs_by_pf'] == {'0012:03:00.0': ['mlx5_5', 'mlx5_6']}
+    by_name = dict((dev['name'], dev) for dev in facts['devices'])
+    assert by_name['mlx5_4']['sriov_totalvfs'] == 16 and by_name['mlx5_4']['sriov_numvfs'] == 2
+    assert by_name['mlx5_5']['kind'] == 'vf' and by_name['mlx5_5']['physfn'] == '0012:03:00.0'
+    assert by_name['mlx5_2']['pci_device_id'] == '0xa2dc'
