@@ -48,6 +48,26 @@ options:
     default: /proc
 '''
 
+    SYSFS_UNUSED = r'''
+options:
+  sysfs_root:
+    description:
+      - Not read by this module. Accepted so that one C(module_defaults) entry for
+        C(group/gpu_tray.cluster.host_checks) can set I(sysfs_root) for every module of the group.
+    type: path
+    default: /sys
+'''
+
+    PROC_UNUSED = r'''
+options:
+  proc_root:
+    description:
+      - Not read by this module. Accepted so that one C(module_defaults) entry for
+        C(group/gpu_tray.cluster.host_checks) can set I(proc_root) for every module of the group.
+    type: path
+    default: /proc
+'''
+
     FACTS = r'''
 attributes:
   facts:

@@ -23,11 +23,18 @@ from ansible_collections.gpu_tray.cluster.plugins.module_utils.common import (
 )
 
 _POOL_DIR = re.compile(r'^hugepages-(\d+)kB$')
+_MEMINFO_SIZE = re.compile(r'^Hugepagesize:\s+(\d+)\s+kB\s*$', re.MULTILINE)
 
 
 def parse_pool_dirname(name):
     """``hugepages-2048kB`` -> 2048; None for anything else."""
     match = _POOL_DIR.match(name)
+    return int(match.group(1)) if match else None
+
+
+def meminfo_hugepagesize_kb(text):
+    """``Hugepagesize:     524288 kB`` line of /proc/meminfo -> 524288; None when absent."""
+    match = _MEMINFO_SIZE.search(text or '')
     return int(match.group(1)) if match else None
 
 

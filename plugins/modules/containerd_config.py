@@ -48,6 +48,8 @@ options:
     default: true
 extends_documentation_fragment:
   - gpu_tray.cluster.host_paths
+  - gpu_tray.cluster.host_paths.sysfs_unused
+  - gpu_tray.cluster.host_paths.proc_unused
 requirements:
   - Python 3.11 or later on the managed host (C(tomllib)), or the C(tomli) package.
 '''
@@ -123,6 +125,8 @@ from ansible_collections.gpu_tray.cluster.plugins.module_utils.containerd import
 def build_module():
     return AnsibleModule(
         argument_spec=dict(
+            sysfs_root=dict(type='path', default='/sys'),
+            proc_root=dict(type='path', default='/proc'),
             config_path=dict(type='path', default='/etc/containerd/config.toml'),
             dropin_dir=dict(type='path'),
             runtime_config_source=dict(type='str'),

@@ -38,14 +38,21 @@ options:
         description:
           - Number of pages requested. Must be 0 or more. When omitted only the existence of the pool is checked.
         type: int
+  default_size:
+    description:
+      - The default huge page size the kernel must use (C(Hugepagesize) in C(proc_root/meminfo)), for example C(2M)
+        for a profile with C(default_hugepagesz=2M). Not checked when omitted. On a 64k-page kernel the default is
+        512M unless C(default_hugepagesz) is set.
+    type: str
   fail_on_error:
     description:
-      - Fail on a missing pool or a shortfall. With C(false) the module only reports.
+      - Fail on a missing pool, a shortfall or a different default size. With C(false) the module only reports.
     type: bool
     default: true
 extends_documentation_fragment:
   - gpu_tray.cluster.host_paths
   - gpu_tray.cluster.host_paths.sysfs
+  - gpu_tray.cluster.host_paths.proc
 seealso:
   - module: gpu_tray.cluster.kernel_cmdline
   - module: gpu_tray.cluster.tray_facts
@@ -82,6 +89,11 @@ available_sizes:
   elements: str
   returned: always
   sample: [2M, 512M, 16G]
+default_hugepage_size:
+  description: Default huge page size from C(Hugepagesize) in C(proc_root/meminfo), or null when unreadable.
+  type: str
+  returned: always
+  sample: 512M
 results:
   description: One entry per requested pool.
   type: list
@@ -98,14 +110,26 @@ msg:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpu_tray.cluster.plugins.module_utils.common import hostname, parse_size_kb
-from ansible_collections.gpu_tray.cluster.plugins.module_utils.hugepages import check_requests, read_pools
+from ansible_collections.gpu_tray.cluster.plugins.module_utils.common import (
+    format_size_kb,
+    hostname,
+    join_root,
+    parse_size_kb,
+    read_text,
+)
+from ansible_collections.gpu_tray.cluster.plugins.module_utils.hugepages import (
+    check_requests,
+    meminfo_hugepagesize_kb,
+    read_pools,
+)
 
 
 def build_module():
     return AnsibleModule(
         argument_spec=dict(
             sysfs_root=dict(type='path', default='/sys'),
+            proc_root=dict(type='path', default='/proc'),
+            default_size=dict(type='str'),
             requested=dict(type='list', elements='dict', required=True, options=dict(
                 size=dict(type='str', required=True),
                 count=dict(type='int'),
@@ -128,12 +152,25 @@ def main():
         if item['count'] is not None and item['count'] < 0:
             module.fail_json(msg='%s: option requested[%d].count must be 0 or more, got %d'
                                  % (host, index, item['count']))
+    default_kb = None
+    if params['default_size'] is not None:
+        try:
+            default_kb = parse_size_kb(params['default_size'])
+        except ValueError as exc:
+            module.fail_json(msg='%s: option default_size: %s' % (host, exc))
     base, pools = read_pools(params['sysfs_root'])
+    meminfo_path = join_root(params['proc_root'], 'meminfo')
+    current_kb = meminfo_hugepagesize_kb(read_text(meminfo_path))
     results = check_requests(pools, params['requested'])
     sizes = [pools[size]['size'] for size in sorted(pools)]
     output = dict(changed=False, pools=[pools[size] for size in sorted(pools)], available_sizes=sizes,
-                  results=results)
+                  default_hugepage_size=format_size_kb(current_kb) if current_kb else None, results=results)
     problems = [res['problem'] for res in results if not res['ok']]
+    if default_kb is not None and current_kb != default_kb:
+        problems.append('default huge page size is %s (Hugepagesize in %s), expected %s - add '
+                        'default_hugepagesz=%s to the kernel command line'
+                        % (output['default_hugepage_size'] or 'unknown', meminfo_path, format_size_kb(default_kb),
+                           format_size_kb(default_kb)))
     if not pools:
         problems.insert(0, 'no huge page pools under %s (check option sysfs_root)' % base)
     if not problems:

@@ -51,6 +51,7 @@ options:
     default: true
 extends_documentation_fragment:
   - gpu_tray.cluster.host_paths
+  - gpu_tray.cluster.host_paths.proc_unused
   - gpu_tray.cluster.host_paths.sysfs
 seealso:
   - module: gpu_tray.cluster.rdma_facts
@@ -174,6 +175,7 @@ from ansible_collections.gpu_tray.cluster.plugins.module_utils.rdma import (
 def build_module():
     return AnsibleModule(
         argument_spec=dict(
+            proc_root=dict(type='path', default='/proc'),
             sysfs_root=dict(type='path', default='/sys'),
             devices=dict(type='list', elements='str'),
             include_vfs=dict(type='bool', default=True),

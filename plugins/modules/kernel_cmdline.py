@@ -49,6 +49,7 @@ options:
     default: true
 extends_documentation_fragment:
   - gpu_tray.cluster.host_paths
+  - gpu_tray.cluster.host_paths.sysfs_unused
   - gpu_tray.cluster.host_paths.proc
 seealso:
   - module: gpu_tray.cluster.hugepage_check
@@ -126,6 +127,7 @@ from ansible_collections.gpu_tray.cluster.plugins.module_utils.common import hos
 def build_module():
     return AnsibleModule(
         argument_spec=dict(
+            sysfs_root=dict(type='path', default='/sys'),
             proc_root=dict(type='path', default='/proc'),
             required=dict(type='list', elements='str', default=[]),
             forbidden=dict(type='list', elements='str', default=[]),

@@ -26,8 +26,8 @@ options:
   devices:
     description:
       - PCI addresses (BDFs, for example C(0000:03:00.0)) of the physical functions to query.
-      - Default is the rails' PCI addresses from I(rdma_facts).
-      - One of I(devices) or I(rdma_facts) is required.
+      - Default is the rails' PCI addresses from I(rdma_facts) when it is given, otherwise the rails found under
+        I(sysfs_root) (the same selection as M(gpu_tray.cluster.rdma_facts)).
     type: list
     elements: str
   rdma_facts:
@@ -69,6 +69,8 @@ options:
     default: true
 extends_documentation_fragment:
   - gpu_tray.cluster.host_paths
+  - gpu_tray.cluster.host_paths.sysfs
+  - gpu_tray.cluster.host_paths.proc_unused
 requirements:
   - mstflint (C(mstconfig)) on the managed host.
 seealso:
@@ -82,6 +84,11 @@ EXAMPLES = r'''
 - name: The rails' firmware must have SR-IOV with 16 VFs and InfiniBand link type
   gpu_tray.cluster.nic_firmware:
     rdma_facts: "{{ ansible_facts.gpu_tray_rdma }}"
+    min_num_vfs: 16
+
+- name: Query the rails found in sysfs (no rdma_facts needed)
+  gpu_tray.cluster.nic_firmware:
+    sysfs_root: "{{ gpu_tray_sysfs_root | default('/sys') }}"
     min_num_vfs: 16
 
 - name: Query two functions explicitly, report only
@@ -134,6 +141,7 @@ from ansible_collections.gpu_tray.cluster.plugins.module_utils.mstconfig import 
     parse_mstconfig,
     summarise,
 )
+from ansible_collections.gpu_tray.cluster.plugins.module_utils.rdma import collect_rdma
 
 FIX = ('Fix (planned by a human, per tray): set the values with the vendor tool, e.g. '
        '"mstconfig -d <bdf> -y set SRIOV_EN=True NUM_OF_VFS=<n> LINK_TYPE_P1=IB", then cold power-cycle the '
@@ -144,6 +152,8 @@ FIX = ('Fix (planned by a human, per tray): set the values with the vendor tool,
 def build_module():
     return AnsibleModule(
         argument_spec=dict(
+            proc_root=dict(type='path', default='/proc'),
+            sysfs_root=dict(type='path', default='/sys'),
             devices=dict(type='list', elements='str'),
             rdma_facts=dict(type='dict'),
             mstconfig_path=dict(type='path', default='mstconfig'),
@@ -153,7 +163,6 @@ def build_module():
             link_type=dict(type='str', choices=['IB', 'ETH'], default='IB'),
             fail_on_error=dict(type='bool', default=True),
         ),
-        required_one_of=[('devices', 'rdma_facts')],
         supports_check_mode=True,
     )
 
@@ -192,13 +201,20 @@ def main():
     if params['min_num_vfs'] is not None and params['min_num_vfs'] < 0:
         module.fail_json(msg='%s: option min_num_vfs must be 0 or more, got %d' % (host, params['min_num_vfs']))
     devices = params['devices']
-    if devices is None:
-        facts = params['rdma_facts']
-        devices = facts.get('rail_pci_addresses')
+    if devices is None and params['rdma_facts'] is not None:
+        devices = params['rdma_facts'].get('rail_pci_addresses')
         if not isinstance(devices, list) or not devices:
             module.fail_json(msg='%s: option rdma_facts holds no rail_pci_addresses (pass the '
                                  'ansible_facts.gpu_tray_rdma result of gpu_tray.cluster.rdma_facts, or devices)'
                                  % host)
+    elif devices is None:
+        facts = collect_rdma(params['sysfs_root'])
+        by_name = dict((dev['name'], dev) for dev in facts['devices'])
+        devices = [by_name[name]['pci_address'] for name in facts['rails']]
+        if not devices:
+            module.fail_json(msg='%s: no InfiniBand ConnectX rails under %s to query (devices found: %s). Pass '
+                                 'option devices, or check sysfs_root and that mlx5_ib is loaded.'
+                                 % (host, facts['class_dir'], ', '.join(sorted(by_name)) or 'none'))
     if not devices:
         module.fail_json(msg='%s: option devices is empty: nothing to check' % host)
     tool = find_tool(module, params['mstconfig_path'])

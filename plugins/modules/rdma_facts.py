@@ -30,6 +30,7 @@ options:
     elements: str
 extends_documentation_fragment:
   - gpu_tray.cluster.host_paths
+  - gpu_tray.cluster.host_paths.proc_unused
   - gpu_tray.cluster.host_paths.sysfs
   - gpu_tray.cluster.host_paths.facts
 seealso:
@@ -210,6 +211,7 @@ from ansible_collections.gpu_tray.cluster.plugins.module_utils.rdma import colle
 def build_module():
     return AnsibleModule(
         argument_spec=dict(
+            proc_root=dict(type='path', default='/proc'),
             sysfs_root=dict(type='path', default='/sys'),
             rails=dict(type='list', elements='str'),
         ),

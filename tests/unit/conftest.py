@@ -98,6 +98,17 @@ def _run_module(module, args):
 
 
 @pytest.fixture
+def collections_root():
+    """Directory above ansible_collections (for ANSIBLE_COLLECTIONS_PATH)."""
+    return COLLECTIONS_ROOT
+
+
+@pytest.fixture
+def repo_root():
+    return REPO
+
+
+@pytest.fixture
 def run_module():
     return _run_module
 

@@ -7,9 +7,12 @@ This proves what the in-process tests cannot: the FQCN resolves, module_utils sh
 survives the trip (ansible_facts land in the host's facts).
 """
 
+import json
 import os
 import shutil
 import socket
+import subprocess
+import sys
 
 import pytest
 
@@ -89,3 +92,38 @@ def test_adhoc_unknown_option_is_clean(adhoc, module):
                  'hugepage_check': {'requested': [{'size': '2M'}]}}.get(module, {}))
     rc, res = adhoc(module, args)
     assert rc != 0 and 'no_such_option' in res['msg'] and 'Traceback' not in res['msg']
+
+
+def test_module_defaults_group_sets_roots_for_every_module(tmp_path, tray, collections_root, repo_root):
+    """One module_defaults entry for group/gpu_tray.cluster.host_checks must be accepted by all seven modules."""
+    etc = tmp_path / 'containerd'
+    (etc / 'conf.d').mkdir(parents=True)
+    shutil.copy(os.path.join(FIXTURES, 'containerd', 'root-v3.toml'), str(etc / 'config.toml'))
+    systemctl, _log = tooldouble.systemctl(str(tmp_path), {'is-enabled': {}, 'is-active': {}})
+    mstconfig, _log = tooldouble.mstconfig(str(tmp_path), {
+        bdf: {'e': 'cx7_ok_e.txt'} for bdf in ('0000:03:00.0', '0000:04:00.0', '0000:06:00.0', '0000:07:00.0')})
+    playbook = tmp_path / 'play.yml'
+    playbook.write_text(json.dumps([{
+        'name': 'Host checks on a simulated tray', 'hosts': 'localhost', 'gather_facts': False,
+        'module_defaults': {'group/gpu_tray.cluster.host_checks': {'sysfs_root': tray['sys'],
+                                                                   'proc_root': tray['proc']}},
+        'tasks': [
+            {'name': 'rdma', 'gpu_tray.cluster.rdma_facts': {}},
+            {'name': 'pkeys', 'gpu_tray.cluster.ib_pkey_check': {}},
+            {'name': 'firmware', 'gpu_tray.cluster.nic_firmware': {'mstconfig_path': mstconfig, 'min_num_vfs': 16}},
+            {'name': 'cmdline', 'gpu_tray.cluster.kernel_cmdline': {'required': ['iommu.passthrough=1']}},
+            {'name': 'hugepages', 'gpu_tray.cluster.hugepage_check': {'requested': [{'size': '2M', 'count': 5128}]}},
+            {'name': 'containerd', 'gpu_tray.cluster.containerd_config': {'config_path': str(etc / 'config.toml'),
+                                                                          'runtime_config_source': 'file'}},
+            {'name': 'tray', 'gpu_tray.cluster.tray_facts': {'systemctl_path': systemctl}},
+            {'name': 'facts landed', 'ansible.builtin.assert': {'that': [
+                "ansible_facts.gpu_tray_rdma.rails == ['mlx5_0', 'mlx5_1', 'mlx5_3', 'mlx5_4']",
+                "ansible_facts.gpu_tray.kernel_release == '6.8.0-1021-nvidia-64k'"]}},
+        ]}]))
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=collections_root, ANSIBLE_HOME=str(tmp_path / 'home'),
+               ANSIBLE_NOCOLOR='1')
+    proc = subprocess.run([os.path.join(os.path.dirname(sys.executable), 'ansible-playbook'), '--check',
+                           '-i', 'localhost,', '-c', 'local', '-e', 'ansible_python_interpreter=%s' % sys.executable,
+                           str(playbook)], cwd=repo_root, env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    assert 'ok=8' in proc.stdout and 'failed=0' in proc.stdout

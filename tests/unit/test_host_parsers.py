@@ -69,6 +69,13 @@ def test_64k_kernel_has_no_1g_pool(tmp_path):
     assert 'no 1G huge page pool' in results[1]['problem'] and '2M, 512M, 16G' in results[1]['problem']
 
 
+def test_meminfo_hugepagesize():
+    assert hugepages.meminfo_hugepagesize_kb('MemTotal: 1 kB\nHugepagesize:     524288 kB\nHugetlb: 0 kB\n') == 524288
+    assert hugepages.meminfo_hugepagesize_kb('Hugepagesize:       2048 kB') == 2048
+    assert hugepages.meminfo_hugepagesize_kb('MemTotal: 1 kB\n') is None
+    assert hugepages.meminfo_hugepagesize_kb(None) is None
+
+
 def test_4k_kernel_shortfall(tmp_path):
     t = build_tray(str(tmp_path / 't'), hugepages={2048: 100, 1048576: 2})
     _base, pools = hugepages.read_pools(t['sys'])

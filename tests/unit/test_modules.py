@@ -168,6 +168,14 @@ def test_nic_firmware_from_rdma_facts(run_module, tray, tmp_path):
     assert [c['argv'][2] for c in tooldouble.read_log(log)] == facts['rail_pci_addresses']
 
 
+def test_nic_firmware_rails_from_sysfs(run_module, tray, tmp_path):
+    tool, log = tooldouble.mstconfig(str(tmp_path), TABLE)
+    result = run_module(nic_firmware, {'sysfs_root': tray['sys'], 'mstconfig_path': tool, 'fail_on_error': False})
+    assert [c['argv'][2] for c in tooldouble.read_log(log)] == ['0000:03:00.0', '0000:04:00.0', '0000:06:00.0',
+                                                                '0000:07:00.0']
+    assert result['failed_devices'] == ['0000:06:00.0']        # SR-IOV off / ETH; NUM_OF_VFS not checked
+
+
 def test_nic_firmware_without_e(run_module, tmp_path):
     tool, log = tooldouble.mstconfig(str(tmp_path), TABLE)
     result = run_module(nic_firmware, {'devices': ['0000:04:00.0'], 'mstconfig_path': tool, 'extended': False,
@@ -192,7 +200,7 @@ def test_nic_firmware_open_error_is_per_device(run_module, tmp_path):
     ({'devices': ['0000:03:00.0'], 'min_num_vfs': -1}, ['option min_num_vfs', '-1']),
     ({'devices': ['0000:03:00.0'], 'min_num_vfs': 'many'}, ['min_num_vfs']),
     ({'devices': ['0000:03:00.0'], 'link_type': 'RoCE'}, ['link_type']),
-    ({}, ['devices', 'rdma_facts']),
+    ({'sysfs_root': '/nonexistent-sysfs'}, ['no InfiniBand ConnectX rails', '/nonexistent-sysfs']),
     ({'rdma_facts': {'rails': []}}, ['option rdma_facts']),
     ({'devices': ['0000:03:00.0'], 'mstconfig_path': '/nonexistent/mstconfig'}, ['mstconfig not found']),
 ])
@@ -273,6 +281,17 @@ def test_hugepage_check_bad_input(run_module, tray, requested, words):
     for word in words:
         assert word in result['msg']
     _no_traceback(result)
+
+
+def test_hugepage_check_default_size(run_module, tray):
+    base = {'sysfs_root': tray['sys'], 'proc_root': tray['proc'], 'requested': [{'size': '2M', 'count': 5128}]}
+    result = run_module(hugepage_check, dict(base, default_size='2M'))
+    assert result.failed and result['default_hugepage_size'] == '512M'
+    assert 'default huge page size is 512M' in result['msg'] and 'default_hugepagesz=2M' in result['msg']
+    assert not run_module(hugepage_check, dict(base, default_size='524288kB')).failed
+    assert not run_module(hugepage_check, base).failed             # not checked when omitted
+    bad = run_module(hugepage_check, dict(base, default_size='big'))
+    assert bad.failed and 'option default_size' in bad['msg']
 
 
 def test_hugepage_check_no_pools(run_module, tmp_path):

@@ -15,7 +15,7 @@ Layout reproduced (drivers/infiniband/core/sysfs.c, PCI sysfs):
   sys/bus/pci/devices/<bdf> -> ../../../devices/.../<bdf>
   sys/kernel/mm/hugepages/hugepages-<n>kB/{nr,free,resv,surplus}_hugepages
   sys/module/<mod>/{initstate,parameters/<p>}
-  proc/cmdline, proc/sys/kernel/osrelease
+  proc/cmdline, proc/meminfo (Hugepagesize), proc/sys/kernel/osrelease
 
 Usable as a script too: ``python trayfixture.py DEST`` writes the default GB200 tray.
 """
@@ -88,8 +88,19 @@ DEFAULT_CMDLINE = ('BOOT_IMAGE=/vmlinuz-6.8.0-1021-nvidia-64k root=UUID=0b5a7d2e
                    'numa_balancing=disable earlycon hugepagesz=2M hugepages=5128 hugepagesz=1G hugepages=2')
 
 
+MEMINFO = '''MemTotal:       1003263424 kB
+MemFree:        984915200 kB
+MemAvailable:   990126080 kB
+HugePages_Total:    5128
+HugePages_Free:     5128
+HugePages_Rsvd:        0
+HugePages_Surp:        0
+Hugepagesize:     %d kB
+Hugetlb:        10502144 kB'''
+
+
 def build_tray(root, devices=None, hugepages=None, modules=None, cmdline=DEFAULT_CMDLINE,
-               osrelease='6.8.0-1021-nvidia-64k'):
+               osrelease='6.8.0-1021-nvidia-64k', default_hugepage_kb=524288):
     """Create ``root/sys`` and ``root/proc``; return a dict with the paths and the spec used."""
     devices = copy.deepcopy(gb200_devices() if devices is None else devices)
     hugepages = DEFAULT_HUGEPAGES if hugepages is None else hugepages
@@ -151,6 +162,8 @@ def build_tray(root, devices=None, hugepages=None, modules=None, cmdline=DEFAULT
             _write(os.path.join(mod_dir, 'parameters', param), value)
     if cmdline is not None:
         _write(os.path.join(proc_root, 'cmdline'), cmdline)
+    if default_hugepage_kb is not None:
+        _write(os.path.join(proc_root, 'meminfo'), MEMINFO % default_hugepage_kb)
     if osrelease is not None:
         _write(os.path.join(proc_root, 'sys', 'kernel', 'osrelease'), osrelease)
     return {'root': root, 'sys': sys_root, 'proc': proc_root, 'devices': devices}
