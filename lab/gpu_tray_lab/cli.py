@@ -192,9 +192,16 @@ def _up_locked(spec, current, args):
         tray.personalize(pubkey, spec["platform"], per_tray[tray.index], fx)
         return tray.start(per_tray[tray.index], extra)
 
+    fresh = not any(t.dir.exists() for t in all_trays)
     t0 = time.monotonic()
-    with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
-        started = list(pool.map(bring_up, all_trays))
+    try:
+        with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
+            started = list(pool.map(bring_up, all_trays))
+    except (ValueError, OSError, util.LabError) as exc:
+        if fresh:                 # a failed first `up` leaves nothing behind
+            _down_locked()
+        raise util.LabError("%s%s" % (exc, "; nothing was left running" if fresh else
+                                      "; `lab/lab down` cleans up"))
     timings["prepare_start_s"] = round(time.monotonic() - t0, 1)
     if not any(started):
         util.log("lab already up (--platform %s --trays %d): nothing to do" % (spec["platform"], spec["trays"]))
