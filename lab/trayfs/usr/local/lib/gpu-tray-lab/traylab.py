@@ -434,7 +434,11 @@ def reconcile(base=None, hw=None):
         guid = _vf_guid(hca, vf_index) if is_vf else hca['guid']
         dev_index = hw['hcas'].index(hca) * 64 + (vf_index + 1 if is_vf else 0)
         current = _ib_name_of(sysdir, bdf)
-        if mlx5_ib and current is None:
+        if mlx5_ib and current is not None and not os.path.islink(os.path.join(sysdir, 'class/infiniband', current)):
+            # a PF's device kept across a reboot (same content): only the class link is re-registered
+            symlink('../../%s/infiniband/%s' % (pci_rel(bdf), current),
+                    os.path.join(sysdir, 'class/infiniband', current))
+        elif mlx5_ib and current is None:
             name = _lowest_free_ibname(sysdir, pf_names) if is_vf else hca['name']
             pkeys = hca['vf_pkeys'] if is_vf else hca['pkeys']
             device_id = hca['vf_device'] if is_vf else hca['device']
@@ -486,7 +490,9 @@ def power_on_reset(base=None, hw=None):
             remove(os.path.join(pdir, 'virtfn%d' % index))
         if hca.get('sriov_totalvfs') is not None and os.path.exists(os.path.join(pdir, 'sriov_numvfs')):
             write(os.path.join(pdir, 'sriov_numvfs'), '0\n')
-        remove(os.path.join(pdir, 'infiniband'))
+        # The PF's infiniband/<dev> directory is kept (its content is the same every boot; writing 128
+        # P_Key files per device each boot costs boot time); it is visible again only through
+        # class/infiniband, which the reconcile re-creates once mlx5_ib is loaded.
         remove(os.path.join(pdir, 'net'))
     for cls in ('class/infiniband', 'class/net'):
         cdir = os.path.join(sysdir, cls)
