@@ -38,7 +38,7 @@ def _cannot_start(reason):
 
 
 def _status():
-    res = subprocess.run([KCLUSTER, "status", "--json"], capture_output=True, text=True)
+    res = subprocess.run([KCLUSTER, "status", "--json"], capture_output=True, text=True, check=False)
     try:
         return json.loads(res.stdout)
     except ValueError:
@@ -56,10 +56,6 @@ class Cluster(object):
 
     def kcluster(self, *args):
         return subprocess.run([KCLUSTER] + list(args), capture_output=True, text=True, check=True)
-
-    def api(self):
-        from kubernetes import client, config
-        return client.ApiClient(configuration=_config(self.kubeconfig))
 
 
 def _config(kubeconfig):
@@ -80,13 +76,13 @@ def kcluster():
     if os.geteuid() != 0:
         _cannot_start("needs root (apt-get for etcd-server/golang-go, state in /run)")
     t0 = time.time()
-    build = subprocess.run([BUILD], capture_output=True, text=True)
+    build = subprocess.run([BUILD], capture_output=True, text=True, check=False)
     if build.returncode != 0:
         _cannot_start("tests/cluster/build.sh failed (rc %d) after %.0f s:\n%s"
                       % (build.returncode, time.time() - t0, build.stderr[-3000:]))
-    up = subprocess.run([KCLUSTER, "up", "--no-build"], capture_output=True, text=True)
+    up = subprocess.run([KCLUSTER, "up", "--no-build"], capture_output=True, text=True, check=False)
     if up.returncode != 0:
-        subprocess.run([KCLUSTER, "down"], capture_output=True)
+        subprocess.run([KCLUSTER, "down"], capture_output=True, check=False)
         pytest.fail("kcluster up failed although the binaries exist (a defect, not a skip):\n%s%s"
                     % (up.stdout[-3000:], up.stderr[-3000:]), pytrace=False)
     st = _status()
@@ -94,7 +90,7 @@ def kcluster():
     try:
         yield Cluster(st)
     finally:
-        subprocess.run([KCLUSTER, "down"], capture_output=True)
+        subprocess.run([KCLUSTER, "down"], capture_output=True, check=False)
 
 
 @pytest.fixture(scope="session")

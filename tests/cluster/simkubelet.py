@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # Copyright: (c) 2026, gpu_tray.cluster contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Simulated kubelet (+ minimal scheduler) for the gpu_tray.cluster test cluster.
@@ -398,7 +397,7 @@ def crashloop_restarts(elapsed):
 
 def _image_repo(image):
     ref = image.split("@", 1)[0]
-    head, _, last = ref.rpartition("/")
+    head, last = ref.rpartition("/")[::2]
     name = last.split(":", 1)[0]
     return head + "/" + name if head else name
 
@@ -613,7 +612,7 @@ class SimKubelet(object):
     def _pod_ip(self, node_index, pod):
         uid = pod["metadata"]["uid"]
         if uid not in self.ip_alloc:
-            used = {v for v in self.ip_alloc.values()}
+            used = set(self.ip_alloc.values())
             n = 10
             while "198.19.%d.%d" % (node_index, n) in used:
                 n += 1
@@ -631,7 +630,7 @@ class SimKubelet(object):
         nodes = self._json(self.core.list_node(_preload_content=False))["items"]
         ours = {n["metadata"]["name"]: n for n in nodes
                 if (n["metadata"].get("annotations") or {}).get(SIM_ANNOTATION) == "true"}
-        index_of = {name: index for name, index, _ in self.nodes}
+        index_of = {node[0]: node[1] for node in self.nodes}
         pods = self._json(self.core.list_pod_for_all_namespaces(_preload_content=False))["items"]
         by_node = {}
         for p in pods:

@@ -37,9 +37,7 @@ def namespace(core):
     _wait("default service account token in %s" % name,
           lambda: [s for s in core.list_namespaced_secret(name).items if s.type == "kubernetes.io/service-account-token"])
     yield name
-    core.delete_namespace(name)
-    # the namespace controller and the simulated kubelet finish pod deletion: the namespace really goes
-    _wait("namespace %s deleted" % name, lambda: name not in [n.metadata.name for n in core.list_namespace().items], 90)
+    core.delete_namespace(name)   # not waited for here; test_namespace_with_pods_is_really_deleted does
 
 
 def _pod(name, image="registry.invalid/app:1.0", limits=None, **spec):
@@ -49,6 +47,11 @@ def _pod(name, image="registry.invalid/app:1.0", limits=None, **spec):
     body = {"metadata": {"name": name}, "spec": {"containers": [container]}}
     body["spec"].update(spec)
     return body
+
+
+def _pod_condition(core, namespace, name, ctype):
+    conds = core.read_namespaced_pod(name, namespace).status.conditions or []
+    return next((c.status for c in conds if c.type == ctype), None)
 
 
 def _ready(node):
@@ -169,8 +172,7 @@ def test_fault_injection_node_notready(kcluster, core, namespace):
     tray = kcluster.trays[-1]
     on_tray = {"kubernetes.io/hostname": tray}
     core.create_namespaced_pod(namespace, _pod("before", nodeSelector=on_tray))
-    _wait("pod ready on %s" % tray, lambda: [c for c in core.read_namespaced_pod("before", namespace).status.conditions or []
-                                            if c.type == "Ready" and c.status == "True"])
+    _wait("pod ready on %s" % tray, lambda: _pod_condition(core, namespace, "before", "Ready") == "True")
     kcluster.kcluster("fault", "node-notready", tray)
     try:
         _wait("%s NotReady" % tray, lambda: not _ready(core.read_node(tray)))
@@ -178,11 +180,9 @@ def test_fault_injection_node_notready(kcluster, core, namespace):
         assert ready.status == "False" and ready.reason == "KubeletNotReady"
         # kube-controller-manager's node lifecycle controller reacts like on a real cluster
         _wait("not-ready taint", lambda: any(t.key == "node.kubernetes.io/not-ready" for t in core.read_node(tray).spec.taints or []))
-        _wait("pod on %s not ready" % tray, lambda: [c for c in core.read_namespaced_pod("before", namespace).status.conditions
-                                                    if c.type == "Ready" and c.status == "False"])
+        _wait("pod on %s not ready" % tray, lambda: _pod_condition(core, namespace, "before", "Ready") == "False")
         core.create_namespaced_pod(namespace, _pod("after", nodeSelector=on_tray))
-        _wait("pod 'after' unschedulable", lambda: [c for c in core.read_namespaced_pod("after", namespace).status.conditions or []
-                                                   if c.type == "PodScheduled" and c.status == "False"])
+        _wait("pod 'after' unschedulable", lambda: _pod_condition(core, namespace, "after", "PodScheduled") == "False")
         others = [n for n in kcluster.trays if n != tray]
         assert all(_ready(core.read_node(n)) for n in others)
     finally:
@@ -193,5 +193,17 @@ def test_fault_injection_node_notready(kcluster, core, namespace):
 
 def test_fault_command_rejects_unknown_nodes(kcluster):
     res = subprocess.run([os.path.join(os.path.dirname(sk.__file__), "kcluster"), "fault", "node-notready", "tray99"],
-                         capture_output=True, text=True)
+                         capture_output=True, text=True, check=False)
     assert res.returncode == 1 and "no simulated node 'tray99'" in res.stderr
+
+
+def test_namespace_with_pods_is_really_deleted(core, k8s_api):
+    name = "t-del-" + uuid.uuid4().hex[:6]
+    core.create_namespace({"metadata": {"name": name}})
+    _wait("service account token", lambda: [s for s in core.list_namespaced_secret(name).items
+                                            if s.type == "kubernetes.io/service-account-token"])
+    core.create_namespaced_pod(name, _pod("runner"))
+    _wait("runner running", lambda: core.read_namespaced_pod("runner", name).status.phase == "Running")
+    core.delete_namespace(name)
+    # graceful pod deletion needs a kubelet to confirm; the simulated one does, so the namespace goes
+    _wait("namespace %s deleted" % name, lambda: name not in [n.metadata.name for n in core.list_namespace().items], 90)

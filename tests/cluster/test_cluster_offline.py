@@ -22,7 +22,7 @@ DRA = os.path.join(HERE, "files", "dra-claim-template.yaml")
 
 @pytest.fixture(scope="module")
 def helm():
-    res = subprocess.run([os.path.join(HERE, "build.sh"), "helm"], capture_output=True, text=True)
+    res = subprocess.run([os.path.join(HERE, "build.sh"), "helm"], capture_output=True, text=True, check=False)
     if res.returncode != 0:
         pytest.fail("could not provide helm (tests/cluster/build.sh helm): %s" % res.stderr[-2000:], pytrace=False)
     cache = os.environ.get("GPU_TRAY_CACHE", "/var/cache/gpu-tray-cluster")

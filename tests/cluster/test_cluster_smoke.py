@@ -24,7 +24,7 @@ def test_smoke_playbook(kcluster, tmp_path):
                           "-e", "kcluster_kubeconfig=%s" % kcluster.kubeconfig,
                           "-e", "kcluster_helm=%s" % kcluster.helm,
                           "-e", "smoke_result_file=%s" % result_file],
-                         cwd=REPO, env=env, capture_output=True, text=True)
+                         cwd=REPO, env=env, capture_output=True, text=True, check=False)
     elapsed = time.time() - t0
     print("smoke playbook: rc %d in %.1f s" % (res.returncode, elapsed))
     assert result_file.exists(), "smoke.yml wrote no results (rc %d):\n%s\n%s" % (res.returncode, res.stdout[-5000:], res.stderr[-3000:])
