@@ -105,6 +105,23 @@ def recorded(state_dir):
         return []
 
 
+def pids_in(dirs):
+    """PIDs of every process in the given cgroups and their children."""
+    pids = set()
+    for d in dirs:
+        if LAB_CGROUP not in d.split(os.sep):
+            continue
+        for root, _dirs, files in os.walk(d):
+            if "cgroup.procs" in files:
+                try:
+                    with open(os.path.join(root, "cgroup.procs")) as fh:
+                        pids.update(int(x) for x in fh.read().split())
+                except (OSError, ValueError):
+                    pass
+    pids.discard(os.getpid())
+    return sorted(pids)
+
+
 def remove_tree(path):
     """rmdir a cgroup and its children bottom-up. Returns the directories that could not be removed."""
     left = []

@@ -19,7 +19,7 @@ import time
 if __package__ in (None, ""):
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 
-from gpu_tray_lab import inventory, net, rootfs, trays, util  # noqa: E402
+from gpu_tray_lab import cgroups, inventory, net, rootfs, trays, util  # noqa: E402
 
 PLATFORMS = ("nvke-gb200", "rke2-vr200")
 # Used only while gpu_tray_lab.fixtures is not importable (keeps the CLI testable on its own).
@@ -186,6 +186,9 @@ def _up_locked(spec, current, args):
     def bring_up(tray):
         if tray.supervisor_pid():
             return False
+        if tray.nspawn_pid() or cgroups.pids_in(cgroups.recorded(tray.dir)):
+            util.log("%s: supervisor gone but the tray still runs: stopping it before booting it again" % tray.name)
+            tray.stop()
         if tray.state().startswith("down (fault"):
             util.log("%s: %s - starting it again (use `lab/lab reset` for a clean tray)" % (tray.name, tray.state()))
         tray.mount(root)

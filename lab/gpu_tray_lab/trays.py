@@ -44,7 +44,12 @@ class Tray:
         return int(txt) if txt.isdigit() else 0
 
     def state(self):
-        return util.read_text(self.dir / "state").strip() or "absent"
+        state = util.read_text(self.dir / "state").strip() or "absent"
+        if state.startswith(("running", "booting", "starting")) and not self.supervisor_pid():
+            if not self.nspawn_pid():
+                return "dead (supervisor gone; last state: %s; `lab/lab up` with the same options restarts it)" % state
+            return "orphaned (supervisor gone, nspawn still running; last state: %s)" % state
+        return state
 
     # ---- overlay ---------------------------------------------------------------------------------
     def mounted(self):
@@ -114,7 +119,11 @@ class Tray:
         return True
 
     def stop(self, timeout=20):
-        """Stop by recorded PIDs only: TERM supervisor + nspawn, wait, then KILL what is left."""
+        """Stop by recorded PIDs only: TERM supervisor + nspawn, wait, then KILL what is left.
+
+        If nspawn died without powering its guest off (e.g. it was SIGKILLed), the guest's processes live on
+        in the tray's own cgroup (recorded in cgroups.json): those are killed too, and nothing else.
+        """
         pids = [p for p in (self.supervisor_pid(), self.nspawn_pid()) if p]
         for pid in pids:
             _kill(pid, signal.SIGTERM)
@@ -124,6 +133,14 @@ class Tray:
                     util.log("%s: pid %d did not stop within %d s, sending KILL" % (self.name, pid, timeout))
                     _kill(pid, signal.SIGKILL)
             util.wait_for(lambda: not any(util.pid_alive(p) for p in pids), 5)
+        dirs = cgroups.recorded(self.dir)
+        orphans = [p for p in cgroups.pids_in(dirs) if util.pid_alive(p)]
+        if orphans:
+            util.log("%s: killing %d process(es) left in the tray's cgroup: %s"
+                     % (self.name, len(orphans), " ".join(map(str, orphans))))
+            for pid in orphans:
+                _kill(pid, signal.SIGKILL)
+            util.wait_for(lambda: not any(util.pid_alive(p) for p in cgroups.pids_in(dirs)), 5)
         return pids
 
     def remove_cgroups(self):
