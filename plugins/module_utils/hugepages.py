@@ -86,13 +86,14 @@ def check_requests(pools, requested):
             'ok': True,
             'problem': None,
         }
+        wanted = result['size'] if count is None else '%s x %d' % (result['size'], count)
         if pool is None:
             result['ok'] = False
-            result['problem'] = ('requested %s x %s but the running kernel has no %s huge page pool '
-                                 '(pools on this kernel: %s)' % (result['size'], count, result['size'], existing))
+            result['problem'] = ('requested %s but the running kernel has no %s huge page pool '
+                                 '(pools on this kernel: %s)' % (wanted, result['size'], existing))
         elif count is not None and (pool['nr_hugepages'] is None or pool['nr_hugepages'] < count):
             result['ok'] = False
-            result['problem'] = ('requested %s x %s but the %s pool holds %s pages (nr_hugepages)'
-                                 % (result['size'], count, result['size'], pool['nr_hugepages']))
+            result['problem'] = ('requested %s but the %s pool holds %s pages (nr_hugepages)'
+                                 % (wanted, result['size'], pool['nr_hugepages']))
         results.append(result)
     return results

@@ -200,12 +200,17 @@ def is_bluefield(device):
     return device.get('pci_device_id') in BLUEFIELD_DEVICE_IDS
 
 
-def is_rail(device):
-    """A rail: a ConnectX PF (not BlueField, not a VF) whose ports are InfiniBand."""
+def is_connectx_pf(device):
+    """A Mellanox/NVIDIA PF that is not a BlueField DPU, whatever its link layer."""
     if device.get('kind') != 'pf' or is_bluefield(device):
         return False
     vendor = device.get('pci_vendor_id')
-    if vendor and vendor != MELLANOX_VENDOR:
+    return not vendor or vendor == MELLANOX_VENDOR
+
+
+def is_rail(device):
+    """A rail: a ConnectX PF (not BlueField, not a VF) whose ports are InfiniBand."""
+    if not is_connectx_pf(device):
         return False
     ports = device.get('ports') or []
     return bool(ports) and all(port.get('link_layer') == 'InfiniBand' for port in ports)
@@ -230,6 +235,7 @@ def collect_rdma(sysfs_root, rails=None):
         'class_dir': class_dir,
         'devices': devices,
         'rails': rail_names,
+        'connectx_pfs': [dev['name'] for dev in devices if is_connectx_pf(dev)],
         'vfs_by_pf': vfs_by_pf,
     }
 

@@ -177,10 +177,10 @@ def main():
         output['msg'] = '%s: huge page pools OK (%s)' % (
             host, ', '.join('%s x %s' % (res['size'], res['nr_hugepages']) for res in results))
         module.exit_json(**output)
-    output['msg'] = ('%s: huge page check failed: %s. Pools on this kernel: %s. Fix: request only sizes the kernel '
-                     'has (a 64k-page kernel has no 1G pool; use 2M, 512M or 16G) in the tuning profile, or boot a '
-                     'kernel with the needed page size; then reboot.'
-                     % (host, '; '.join(problems), ', '.join(sizes) or 'none'))
+    output['msg'] = ('%s: huge page check failed: %s. Fix: request only sizes the running kernel has (a 64k-page '
+                     'kernel has no 1G pool; use 2M, 512M or 16G) and counts that fit in memory in the tuning '
+                     'profile, or boot a kernel with the needed page size; then reboot.'
+                     % (host, '; '.join(problems)))
     if params['fail_on_error']:
         module.fail_json(**output)
     module.warn(output['msg'])

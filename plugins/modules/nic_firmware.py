@@ -26,14 +26,17 @@ options:
   devices:
     description:
       - PCI addresses (BDFs, for example C(0000:03:00.0)) of the physical functions to query.
-      - Default is the rails' PCI addresses from I(rdma_facts) when it is given, otherwise the rails found under
-        I(sysfs_root) (the same selection as M(gpu_tray.cluster.rdma_facts)).
+      - Default is every ConnectX PF (BlueField and VFs excluded) from I(rdma_facts) when it is given (its
+        C(connectx_pci_addresses), or C(rail_pci_addresses) from an older fact), otherwise the ConnectX PFs found
+        under I(sysfs_root). That is the rails plus any ConnectX PF whose link layer is not InfiniBand - a rail
+        whose firmware link type was switched to Ethernet is no longer a rail by link layer, and would otherwise
+        escape the link-type check.
     type: list
     elements: str
   rdma_facts:
     description:
       - The C(ansible_facts.gpu_tray_rdma) dict returned by M(gpu_tray.cluster.rdma_facts). Its
-        C(rail_pci_addresses) are queried when I(devices) is not given.
+        C(connectx_pci_addresses) are queried when I(devices) is not given.
     type: dict
   mstconfig_path:
     description:
@@ -149,6 +152,28 @@ FIX = ('Fix (planned by a human, per tray): set the values with the vendor tool,
        'and never runs mstfwreset.')
 
 
+def describe_problems(bdf, entry):
+    """One line per failing parameter, showing current and next-boot values together."""
+    lines = []
+    seen = []
+    for problem in entry['problems']:
+        if problem['param'] in seen:
+            continue
+        seen.append(problem['param'])
+        values = entry['params'].get(problem['param'])
+        if values is None:
+            lines.append('%s: %s: %s, expected %s' % (bdf, problem['param'], problem['detail'], problem['expected']))
+            continue
+        shown = ', '.join('%s=%s' % (column.replace('_', ' '), values[column])
+                          for column in ('current', 'next_boot') if values.get(column) is not None)
+        failing = ' and '.join(p['column'].replace('_', ' ') for p in entry['problems']
+                               if p['param'] == problem['param'] and p['column'])
+        default = (' (default=%s)' % values['default']) if values.get('default') is not None else ''
+        lines.append('%s: %s is %s%s; expected %s in %s'
+                     % (bdf, problem['param'], shown, default, problem['expected'], failing))
+    return lines
+
+
 def build_module():
     return AnsibleModule(
         argument_spec=dict(
@@ -202,18 +227,19 @@ def main():
         module.fail_json(msg='%s: option min_num_vfs must be 0 or more, got %d' % (host, params['min_num_vfs']))
     devices = params['devices']
     if devices is None and params['rdma_facts'] is not None:
-        devices = params['rdma_facts'].get('rail_pci_addresses')
+        facts = params['rdma_facts']
+        devices = facts.get('connectx_pci_addresses') or facts.get('rail_pci_addresses')
         if not isinstance(devices, list) or not devices:
-            module.fail_json(msg='%s: option rdma_facts holds no rail_pci_addresses (pass the '
-                                 'ansible_facts.gpu_tray_rdma result of gpu_tray.cluster.rdma_facts, or devices)'
-                                 % host)
+            module.fail_json(msg='%s: option rdma_facts holds no connectx_pci_addresses or rail_pci_addresses '
+                                 '(pass the ansible_facts.gpu_tray_rdma result of gpu_tray.cluster.rdma_facts, '
+                                 'or devices)' % host)
     elif devices is None:
         facts = collect_rdma(params['sysfs_root'])
         by_name = dict((dev['name'], dev) for dev in facts['devices'])
-        devices = [by_name[name]['pci_address'] for name in facts['rails']]
+        devices = [by_name[name]['pci_address'] for name in facts['connectx_pfs']]
         if not devices:
-            module.fail_json(msg='%s: no InfiniBand ConnectX rails under %s to query (devices found: %s). Pass '
-                                 'option devices, or check sysfs_root and that mlx5_ib is loaded.'
+            module.fail_json(msg='%s: no ConnectX NICs under %s to query (devices found: %s). Pass option devices, '
+                                 'or check sysfs_root and that mlx5_ib is loaded.'
                                  % (host, facts['class_dir'], ', '.join(sorted(by_name)) or 'none'))
     if not devices:
         module.fail_json(msg='%s: option devices is empty: nothing to check' % host)
@@ -240,10 +266,7 @@ def main():
             lines.append('%s: cannot query firmware: %s' % (bdf, entry['error']))
         elif entry['problems']:
             failed.append(bdf)
-            for problem in entry['problems']:
-                lines.append('%s: %s %s is %s, expected %s (%s)'
-                             % (bdf, problem['param'], (problem['column'] or '').replace('_', ' '),
-                                problem['found'], problem['expected'], problem['detail']))
+            lines.extend(describe_problems(bdf, entry))
     output = dict(changed=False, devices=results, failed_devices=failed)
     if not failed:
         output['msg'] = '%s: firmware settings OK on %s' % (host, ', '.join(devices))

@@ -83,6 +83,21 @@ ansible_facts:
           elements: str
           returned: always
           sample: ["0000:03:00.0", "0000:04:00.0"]
+        connectx_pfs:
+          description:
+            - Every ConnectX physical function (BlueField and VFs excluded), whatever its link layer.
+            - A rail whose firmware link type was switched to Ethernet is missing from I(rails) but listed here;
+              M(gpu_tray.cluster.nic_firmware) queries these by default so that the link-type check catches it.
+          type: list
+          elements: str
+          returned: always
+          sample: [mlx5_0, mlx5_1, mlx5_3, mlx5_4]
+        connectx_pci_addresses:
+          description: PCI addresses of I(connectx_pfs), in the same order.
+          type: list
+          elements: str
+          returned: always
+          sample: ["0000:03:00.0", "0000:04:00.0"]
         devices:
           description: One entry per C(/sys/class/infiniband/<dev>).
           type: list
@@ -239,6 +254,8 @@ def main():
         'sysfs_root': sysfs_root,
         'rails': facts['rails'],
         'rail_pci_addresses': [by_name[name]['pci_address'] for name in facts['rails'] if name in by_name],
+        'connectx_pfs': facts['connectx_pfs'],
+        'connectx_pci_addresses': [by_name[name]['pci_address'] for name in facts['connectx_pfs']],
         'devices': facts['devices'],
     }
     module.exit_json(changed=False, ansible_facts={'gpu_tray_rdma': result})

@@ -18,7 +18,7 @@ from ansible_collections.gpu_tray.cluster.plugins.modules import (
     tray_facts,
 )
 import tooldouble
-from trayfixture import set_pkeys
+from trayfixture import build_tray, gb200_devices, port, set_pkeys
 
 HOST = socket.gethostname()
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'fixtures')
@@ -38,6 +38,7 @@ def test_rdma_facts(run_module, tray):
     facts = result['ansible_facts']['gpu_tray_rdma']
     assert facts['rails'] == RAILS
     assert facts['rail_pci_addresses'] == ['0000:03:00.0', '0000:04:00.0', '0000:06:00.0', '0000:07:00.0']
+    assert facts['connectx_pfs'] == RAILS and facts['connectx_pci_addresses'] == facts['rail_pci_addresses']
     by_name = dict((d['name'], d) for d in facts['devices'])
     assert by_name['mlx5_2']['is_rail'] is False and by_name['mlx5_2']['pci_device_id'] == '0xa2dc'
     assert by_name['mlx5_6']['kind'] == 'vf' and by_name['mlx5_6']['physfn'] == '0000:06:00.0'
@@ -161,11 +162,12 @@ def test_nic_firmware_from_rdma_facts(run_module, tray, tmp_path):
     assert sorted(result['failed_devices']) == ['0000:04:00.0', '0000:06:00.0']
     msg = result['msg']
     assert msg.startswith(HOST + ':')
-    assert '0000:04:00.0: NUM_OF_VFS next boot is 8, expected >= 16' in msg and 'current=16' in msg
-    assert '0000:06:00.0: SRIOV_EN current is False(0), expected True(1)' in msg
-    assert 'LINK_TYPE_P1 current is ETH(2), expected IB' in msg
+    assert '0000:04:00.0: NUM_OF_VFS is current=16, next boot=8 (default=16); expected >= 16 in next boot' in msg
+    assert ('0000:06:00.0: SRIOV_EN is current=False(0), next boot=False(0) (default=False(0)); expected True(1) '
+            'in current and next boot') in msg
+    assert '0000:06:00.0: LINK_TYPE_P1 is current=ETH(2), next boot=ETH(2) (default=IB(1)); expected IB' in msg
     assert 'cold power-cycle' in msg and 'never writes NIC firmware' in msg and 'mstfwreset' in msg
-    assert [c['argv'][2] for c in tooldouble.read_log(log)] == facts['rail_pci_addresses']
+    assert [c['argv'][2] for c in tooldouble.read_log(log)] == facts['connectx_pci_addresses']
 
 
 def test_nic_firmware_rails_from_sysfs(run_module, tray, tmp_path):
@@ -176,12 +178,30 @@ def test_nic_firmware_rails_from_sysfs(run_module, tray, tmp_path):
     assert result['failed_devices'] == ['0000:06:00.0']        # SR-IOV off / ETH; NUM_OF_VFS not checked
 
 
+def test_nic_firmware_catches_a_rail_switched_to_ethernet(run_module, tmp_path):
+    """mlx5_3's firmware says ETH: it is no longer a rail by link layer, but nic_firmware still queries it."""
+    devices = gb200_devices()
+    for dev in devices:
+        if dev['name'] == 'mlx5_3':
+            dev['ports'] = {1: port(link_layer='Ethernet', rate='400 Gb/sec (4X NDR)')}
+    tray = build_tray(str(tmp_path / 'eth'), devices=devices)
+    facts = run_module(rdma_facts, {'sysfs_root': tray['sys']})['ansible_facts']['gpu_tray_rdma']
+    assert facts['rails'] == ['mlx5_0', 'mlx5_1', 'mlx5_4'] and facts['connectx_pfs'] == RAILS
+    tool, _log = tooldouble.mstconfig(str(tmp_path), TABLE)
+    for args in ({'sysfs_root': tray['sys']}, {'rdma_facts': facts}):
+        result = run_module(nic_firmware, dict(args, mstconfig_path=tool))
+        assert result.failed and '0000:06:00.0' in result['failed_devices']
+        assert 'LINK_TYPE_P1 is current=ETH(2), next boot=ETH(2) (default=IB(1)); expected IB' in result['msg']
+
+
 def test_nic_firmware_without_e(run_module, tmp_path):
     tool, log = tooldouble.mstconfig(str(tmp_path), TABLE)
     result = run_module(nic_firmware, {'devices': ['0000:04:00.0'], 'mstconfig_path': tool, 'extended': False,
                                        'min_num_vfs': 16, 'fail_on_error': False})
     assert not result.failed and result['failed_devices'] == ['0000:04:00.0']
     assert result['devices']['0000:04:00.0']['extended'] is False
+    assert '0000:04:00.0: NUM_OF_VFS is next boot=8; expected >= 16 in next boot' in result['msg']
+    assert any('no Current column' in w for w in result.warning_texts)
     assert tooldouble.read_log(log)[0]['argv'] == ['-d', '0000:04:00.0', 'q']
 
 
@@ -200,7 +220,7 @@ def test_nic_firmware_open_error_is_per_device(run_module, tmp_path):
     ({'devices': ['0000:03:00.0'], 'min_num_vfs': -1}, ['option min_num_vfs', '-1']),
     ({'devices': ['0000:03:00.0'], 'min_num_vfs': 'many'}, ['min_num_vfs']),
     ({'devices': ['0000:03:00.0'], 'link_type': 'RoCE'}, ['link_type']),
-    ({'sysfs_root': '/nonexistent-sysfs'}, ['no InfiniBand ConnectX rails', '/nonexistent-sysfs']),
+    ({'sysfs_root': '/nonexistent-sysfs'}, ['no ConnectX NICs', '/nonexistent-sysfs']),
     ({'rdma_facts': {'rails': []}}, ['option rdma_facts']),
     ({'devices': ['0000:03:00.0'], 'mstconfig_path': '/nonexistent/mstconfig'}, ['mstconfig not found']),
 ])
