@@ -72,20 +72,20 @@ _CX9_MSTCONFIG = [row for row in _CX7_MSTCONFIG]
 # dependencies (loaded first, like modprobe does) and parameters
 # (name -> (type, default)). Types: bool (shown Y/N), int, uint, charp.
 _RDMA_MODULES = {
-    'mlx5_core': {'deps': [], 'params': {'prof_sel': ('int', '2'), 'debug_mask': ('uint', '0'),
-                                          'probe_vf': ('bool', 'Y')}},
+    'mlx5_core': {'deps': [], 'params': {
+        'prof_sel': ('int', '2'), 'debug_mask': ('uint', '0'), 'probe_vf': ('bool', 'Y')}},
     'mlx5_ib': {'deps': ['mlx5_core', 'ib_uverbs', 'ib_core'], 'params': {'dc_cnak_qp_depth': ('int', '0')}},
-    'ib_core': {'deps': [], 'params': {'netns_mode': ('bool', 'Y'), 'recv_queue_size': ('int', '512'),
-                                        'send_queue_size': ('int', '128'), 'force_mr': ('bool', 'N')}},
+    'ib_core': {'deps': [], 'params': {
+        'netns_mode': ('bool', 'Y'), 'recv_queue_size': ('int', '512'), 'send_queue_size': ('int', '128'),
+        'force_mr': ('bool', 'N')}},
     'ib_uverbs': {'deps': ['ib_core'], 'params': {}},
     'ib_umad': {'deps': ['ib_core'], 'params': {}},
     'ib_cm': {'deps': ['ib_core'], 'params': {}},
     'iw_cm': {'deps': ['ib_core'], 'params': {}},
     'rdma_cm': {'deps': ['ib_core', 'ib_cm', 'iw_cm'], 'params': {}},
     'rdma_ucm': {'deps': ['rdma_cm', 'ib_uverbs', 'ib_core'], 'params': {}},
-    'ib_ipoib': {'deps': ['ib_core', 'ib_cm'], 'params': {'send_queue_size': ('int', '256'),
-                                                           'recv_queue_size': ('int', '256'),
-                                                           'max_nonsrq_conn_qp': ('int', '128')}},
+    'ib_ipoib': {'deps': ['ib_core', 'ib_cm'], 'params': {
+        'send_queue_size': ('int', '256'), 'recv_queue_size': ('int', '256'), 'max_nonsrq_conn_qp': ('int', '128')}},
     'ib_iser': {'deps': ['rdma_cm', 'ib_core'], 'params': {}},
     'rpcrdma': {'deps': ['rdma_cm', 'ib_core'], 'params': {}},
     'configfs': {'deps': [], 'params': {}},
@@ -104,8 +104,8 @@ _RDMA_MODULES = {
 _ALIASES = {'xprtrdma': 'rpcrdma', 'svcrdma': 'rpcrdma'}
 
 _NVIDIA_MODULES = {
-    'nvidia': {'deps': [], 'params': {'NVreg_GrdmaPciTopoCheckOverride': ('int', '0'),
-                                       'NVreg_EnableGpuFirmware': ('int', '18')}},
+    'nvidia': {'deps': [], 'params': {
+        'NVreg_GrdmaPciTopoCheckOverride': ('int', '0'), 'NVreg_EnableGpuFirmware': ('int', '18')}},
     'nvidia_uvm': {'deps': ['nvidia'], 'params': {}},
     'nvidia_modeset': {'deps': ['nvidia'], 'params': {}},
     'nvidia_drm': {'deps': ['nvidia_modeset'], 'params': {'modeset': ('bool', 'N')}},
