@@ -1,21 +1,8 @@
-"""Helpers for the rehearsal-lab tests (tests/lab): they boot real lab trays, so they run as root.
-
-Every module that needs trays gets them from a module-scoped fixture that runs `lab/lab reset` (replacing
-whatever lab is up: the lab is one per machine) and `lab/lab down` at the end. Ansible runs from the repo
-root with the repo's ansible.cfg and the venv's ansible, exactly as a user runs it.
-"""
-import json
+"""tests/lab: tests that boot rehearsal-lab trays (helpers in labtools.py). They need root."""
 import os
 import pathlib
-import subprocess
-import sys
 
 import pytest
-
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-LAB = ROOT / "lab" / "lab"
-BIN = pathlib.Path(sys.executable).parent          # the venv's bin (pytest runs from .venv/bin/pytest)
-STATE = pathlib.Path(os.environ.get("GPU_TRAY_LAB_STATE", "/var/tmp/gpu-tray-lab"))
 
 
 def pytest_collection_modifyitems(config, items):
@@ -24,72 +11,3 @@ def pytest_collection_modifyitems(config, items):
         for item in items:
             if pathlib.Path(str(item.fspath)).parent == pathlib.Path(__file__).parent:
                 item.add_marker(skip)
-
-
-def ansible_env():
-    env = dict(os.environ)
-    env.update(
-        PATH="%s:%s" % (BIN, env.get("PATH", "")),
-        ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"),
-        ANSIBLE_COLLECTIONS_PATH=str(ROOT / ".collections"),
-        ANSIBLE_HOME=str(ROOT / ".ansible"),
-        ANSIBLE_FORCE_COLOR="0",
-        ANSIBLE_NOCOLOR="1",
-        ANSIBLE_DEPRECATION_WARNINGS="0",
-    )
-    return env
-
-
-def lab(*args, check=True):
-    proc = subprocess.run([str(LAB)] + [str(a) for a in args], cwd=ROOT, capture_output=True, text=True)
-    if check:
-        assert proc.returncode == 0, "lab %s failed (rc %d):\n%s\n%s" % (
-            " ".join(map(str, args)), proc.returncode, proc.stdout, proc.stderr)
-    return proc
-
-
-def lab_status():
-    return json.loads(lab("status", "--json").stdout)
-
-
-def tray_status(name):
-    return next(t for t in lab_status()["trays"] if t["name"] == name)
-
-
-def ansible_json(inventory, pattern, module, args=None, extra=()):
-    """Run an ad-hoc module with the json callback; return {host: result}."""
-    env = ansible_env()
-    env.update(ANSIBLE_LOAD_CALLBACK_PLUGINS="1", ANSIBLE_STDOUT_CALLBACK="ansible.posix.json")
-    argv = [str(BIN / "ansible"), "-i", str(inventory), pattern, "-m", module]
-    if args:
-        argv += ["-a", args]
-    proc = subprocess.run(argv + list(extra), cwd=ROOT, env=env, capture_output=True, text=True)
-    try:
-        data = json.loads(proc.stdout)
-    except ValueError:
-        raise AssertionError("ansible %s: no JSON output (rc %d):\n%s\n%s"
-                             % (module, proc.returncode, proc.stdout[-3000:], proc.stderr[-3000:]))
-    return proc.returncode, data["plays"][0]["tasks"][0]["hosts"]
-
-
-def playbook(inventory, path, limit=None, extra_vars=None):
-    argv = [str(BIN / "ansible-playbook"), "-i", str(inventory), str(path)]
-    if limit:
-        argv += ["--limit", limit]
-    if extra_vars:
-        argv += ["-e", json.dumps(extra_vars)]
-    return subprocess.run(argv, cwd=ROOT, env=ansible_env(), capture_output=True, text=True)
-
-
-def ssh(tray, command):
-    """Run a command in a tray over real SSH (the lab's ssh_config); return stdout, assert rc 0."""
-    proc = subprocess.run(["ssh", "-F", str(STATE / "ssh" / "config"), tray, command],
-                          capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60)
-    assert proc.returncode == 0, "%s: `%s` failed (rc %d): %s" % (tray, command, proc.returncode, proc.stderr)
-    return proc.stdout
-
-
-def lab_up(*args):
-    """Fresh lab for one test module: reset replaces any lab that is up."""
-    lab("reset", *args)
-    return pathlib.Path(lab("inventory").stdout.strip())

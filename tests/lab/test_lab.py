@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from conftest import ROOT, ansible_json, lab, lab_status, lab_up, playbook, ssh, tray_status
+from labtools import ROOT, ansible_json, lab, lab_status, lab_up, playbook, ssh, tray_status
 
 TRAYS = ["tray01", "tray02", "tray03", "tray04"]
 SYSFS = "/var/lib/gpu-tray-lab/sys"

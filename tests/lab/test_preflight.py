@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from conftest import ROOT, lab_up, playbook, ssh
+from labtools import ROOT, lab_up, playbook, ssh
 
 SITE = ROOT / "playbooks" / "site.yml"
 

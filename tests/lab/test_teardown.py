@@ -5,7 +5,7 @@ import pathlib
 import subprocess
 import time
 
-from conftest import STATE, lab, lab_status, lab_up, ssh, tray_status
+from labtools import STATE, lab, lab_status, lab_up, ssh, tray_status
 
 MACHINES = ("gtl-tray01", "gtl-tray02")
 
