@@ -202,10 +202,10 @@ def is_bluefield(device):
 
 def is_connectx_pf(device):
     """A Mellanox/NVIDIA PF that is not a BlueField DPU, whatever its link layer."""
-    if device.get('kind') != 'pf' or is_bluefield(device):
+    if device.get('kind') != 'pf' or is_bluefield(device) or not device.get('pci_address'):
         return False
-    vendor = device.get('pci_vendor_id')
-    return not vendor or vendor == MELLANOX_VENDOR
+    # Soft devices (rxe, siw) have no PCI function; other vendors' HCAs are not ConnectX.
+    return device.get('pci_vendor_id') == MELLANOX_VENDOR
 
 
 def is_rail(device):

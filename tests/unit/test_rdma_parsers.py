@@ -153,3 +153,22 @@ def test_select_devices_and_check(tray):
     assert [res['device'] for res in bad] == ['mlx5_6']
     assert bad[0]['membership'] == 'limited'
     assert bad[0]['label'] == 'mlx5_6 port 1 (VF of 0000:06:00.0)'
+
+
+def test_soft_and_foreign_devices_are_never_rails(tmp_path):
+    devices = gb200_devices()
+    devices.append({'name': 'irdma0', 'bdf': '0000:09:00.0', 'device_id': '0x1593', 'vendor': '0x8086',
+                    'ports': {1: port()}})
+    tray = build_tray(str(tmp_path / 't'), devices=devices)
+    # rxe0: a soft RoCE device has no `device` link to a PCI function
+    rxe = os.path.join(tray['sys'], 'devices', 'virtual', 'infiniband', 'rxe0', 'ports', '1')
+    os.makedirs(rxe)
+    for name, value in (('link_layer', 'InfiniBand'), ('state', '4: ACTIVE')):
+        with open(os.path.join(rxe, name), 'w') as handle:
+            handle.write(value + '\n')
+    os.symlink('../../devices/virtual/infiniband/rxe0', os.path.join(tray['sys'], 'class', 'infiniband', 'rxe0'))
+    facts = rdma.collect_rdma(tray['sys'])
+    assert facts['rails'] == ['mlx5_0', 'mlx5_1', 'mlx5_3', 'mlx5_4']
+    assert facts['connectx_pfs'] == ['mlx5_0', 'mlx5_1', 'mlx5_3', 'mlx5_4']
+    rxe_dev = [d for d in facts['devices'] if d['name'] == 'rxe0'][0]
+    assert rxe_dev['pci_address'] is None and rxe_dev['ports'][0]['state'] == 'ACTIVE'
