@@ -113,13 +113,13 @@ def read_pkeys(port_dir):
     """Non-zero P_Key table entries of a port, in table order, as ints.
 
     A ``0x0000`` slot is empty; unreadable or malformed slots are skipped.
+    (``0x8000`` is kept: it is non-zero, though no valid partition matches it.)
     """
     pkeys_dir = os.path.join(port_dir, 'pkeys')
     keys = []
     for index in sorted(list_dir(pkeys_dir), key=natural_key):
         value = parse_pkey(read_text(os.path.join(pkeys_dir, index)))
-        if value is None or pkey_base(value) == 0:
-            # 0x0000 and 0x8000 are both "invalid/empty" P_Keys per the IB spec.
+        if not value:
             continue
         keys.append(value)
     return keys

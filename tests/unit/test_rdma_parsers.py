@@ -72,7 +72,9 @@ def test_read_pkeys_skips_empty_slots(tmp_path):
         (port_dir / 'pkeys' / str(index)).write_text(value + '\n')
     # slot 10 sorts after 2 numerically, not lexically
     (port_dir / 'pkeys' / '10').write_text('0x8123\n')
-    assert rdma.read_pkeys(str(port_dir)) == [0xffff, 0x7fff, 0x8001, 0x8123]
+    assert rdma.read_pkeys(str(port_dir)) == [0xffff, 0x7fff, 0x8001, 0x8000, 0x8123]
+    # 0x8000 (partition 0) never satisfies a check: partition 0 cannot be requested
+    assert not rdma.port_has_full_membership([0x8000], 0xffff)
 
 
 def test_guid_from_gid():
