@@ -1,0 +1,169 @@
+"""Pure parts of the lab CLI (lab/gpu_tray_lab): fault parsing, the inventory and ssh_config it writes,
+the rootfs cache key, and the supervisor's reboot loop with a stand-in for systemd-nspawn."""
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import time
+
+import pytest
+import yaml
+
+REPO = pathlib.Path(__file__).resolve().parents[3]
+sys.path.insert(0, str(REPO / "lab"))
+
+from gpu_tray_lab import cgroups, cli, inventory, rootfs, util  # noqa: E402
+
+
+@pytest.fixture
+def state(tmp_path, monkeypatch):
+    monkeypatch.setenv("GPU_TRAY_LAB_STATE", str(tmp_path / "state"))
+    (tmp_path / "state" / "ssh").mkdir(parents=True)
+    return tmp_path / "state"
+
+
+def test_fault_default_index_is_tray_1_and_duplicates_collapse():
+    assert cli.parse_faults(["pkey-limited-pf", "pkey-limited-pf@1", "num-vfs-8@3"], 4) == [
+        ("pkey-limited-pf", 1), ("num-vfs-8", 3)]
+
+
+@pytest.mark.parametrize("spec, message", [
+    (["bogus"], "unknown fault 'bogus'"),
+    (["pkey-limited-pf@5"], "outside 1..4"),
+    (["pkey-limited-pf@0"], "outside 1..4"),
+    (["pkey-limited-pf@x"], "NAME@N"),
+])
+def test_bad_faults_are_refused_with_the_reason(spec, message):
+    with pytest.raises(util.LabError, match=message):
+        cli.parse_faults(spec, 4)
+
+
+def test_every_fault_of_the_interface_is_known():
+    assert set(cli.known_faults()) >= {
+        "pkey-limited-pf", "pkey-limited-vf", "num-vfs-8", "sriov-disabled", "link-type-eth",
+        "grub-dropin-override", "no-return-from-reboot", "imex-reenabled", "hugepage-1g"}
+    assert cli.fault_kind("hugepage-1g") == "inventory"
+    assert cli.fault_kind("no-return-from-reboot") == "tray"
+
+
+def test_inventory_groups_vars_and_inventory_level_fault(state):
+    spec = {"platform": "rke2-vr200", "trays": 3, "faults": ["pkey-limited-vf@1", "hugepage-1g@2"]}
+    path = cli.write_inventory(spec)
+    inv = yaml.safe_load(path.read_text())["all"]["children"]
+    hosts = inv["gpu_trays"]["hosts"]
+    assert sorted(hosts) == ["tray01", "tray02", "tray03"]
+    assert sorted(inv["rke2_vr200"]["hosts"]) == ["tray01", "tray02", "tray03"]
+    assert hosts["tray02"]["ansible_host"] == "198.18.2.2"
+    assert hosts["tray01"]["gpu_tray_lab_faults"] == ["pkey-limited-vf"]
+    assert hosts["tray02"]["gpu_tray_tuning_hugepages"] == [{"size": "2M", "count": 5128},
+                                                            {"size": "1G", "count": 2}]
+    assert "gpu_tray_tuning_hugepages" not in hosts["tray01"]       # the group_vars value applies there
+    v = inv["gpu_trays"]["vars"]
+    assert v["ansible_user"] == "root" and v["gpu_tray_lab"] is True
+    assert v["gpu_tray_sysfs_root"] == "/var/lib/gpu-tray-lab/sys"
+    assert v["gpu_tray_boot_time_command"] == "cat /run/gpu-tray-lab/boot_id"
+    assert v["ansible_ssh_private_key_file"] == str(state / "ssh" / "id_ed25519")
+    assert "StrictHostKeyChecking=no" in v["ansible_ssh_common_args"]
+    link = path.parent / "group_vars"
+    assert os.readlink(link) == str(REPO / "inventories" / "rke2-vr200" / "group_vars")
+    assert (link / "rke2_vr200.yml").is_file()
+
+
+def test_inventory_is_what_ansible_inventory_sees(state):
+    path = cli.write_inventory({"platform": "nvke-gb200", "trays": 2, "faults": []})
+    proc = subprocess.run([str(pathlib.Path(sys.executable).parent / "ansible-inventory"),
+                           "-i", str(path.parent), "--host", "tray02"],
+                          capture_output=True, text=True, cwd=REPO)
+    assert proc.returncode == 0, proc.stderr
+    hv = json.loads(proc.stdout)
+    assert hv["gpu_tray_platform"] == "nvke-gb200"                 # from the linked group_vars
+    assert hv["gpu_tray_rails"] == ["mlx5_0", "mlx5_1", "mlx5_3", "mlx5_4"]
+    assert hv["ansible_host"] == "198.18.2.2"
+
+
+def test_ssh_config_has_one_entry_per_tray(state):
+    inventory.write_ssh_config([1, 2])
+    text = (state / "ssh" / "config").read_text()
+    assert "Host tray01 198.18.1.2\n  HostName 198.18.1.2\n  User root" in text
+    assert "Host tray02 198.18.2.2" in text and "tray03" not in text
+
+
+def test_to_yaml_round_trips_nested_values():
+    data = {"a": {"b": [{"size": "2M", "count": 1}, {"size": "1G", "count": 2}], "c": [], "d": {}},
+            "e": True, "f": "x: y # z", "g": ["one", "two"]}
+    assert yaml.safe_load("\n".join(inventory.to_yaml(data))) == data
+
+
+def test_prepared_rootfs_key_follows_the_tray_files(tmp_path, monkeypatch):
+    lab = tmp_path / "lab"
+    (lab / "trayfs/usr/local/sbin").mkdir(parents=True)
+    (lab / "gpu_tray_lab").mkdir()
+    (lab / "trayfs/usr/local/sbin/modprobe").write_text("#!/bin/sh\n")
+    monkeypatch.setattr(util, "LAB_DIR", lab)
+    k1 = rootfs.prepared_key()
+    (lab / "trayfs/usr/local/sbin/modprobe").write_text("#!/bin/sh\nexit 1\n")
+    k2 = rootfs.prepared_key()
+    os.chmod(lab / "trayfs/usr/local/sbin/modprobe", 0o755)
+    k3 = rootfs.prepared_key()
+    (lab / "gpu_tray_lab/fixtures.py").write_text("")
+    k4 = rootfs.prepared_key()
+    assert len({k1, k2, k3, k4}) == 4
+    assert rootfs.base_key() == rootfs.base_key()
+
+
+FAKE_NSPAWN = """#!/bin/sh
+# stand-in for systemd-nspawn: exit codes from a list, one per boot
+n=$(cat "$FAKE_DIR/calls" 2>/dev/null || echo 0); n=$((n+1)); echo $n > "$FAKE_DIR/calls"
+echo "$@" > "$FAKE_DIR/argv"
+rc=$(sed -n "${n}p" "$FAKE_DIR/codes"); exit ${rc:-0}
+"""
+
+
+def _run_supervisor(tmp_path, codes, faults):
+    bindir, tray = tmp_path / "bin", tmp_path / "tray"
+    bindir.mkdir()
+    tray.mkdir()
+    (bindir / "systemd-nspawn").write_text(FAKE_NSPAWN)
+    os.chmod(bindir / "systemd-nspawn", 0o755)
+    (tmp_path / "codes").write_text("\n".join(map(str, codes)) + "\n")
+    name = "unit%d" % os.getpid()
+    (tray / "tray.json").write_text(json.dumps({
+        "root": "/nonexistent", "machine": "gtl-" + name, "hostname": name, "netns": "gtl-" + name,
+        "faults": faults, "extra_args": ["--bind-ro=/x"]}))
+    env = dict(os.environ, PATH="%s:%s" % (bindir, os.environ["PATH"]), FAKE_DIR=str(tmp_path))
+    try:
+        proc = subprocess.run([sys.executable, str(REPO / "lab/gpu_tray_lab/supervisor.py"), str(tray)],
+                              env=env, capture_output=True, text=True, timeout=60)
+    finally:
+        for d in cgroups.recorded(tray):
+            cgroups.remove_tree(d)
+    return proc, tray
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the supervisor joins a cgroup of its own (root)")
+def test_supervisor_reboots_on_133_and_stops_on_poweroff(tmp_path):
+    proc, tray = _run_supervisor(tmp_path, [133, 133, 0], [])
+    assert proc.returncode == 0, proc.stderr
+    assert (tray / "boot_count").read_text().strip() == "3"
+    assert (tray / "state").read_text().startswith("stopped (powered off, nspawn rc 0)")
+    assert not (tray / "supervisor.pid").exists() and not (tray / "nspawn.pid").exists()
+    argv = (tmp_path / "argv").read_text().split()
+    for flag in ("-b", "--register=no", "--keep-unit", "--console=passive", "--bind-ro=/x"):
+        assert flag in argv
+    assert argv[argv.index("-M") + 1].startswith("gtl-unit")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the supervisor joins a cgroup of its own (root)")
+def test_supervisor_no_return_fault_stays_down_after_first_reboot(tmp_path):
+    proc, tray = _run_supervisor(tmp_path, [133, 0], ["no-return-from-reboot"])
+    assert (tray / "boot_count").read_text().strip() == "1"
+    assert "no-return-from-reboot" in (tray / "state").read_text()
+    assert "does not come back" in (tray / "supervisor.log").read_text()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the supervisor joins a cgroup of its own (root)")
+def test_supervisor_stops_a_reboot_loop(tmp_path):
+    proc, tray = _run_supervisor(tmp_path, [133] * 40, [])
+    assert (tray / "state").read_text().startswith("stopped (reboot loop)")
+    assert int((tray / "boot_count").read_text()) == 15
