@@ -3,6 +3,8 @@
 """mstconfig query output, with and without -e, with '*' modified markers."""
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ansible_collections.gpu_tray.cluster.plugins.module_utils import mstconfig as m
 
@@ -96,3 +98,35 @@ def test_unknown_column_is_an_error():
 def test_summarise(fixture_text):
     flat = m.summarise(m.parse_mstconfig(fixture_text('mstconfig', 'cx7_nextboot8_e.txt')))
     assert flat['NUM_OF_VFS'] == {'modified': True, 'default': '16', 'current': '16', 'next_boot': '8'}
+
+
+_param_name = st.from_regex(r'[A-Z][A-Z0-9_]{2,30}', fullmatch=True)
+_value = st.one_of(
+    st.integers(min_value=0, max_value=4096).map(str),
+    st.tuples(st.sampled_from(['True', 'False', 'IB', 'ETH', 'DISABLED', 'ENABLED', '_256KB', 'ECPF']),
+              st.integers(min_value=0, max_value=15)).map(lambda t: '%s(%d)' % t),
+)
+
+
+@given(st.dictionaries(_param_name, st.tuples(st.booleans(), _value, _value, _value), min_size=1, max_size=15),
+       st.integers(min_value=2, max_value=12), st.booleans())
+def test_roundtrip_rendered_tables(table, gap, extended):
+    """Any table rendered in mstconfig's layout (with or without -e, '*' markers) parses back exactly."""
+    pad = ' ' * gap
+    header = 'Configurations:' + pad + (('Default' + pad + 'Current' + pad + 'Next Boot') if extended else 'Next Boot')
+    lines = ['', 'Device #1:', '----------', '', 'Device type:    ConnectX7', 'Device:         0000:03:00.0', '',
+             header]
+    for name, (star, default, current, next_boot) in table.items():
+        values = [default, current, next_boot] if extended else [next_boot]
+        lines.append(('*' if star else ' ') + '        ' + name + pad + pad.join(values) + '   ')
+    parsed = m.parse_mstconfig('\n'.join(lines) + '\n')
+    assert parsed['extended'] is extended
+    assert sorted(parsed['params']) == sorted(table)
+    for name, (star, default, current, next_boot) in table.items():
+        entry = parsed['params'][name]
+        assert entry['modified'] is star
+        assert entry['next_boot']['raw'] == next_boot
+        if extended:
+            assert entry['default']['raw'] == default and entry['current']['raw'] == current
+        else:
+            assert entry['current'] is None and entry['default'] is None
