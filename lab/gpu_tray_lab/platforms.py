@@ -178,6 +178,8 @@ PLATFORMS = {
         'os_release': OS_RELEASE_NOBLE,
         'page_size_kb': 64,
         'numa_nodes': 2,
+        # two Grace CPUs with 480 GiB LPDDR5X each
+        'memory_kb': 2 * 480 * 1024 * 1024,
         'hugepage_sizes_kb': HUGEPAGE_SIZES_KB_64K,
         'default_hugepage_kb': DEFAULT_HUGEPAGE_KB_64K,
         'hcas': [
@@ -212,6 +214,8 @@ PLATFORMS = {
         'os_release': OS_RELEASE_RESOLUTE,
         'page_size_kb': 64,
         'numa_nodes': 2,
+        # illustrative: two Vera CPUs with 1.5 TiB LPDDR5X each
+        'memory_kb': 2 * 1536 * 1024 * 1024,
         'hugepage_sizes_kb': HUGEPAGE_SIZES_KB_64K,
         'default_hugepage_kb': DEFAULT_HUGEPAGE_KB_64K,
         # The references give ConnectX-9 (15b3:1025) for VR200 rails and nothing

@@ -169,3 +169,40 @@ def test_sriov_numvfs_writes_the_kernel_refuses(make_tray):
     # VF names: the lowest free mlx5_N, never a PF's name
     tray.write_numvfs('mlx5_3', 1)
     assert os.path.basename(os.path.realpath(tray.sys('class/infiniband/mlx5_5/device'))) == '0010:03:00.1'
+
+
+def test_runtime_hugepage_writes(make_tray):
+    tray = make_tray('nvke-gb200')
+    pool = 'kernel/mm/hugepages/hugepages-2048kB/'
+    with open(tray.sys(pool + 'nr_hugepages'), 'w') as handle:
+        handle.write('8192\n')
+    assert tray.reconcile() == ['hugepages-2048kB: nr_hugepages 0 -> 8192']
+    assert tray.read(pool + 'free_hugepages') == '8192\n'
+    assert tray.reconcile() == []
+    # more than the tray's memory: the kernel allocates what it can
+    big = 'kernel/mm/hugepages/hugepages-16777216kB/'
+    with open(tray.sys(big + 'nr_hugepages'), 'w') as handle:
+        handle.write('1000\n')
+    messages = tray.reconcile()
+    assert messages and 'asked for 1000, allocated' in messages[0]
+    allocated = int(tray.read(big + 'nr_hugepages'))
+    assert 0 < allocated < 1000 and allocated * 16 < 960
+    assert tray.read(pool + 'nr_hugepages') == '8192\n'
+    with open(tray.sys(pool + 'nr_hugepages'), 'w') as handle:
+        handle.write('lots\n')
+    assert 'EINVAL' in tray.reconcile()[0]
+    assert tray.read(pool + 'nr_hugepages') == '8192\n'
+
+
+def test_blacklist_stops_udev_loading_at_boot(make_tray):
+    tray = make_tray('nvke-gb200')
+    os.makedirs(tray.p('etc/modprobe.d'), exist_ok=True)
+    with open(tray.p('etc/modprobe.d/blacklist-mlx5.conf'), 'w') as handle:
+        handle.write('blacklist mlx5_ib\n')
+    tray.boot()
+    assert not os.path.exists(tray.sys('module/mlx5_ib'))
+    assert os.path.isdir(tray.sys('module/mlx5_core'))
+    assert os.listdir(tray.sys('class/infiniband')) == []
+    # an explicit modprobe ignores the blacklist, as kmod does
+    assert tray.run('modprobe', 'mlx5_ib').returncode == 0
+    assert len(os.listdir(tray.sys('class/infiniband'))) == 5

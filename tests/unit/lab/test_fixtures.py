@@ -248,7 +248,8 @@ def test_sriov_path_unit_watches_every_pf(make_tray):
     with open(tray.p('etc/systemd/system/gpu-tray-lab-sriov.path')) as handle:
         watched = [line.split('=', 1)[1] for line in handle.read().splitlines() if line.startswith('PathChanged=')]
     assert watched == ['/%s/devices/pci%s:00/%s/sriov_numvfs' % (SYS, bdf[:4], bdf)
-                       for bdf in ('0000:03:00.0', '0002:03:00.0', '0006:01:00.0', '0010:03:00.0')]
+                       for bdf in ('0000:03:00.0', '0002:03:00.0', '0006:01:00.0', '0010:03:00.0')] + [
+        '/%s/kernel/mm/hugepages/hugepages-%dkB/nr_hugepages' % (SYS, size) for size in (2048, 524288, 16777216)]
 
 
 def test_prepare_rootfs_installs_doubles_and_diversions(tmp_path, monkeypatch):

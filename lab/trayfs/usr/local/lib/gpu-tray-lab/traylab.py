@@ -465,6 +465,7 @@ def reconcile(base=None, hw=None):
             break
     for hca, bdf, vf_index in _functions(sysdir, hw):
         derive(hca, bdf, vf_index)
+    sync_hugepages(sysdir, hw, messages)
     return messages
 
 
@@ -853,6 +854,57 @@ def hugepages_from_cmdline(cmdline, sizes_kb, default_kb):
     return pools, default_kb, messages
 
 
+def cap_hugepages(pools, memory_kb, fixed=None):
+    """What the kernel manages to allocate: pools are filled in size order until 90% of
+    the tray's memory is used (``fixed``: pools whose size stays as it is)."""
+    if not memory_kb:
+        return dict(pools)
+    budget = memory_kb * 9 // 10
+    out = {}
+    for size in sorted(pools, key=lambda s: (0 if fixed and s in fixed else 1, s)):
+        count = max(0, min(pools[size], budget // size))
+        out[size] = count
+        budget -= count * size
+    return out
+
+
+def sync_hugepages(sysdir, hw, messages):
+    """A run-time write to ``nr_hugepages``: the kernel allocates what it can and
+    ``free_hugepages`` follows; a value that is not a number is refused (EINVAL).
+    ``nr_hugepages_mempolicy`` holds the count last applied."""
+    base = os.path.join(sysdir, 'kernel/mm/hugepages')
+    applied, wanted, stale = {}, {}, False
+    for size in hw['hugepage_sizes_kb']:
+        hdir = os.path.join(base, 'hugepages-%dkB' % size)
+        try:
+            applied[size] = int((read(os.path.join(hdir, 'nr_hugepages_mempolicy'), '0') or '0').strip() or 0)
+        except ValueError:
+            applied[size] = 0
+        raw = read(os.path.join(hdir, 'nr_hugepages'), '') or ''
+        stale = stale or raw != '%d\n' % applied[size]
+        try:
+            wanted[size] = int(raw.strip())
+            if wanted[size] < 0:
+                raise ValueError(raw)
+        except ValueError:
+            messages.append('hugepages-%dkB: write of nr_hugepages refused as the kernel would: EINVAL (%r)'
+                            % (size, raw.strip()))
+            wanted[size] = applied[size]
+    if not stale:
+        return
+    unchanged = set(size for size in wanted if wanted[size] == applied[size])
+    pools = cap_hugepages(wanted, hw.get('memory_kb'), fixed=unchanged)
+    for size in sorted(wanted):
+        if size in unchanged:
+            continue
+        if pools[size] != wanted[size]:
+            messages.append('hugepages-%dkB: asked for %d, allocated %d (not enough memory)'
+                            % (size, wanted[size], pools[size]))
+        else:
+            messages.append('hugepages-%dkB: nr_hugepages %d -> %d' % (size, applied[size], pools[size]))
+    write_hugepages(sysdir, pools)
+
+
 def write_hugepages(sysdir, pools):
     for size, count in pools.items():
         hdir = os.path.join(sysdir, 'kernel/mm/hugepages/hugepages-%dkB' % size)
@@ -944,7 +996,7 @@ def boot(base=None, do_mounts=True):
     # hugepage pools from the command line
     pools, _default, hp_messages = hugepages_from_cmdline(cmdline, hw['hugepage_sizes_kb'], hw['default_hugepage_kb'])
     messages.extend(hp_messages)
-    write_hugepages(sysdir, pools)
+    write_hugepages(sysdir, cap_hugepages(pools, hw.get('memory_kb')))
 
     # boot identity
     write(os.path.join(run_dir, 'boot_id'), str(uuid.uuid4()) + '\n')
@@ -956,7 +1008,15 @@ def boot(base=None, do_mounts=True):
     write(count_file, '%d\n' % count)
 
     # modules: what the hardware implies (udev), then modules-load.d / modules_load=
-    wanted = list(hw['boot_modules']) + modules_load_list(base, cmdline)
+    blacklist = modprobe_config(base)['blacklist'] | set(
+        norm_module(t.split('=', 1)[1]) for t in cmdline.split() if t.startswith('module_blacklist='))
+    implied = []
+    for name in hw['boot_modules']:
+        if norm_module(name) in blacklist:
+            messages.append('%s: blacklisted in modprobe.d, not loaded for the hardware (udev)' % name)
+        else:
+            implied.append(name)
+    wanted = implied + modules_load_list(base, cmdline)
     for name in wanted:
         try:
             loaded = modprobe_load(name, base=base, hw=hw, messages=messages)
