@@ -323,8 +323,8 @@ def _sriov_path_unit(hw):
              'DefaultDependencies=no',
              'After=gpu-tray-lab-boot.service', 'Before=paths.target', '', '[Path]']
     for hca in hw['hcas']:
-        if hca.get('sriov_totalvfs') is not None:
-            lines.append('PathChanged=/%s/%s/sriov_numvfs' % (SYS_REL, traylab.pci_rel(hca['bdf'])))
+        # also PFs without SR-IOV: a write there creates a file the reconcile removes again
+        lines.append('PathChanged=/%s/%s/sriov_numvfs' % (SYS_REL, traylab.pci_rel(hca['bdf'])))
     for size in hw['hugepage_sizes_kb']:
         lines.append('PathChanged=/%s/kernel/mm/hugepages/hugepages-%dkB/nr_hugepages' % (SYS_REL, size))
     lines += ['Unit=gpu-tray-lab-sriov.service', '', '[Install]', 'WantedBy=paths.target', '']

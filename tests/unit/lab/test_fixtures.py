@@ -200,12 +200,15 @@ def test_fault_num_vfs_8(make_tray):
 def test_fault_sriov_disabled(make_tray):
     changed = _diff(make_tray, 'nvke-gb200', 'sriov-disabled')
     pci = 'var/lib/gpu-tray-lab/sys/devices/pci0012:00/0012:03:00.0/'
-    # the PF loses its SR-IOV files and the SR-IOV watcher no longer watches it
-    assert changed == ['etc/systemd/system/gpu-tray-lab-sriov.path'] + sorted(
-        pci + n for n in ('sriov_drivers_autoprobe', 'sriov_numvfs', 'sriov_offset', 'sriov_stride',
-                          'sriov_totalvfs', 'sriov_vf_device'))
+    # the PF has no SR-IOV files
+    assert changed == sorted(pci + n for n in ('sriov_drivers_autoprobe', 'sriov_numvfs', 'sriov_offset',
+                                               'sriov_stride', 'sriov_totalvfs', 'sriov_vf_device'))
     tray = make_tray('nvke-gb200', ['sriov-disabled'])
     assert not os.path.exists(tray.sys('class/infiniband/mlx5_4/device/sriov_totalvfs'))
+    # a write cannot create the file (sysfs): the watcher removes it again and no VF appears
+    assert 'ENOENT' in tray.write_numvfs('mlx5_4', 16)[0]
+    assert not os.path.exists(tray.sys('class/infiniband/mlx5_4/device/sriov_numvfs'))
+    assert not os.path.lexists(tray.sys('class/infiniband/mlx5_4/device/virtfn0'))
     out = tray.run('mstconfig', '-d', '0012:03:00.0', 'q', 'SRIOV_EN').stdout
     assert out.splitlines()[-1] == '         SRIOV_EN                            False(0)'
 
@@ -248,7 +251,8 @@ def test_sriov_path_unit_watches_every_pf(make_tray):
     with open(tray.p('etc/systemd/system/gpu-tray-lab-sriov.path')) as handle:
         watched = [line.split('=', 1)[1] for line in handle.read().splitlines() if line.startswith('PathChanged=')]
     assert watched == ['/%s/devices/pci%s:00/%s/sriov_numvfs' % (SYS, bdf[:4], bdf)
-                       for bdf in ('0000:03:00.0', '0002:03:00.0', '0006:01:00.0', '0010:03:00.0')] + [
+                       for bdf in ('0000:03:00.0', '0002:03:00.0', '0006:01:00.0', '0010:03:00.0',
+                                   '0012:03:00.0')] + [
         '/%s/kernel/mm/hugepages/hugepages-%dkB/nr_hugepages' % (SYS, size) for size in (2048, 524288, 16777216)]
 
 

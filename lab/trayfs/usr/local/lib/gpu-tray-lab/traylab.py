@@ -338,7 +338,14 @@ def _sync_vfs(sysdir, hca, messages, derive=None):
     """Apply a write of ``sriov_numvfs`` the way the kernel's sriov_numvfs_store does."""
     pdir = os.path.join(sysdir, pci_rel(hca['bdf']))
     numvfs_file = os.path.join(pdir, 'sriov_numvfs')
-    if hca.get('sriov_totalvfs') is None or not os.path.exists(numvfs_file):
+    if hca.get('sriov_totalvfs') is None:
+        if os.path.lexists(numvfs_file):
+            # sysfs cannot gain files: a write to a PF without SR-IOV fails there (No such file or directory)
+            remove(numvfs_file)
+            messages.append('%s: has no sriov_numvfs (SR-IOV disabled in firmware); the write would have failed '
+                            'with ENOENT' % hca['bdf'])
+        return
+    if not os.path.exists(numvfs_file):
         return
     current = _count_vfs(pdir)
     raw = read(numvfs_file, '').strip()
