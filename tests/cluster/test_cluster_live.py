@@ -207,3 +207,23 @@ def test_namespace_with_pods_is_really_deleted(core, k8s_api):
     core.delete_namespace(name)
     # graceful pod deletion needs a kubelet to confirm; the simulated one does, so the namespace goes
     _wait("namespace %s deleted" % name, lambda: name not in [n.metadata.name for n in core.list_namespace().items], 90)
+
+
+def test_fault_injection_node_unreachable(kcluster, core, namespace):
+    tray = kcluster.trays[0]
+    core.create_namespaced_pod(namespace, _pod("victim", nodeSelector={"kubernetes.io/hostname": tray}))
+    _wait("victim ready", lambda: _pod_condition(core, namespace, "victim", "Ready") == "True")
+    kcluster.kcluster("fault", "node-unreachable", tray)
+    try:
+        # no heartbeat any more: after the 20 s grace period the node lifecycle controller takes over
+        def unknown():
+            conds = core.read_node(tray).status.conditions
+            return [c for c in conds if c.type == "Ready" and c.status == "Unknown"]
+        cond = _wait("%s Ready=Unknown" % tray, unknown, timeout=60)[0]
+        assert cond.reason == "NodeStatusUnknown"
+        _wait("unreachable taint", lambda: any(t.key == "node.kubernetes.io/unreachable" for t in core.read_node(tray).spec.taints or []))
+        _wait("victim marked not ready by the controller", lambda: _pod_condition(core, namespace, "victim", "Ready") == "False")
+    finally:
+        kcluster.kcluster("fault", "clear", tray)
+    _wait("%s Ready again" % tray, lambda: _ready(core.read_node(tray)), timeout=30)
+    _wait("taints gone", lambda: not core.read_node(tray).spec.taints, timeout=30)
