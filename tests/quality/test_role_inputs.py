@@ -31,7 +31,8 @@ def run_role(role, extra_vars, tmp_path):
     ({"gpu_tray_platform": "rke2-vr200", "preflight_rails": "mlx5_0,mlx5_1"}, None, ["expected mlx5_0, mlx5_1"]),
 ])
 def test_preflight_rejects_bad_input_by_name(extra_vars, variable, words, tmp_path):
-    rc, out = run_role("preflight", dict(extra_vars, preflight_sysfs_root="/nonexistent-gpu-tray-test"), tmp_path)
+    rc, out = run_role("preflight", dict(extra_vars, preflight_sysfs_root="/nonexistent-gpu-tray-test",
+                                         preflight_report_dir=str(tmp_path / "report")), tmp_path)
     assert rc != 0, out
     assert "Traceback" not in out, out
     if variable is None:
