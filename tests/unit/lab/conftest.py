@@ -1,76 +1,17 @@
 # Copyright: (c) 2026, gpu_tray.cluster contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Fixtures for the lab hardware tests: populate a tray into tmp_path, run its
-tool doubles as subprocesses against that tree (GPU_TRAY_LAB_ROOT)."""
+"""pytest fixtures of the lab hardware tests (helpers live in labtray.py)."""
 
 import os
-import subprocess
 import sys
 
 import pytest
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-LAB = os.path.join(REPO, 'lab')
-TRAYFS = os.path.join(LAB, 'trayfs')
-DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'data')
-if LAB not in sys.path:
-    sys.path.insert(0, LAB)
+HERE = os.path.dirname(os.path.abspath(__file__))
+if HERE not in sys.path:
+    sys.path.insert(0, HERE)
 
-from gpu_tray_lab import fixtures  # noqa: E402
-
-SYS = 'var/lib/gpu-tray-lab/sys'
-
-
-class Tray(object):
-    def __init__(self, root, platform, faults):
-        self.root = str(root)
-        self.platform = platform
-        self.faults = frozenset(faults)
-        fixtures.populate_tray(root, platform, 1, self.faults)
-        self.hw = fixtures.hardware(platform, 1, self.faults)
-
-    def p(self, rel):
-        return os.path.join(self.root, rel)
-
-    def sys(self, rel=''):
-        return os.path.join(self.root, SYS, rel)
-
-    def read(self, rel):
-        with open(self.sys(rel)) as handle:
-            return handle.read()
-
-    def boot(self):
-        return fixtures.traylab.boot(self.root, do_mounts=False)
-
-    def reconcile(self):
-        return fixtures.traylab.reconcile(self.root)
-
-    def env(self):
-        env = dict(os.environ)
-        env['GPU_TRAY_LAB_ROOT'] = self.root
-        return env
-
-    def run(self, tool, *args):
-        """Run a trayfs tool double (usr/local/sbin/<tool>) against this tray."""
-        exe = os.path.join(TRAYFS, 'usr/local/sbin', tool)
-        return subprocess.run([exe] + list(args), env=self.env(), stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, universal_newlines=True, timeout=60)
-
-    def calls(self):
-        try:
-            with open(self.p('var/log/gpu-tray-lab/calls.log')) as handle:
-                return handle.read()
-        except IOError:
-            return ''
-
-    def write_numvfs(self, ibdev_or_bdf, value):
-        if ':' in ibdev_or_bdf:
-            target = self.sys('bus/pci/devices/%s/sriov_numvfs' % ibdev_or_bdf)
-        else:
-            target = self.sys('class/infiniband/%s/device/sriov_numvfs' % ibdev_or_bdf)
-        with open(target, 'w') as handle:
-            handle.write('%s\n' % value)
-        return self.reconcile()
+from labtray import Tray  # noqa: E402
 
 
 @pytest.fixture
@@ -86,18 +27,3 @@ def make_tray(tmp_path):
             tray.boot()
         return tray
     return make
-
-
-def snapshot(root):
-    """{relative path: file content or '-> link target'} of a tree."""
-    out = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        for name in dirnames + filenames:
-            full = os.path.join(dirpath, name)
-            rel = os.path.relpath(full, root)
-            if os.path.islink(full):
-                out[rel] = '-> ' + os.readlink(full)
-            elif os.path.isfile(full):
-                with open(full, 'rb') as handle:
-                    out[rel] = handle.read()
-    return out

@@ -9,7 +9,7 @@ import shutil
 
 import pytest
 
-from conftest import DATA, fixtures
+from labtray import DATA, fixtures
 
 traylab = fixtures.traylab
 VR200_IMAGE = '/boot/vmlinuz-7.0.0-14-nvidia-bos-64k'

@@ -6,7 +6,7 @@ they print and fail like the real tools, and log every call."""
 import os
 import subprocess
 
-from conftest import TRAYFS
+from labtray import TRAYFS
 
 
 def write(tray, rel, text):

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from conftest import SYS, fixtures, snapshot
+from labtray import SYS, fixtures, snapshot
 
 GB200_RAILS = {'mlx5_0': '0000:03:00.0', 'mlx5_1': '0002:03:00.0', 'mlx5_3': '0010:03:00.0',
                'mlx5_4': '0012:03:00.0'}
