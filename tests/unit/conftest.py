@@ -119,12 +119,11 @@ def tray(tmp_path):
     return build_tray(str(tmp_path / 'tray'))
 
 
-def _adhoc(module, args, check=True, extra_env=None):
+def _adhoc(module, args, check=True, extra_env=None, home=None):
     """``ansible localhost -m gpu_tray.cluster.<module> -a <json>``; return (rc, result dict)."""
     ansible = os.path.join(os.path.dirname(sys.executable), 'ansible')
     if not os.path.exists(ansible):
         pytest.fail('ansible is not installed next to %s (run make setup)' % sys.executable)
-    home = tempfile.mkdtemp(prefix='gpu-tray-unit-ansible-home-')
     env = dict(os.environ)
     env.update({
         'ANSIBLE_COLLECTIONS_PATH': COLLECTIONS_ROOT,
@@ -152,8 +151,11 @@ def _adhoc(module, args, check=True, extra_env=None):
 
 
 @pytest.fixture
-def adhoc():
-    return _adhoc
+def adhoc(tmp_path_factory):
+    def run(module, args, check=True, extra_env=None):
+        home = str(tmp_path_factory.mktemp('ansible-home'))
+        return _adhoc(module, args, check=check, extra_env=extra_env, home=home)
+    return run
 
 
 @pytest.fixture
