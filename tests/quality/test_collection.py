@@ -17,7 +17,8 @@ BIN = pathlib.Path(sys.executable).parent
 
 
 def run(argv, **kw):
-    proc = subprocess.run(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **kw)
+    proc = subprocess.run(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, check=False,
+                          **kw)
     return proc.returncode, proc.stdout
 
 
@@ -38,6 +39,29 @@ def test_ansible_lint_production_profile():
     assert rc == 0, out
 
 
+def shell_scripts():
+    """Every shell script git knows of, by shebang (lab doubles, tools, CI), wherever it lives."""
+    proc = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=ROOT, stdout=subprocess.PIPE,
+                          text=True, check=True)
+    found = []
+    for name in proc.stdout.split():
+        path = ROOT / name
+        if not path.is_file() or path.is_symlink():
+            continue
+        with open(path, "rb") as handle:
+            first = handle.readline(200)
+        if first.startswith(b"#!") and (b"sh" in first.split(b"/")[-1].split()[0] or b"bash" in first):
+            found.append(name)
+    return sorted(found)
+
+
+def test_shellcheck_all_shell_scripts():
+    scripts = shell_scripts()
+    assert ".ci/run" in scripts and "tools/setup.sh" in scripts, scripts
+    rc, out = run(["shellcheck", "--severity=style"] + scripts)
+    assert rc == 0, out
+
+
 def test_ansible_test_sanity():
     rc, out = run(["bash", "tools/sanity.sh"])
     assert rc == 0, out[-20000:]
@@ -50,7 +74,8 @@ def test_build_excludes_dev_content(tmp_path):
     assert len(tarballs) == 1, out
     with tarfile.open(tarballs[0]) as tar:
         names = tar.getnames()
-    forbidden = (".venv", ".collections", ".cache", ".git", "lab", "molecule", "tests", "tools", ".ci", "build")
+    forbidden = (".venv", ".collections", ".cache", ".git", "lab", "molecule", "tests", "tools", ".ci", ".config",
+                 "build", "output", "gpu-tray-report")
     leaked = sorted({n for n in names if n.split("/")[0] in forbidden or "__pycache__" in n})
     assert not leaked, "build_ignore lets dev content into the tarball: %s" % leaked[:20]
     for required in ("MANIFEST.json", "FILES.json", "meta/runtime.yml", "README.md"):

@@ -164,7 +164,7 @@ def test_grub_probe_double_answers_for_vda1():
 
     def probe(target):
         return subprocess.run([exe, '--target=' + target, '/'], stdout=subprocess.PIPE,
-                              universal_newlines=True).stdout
+                              universal_newlines=True, check=True).stdout
 
     assert probe('device') == '/dev/vda1\n'
     assert probe('fs') == 'ext2\n'
