@@ -95,9 +95,9 @@ build_k8s() {
   mkdir -p "$k/.go/src/k8s.io"
   ln -sfn ../../.. "$k/.go/src/k8s.io/kubernetes"
   go_version=$(go env GOVERSION)
-  mkdir -p "$CACHE/gocache-$go_version"
   log "building kube-apiserver and kube-controller-manager with $go_version (about 10-20 min on 2 cores)"
-  (cd "$k" && env GOPATH="$k/.go" GOCACHE="$CACHE/gocache-$go_version" GOPROXY=off GOFLAGS= \
+  # Kubernetes' make keeps its Go build cache inside the tree (_output/): it goes with the temp dir.
+  (cd "$k" && env GOPATH="$k/.go" GOPROXY=off GOFLAGS= \
       GOTOOLCHAIN=local HOME="$work" CGO_ENABLED=0 \
       make WHAT="cmd/kube-apiserver cmd/kube-controller-manager")
   mkdir -p "$work/out/bin"
