@@ -77,8 +77,10 @@ def join_tray_cgroup(tray, log):
         try:
             for part in parts:
                 nxt = os.path.join(cur, part)
-                if not os.path.isdir(nxt):
+                try:
                     os.mkdir(nxt)
+                except FileExistsError:       # trays start in parallel: another one made the parent
+                    pass
                 if "cpuset" in ctrls.split(","):
                     _copy_cpuset(cur, nxt)
                 cur = nxt

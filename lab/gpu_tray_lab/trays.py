@@ -113,9 +113,12 @@ class Tray:
                                     stdin=devnull, stdout=logf, stderr=logf, close_fds=True,
                                     start_new_session=True, cwd="/")
         # the supervisor writes its own pid file; wait for it so that `down` can always find it
-        if not util.wait_for(lambda: util.read_pid(self.dir / "supervisor.pid") == proc.pid, 5):
-            raise util.LabError("%s: supervisor (pid %d) did not start; see %s"
-                                % (self.name, proc.pid, self.dir / "supervisor.log"))
+        if not util.wait_for(lambda: util.read_pid(self.dir / "supervisor.pid") == proc.pid or
+                             proc.poll() is not None, 30):
+            proc.kill()
+        if util.read_pid(self.dir / "supervisor.pid") != proc.pid:
+            raise util.LabError("%s: supervisor (pid %d) did not start (exit status %s); last lines of %s:\n%s"
+                                % (self.name, proc.pid, proc.poll(), self.dir / "supervisor.log", self.log_tail()))
         return True
 
     def stop(self, timeout=20):
