@@ -25,7 +25,7 @@ REPORT_DIR  ?= $(CURDIR)/output/report
 LAB         := $(CURDIR)/lab/lab
 FAULT_ARGS  := $(foreach f,$(FAULTS),--fault $(f))
 
-.PHONY: help setup lint sanity units test build clean lab lab-up lab-down lab-status cluster-up cluster-down
+.PHONY: help setup lint sanity units test build clean lab lab-up lab-down lab-status cluster-build cluster-up cluster-down
 help:
 	@sed -n 's/^#   //p' $(firstword $(MAKEFILE_LIST))
 
@@ -65,7 +65,10 @@ lab: lab-up
 	  rc=$$?; echo; echo "Report: $(REPORT_DIR)/preflight-summary.md (per-tray evidence in $(REPORT_DIR)/<tray>/)"; \
 	  [ -f $(REPORT_DIR)/preflight-summary.md ] && cat $(REPORT_DIR)/preflight-summary.md; exit $$rc
 
-cluster-up: setup
+cluster-build:
+	bash tests/cluster/build.sh
+
+cluster-up: setup cluster-build
 	tests/cluster/kcluster up --platform $(PLATFORM) --nodes $(TRAYS)
 
 cluster-down:
