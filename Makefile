@@ -4,7 +4,8 @@
 #   make test       every test layer (units, lint, sanity, lab, molecule, test cluster) in one pytest run
 #   make lab-up / lab-down / lab-status      the rehearsal lab alone (PLATFORM, TRAYS, FAULTS="name[@N] ...")
 #   make cluster-up / cluster-down           the test Kubernetes cluster (kube-apiserver 1.20 + simulated kubelet)
-#   make lint / sanity / units / build       single layers; build writes the collection tarball to build/
+#   make lab-reset / lab-bench               replace the lab; time 8-tray boots (prints seconds and ratios)
+#   make lint / sanity / units / test-lab / molecule / test-cluster / build   single layers
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
@@ -25,7 +26,7 @@ REPORT_DIR  ?= $(CURDIR)/output/report
 LAB         := $(CURDIR)/lab/lab
 FAULT_ARGS  := $(foreach f,$(FAULTS),--fault $(f))
 
-.PHONY: help setup lint sanity units test build clean lab lab-up lab-down lab-status cluster-build cluster-up cluster-down
+.PHONY: help setup lint sanity units test build clean lab lab-up lab-down lab-status lab-reset lab-bench test-lab molecule test-cluster cluster-build cluster-up cluster-down
 help:
 	@sed -n 's/^#   //p' $(firstword $(MAKEFILE_LIST))
 
@@ -56,6 +57,21 @@ lab-down:
 
 lab-status:
 	$(LAB) status
+
+lab-reset: setup
+	$(LAB) reset --platform $(PLATFORM) --trays $(TRAYS) $(FAULT_ARGS)
+
+lab-bench:
+	python3 lab/bench_boot.py --platform $(PLATFORM) --trays 8 --runs 2
+
+test-lab: setup
+	pytest -p no:cacheprovider tests/lab
+
+molecule: setup
+	molecule test -s lab_smoke
+
+test-cluster: setup
+	pytest -p no:cacheprovider tests/cluster
 
 # The main job: the site playbook against the lab, exactly as against a rack. A failing preflight is a
 # result, not a crash: the report says which tray failed which check and how to fix it.
