@@ -8,8 +8,12 @@ Usage (root): python3 lab/bench_boot.py [--platform nvke-gb200] [--trays 8] [--r
 It refuses to run while a lab is up (it would have to tear down someone's lab). The rootfs is built first
 (if missing) and not counted: the figure is the issue's "N trays boot in under 30 s excluding the cached
 rootfs build". Each run prints the wall time of `lab up` (until every tray answered
-`systemctl is-system-running --wait` over SSH) and of `lab down`. Exit code 0 even when the 30 s target is
-missed: this is a measurement, not a test; the verdict line says whether the target was met.
+`systemctl is-system-running --wait` over SSH), the time per tray and the ratio to the 30 s budget, e.g.
+
+    run 1: 8 trays: 6.1 s = 0.20 x the 30 s budget (0.76 s per tray); lab down 2.1 s
+
+and the time of `lab down`. Exit code 1 when any run misses the budget, 0 when all runs meet it. (A benchmark
+run by hand, not a timed test in the suite: machine load decides the figure.)
 """
 
 import argparse
@@ -51,13 +55,17 @@ def main():
         t0 = time.monotonic()
         lab("down")
         down = time.monotonic() - t0
-        results.append((up, down))
-        print("run %d: lab up --platform %s --trays %d: %.1f s (lab timings %s); lab down: %.1f s"
-              % (run, args.platform, args.trays, up, json.dumps(status["lab"].get("timings")), down))
-    worst = max(r[0] for r in results)
-    print("verdict: %d trays up in %.1f s (worst of %d run(s)); target < %.0f s: %s"
-          % (args.trays, worst, len(results), TARGET_S, "met" if worst < TARGET_S else "MISSED"))
-    return 0
+        results.append(up)
+        print("run %d: %d trays: %.1f s = %.2f x the %.0f s budget (%.2f s per tray); lab down %.1f s; "
+              "platform %s; lab timings %s"
+              % (run, args.trays, up, up / TARGET_S, TARGET_S, up / args.trays, down, args.platform,
+                 json.dumps(status["lab"].get("timings"))), flush=True)
+    missed = [r for r in results if r >= TARGET_S]
+    worst = max(results)
+    print("verdict: worst of %d run(s): %d trays in %.1f s = %.2f x the %.0f s budget: %s"
+          % (len(results), args.trays, worst, worst / TARGET_S, TARGET_S,
+             "MISSED in %d run(s)" % len(missed) if missed else "met"))
+    return 1 if missed else 0
 
 
 if __name__ == "__main__":

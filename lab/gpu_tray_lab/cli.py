@@ -22,38 +22,22 @@ if __package__ in (None, ""):
 from gpu_tray_lab import cgroups, inventory, net, rootfs, trays, util  # noqa: E402
 
 PLATFORMS = ("nvke-gb200", "rke2-vr200")
-# Used only while gpu_tray_lab.fixtures is not importable (keeps the CLI testable on its own).
-FALLBACK_FAULTS = {
-    "pkey-limited-pf": "tray", "pkey-limited-vf": "tray", "num-vfs-8": "tray", "sriov-disabled": "tray",
-    "link-type-eth": "tray", "grub-dropin-override": "tray", "no-return-from-reboot": "tray",
-    "imex-reenabled": "tray", "hugepage-1g": "inventory",
-}
-# Faults the infrastructure itself implements (the supervisor), whatever the fixtures say.
-INFRA_FAULTS = {"no-return-from-reboot"}
 
 
 def fixtures_module():
-    try:
-        from gpu_tray_lab import fixtures
-        return fixtures
-    except ImportError:
-        return None
+    """The hardware side (lab/gpu_tray_lab/fixtures.py): fault table, per-tray files, inventory vars."""
+    from gpu_tray_lab import fixtures
+    return fixtures
 
 
 def fault_kind(name):
+    """'tray' or 'inventory' for a known fault, None for an unknown one."""
     fx = fixtures_module()
-    if fx is not None and hasattr(fx, "FAULTS") and hasattr(fx, "tray_faults"):
-        if name not in fx.FAULTS and name not in INFRA_FAULTS:
-            return None
-        return fx.tray_faults(name) if name in fx.FAULTS else "tray"
-    return FALLBACK_FAULTS.get(name)
+    return fx.tray_faults(name) if name in fx.FAULTS else None
 
 
 def known_faults():
-    fx = fixtures_module()
-    if fx is not None and hasattr(fx, "FAULTS"):
-        return sorted(set(fx.FAULTS) | INFRA_FAULTS)
-    return sorted(FALLBACK_FAULTS)
+    return sorted(fixtures_module().FAULTS)
 
 
 def parse_faults(specs, ntrays):
@@ -79,7 +63,21 @@ def desired(args):
     if not 1 <= args.trays <= util.MAX_TRAYS:
         raise util.LabError("--trays must be between 1 and %d" % util.MAX_TRAYS)
     faults = parse_faults(args.fault, args.trays)
-    return {"platform": args.platform, "trays": args.trays, "faults": ["%s@%d" % f for f in faults]}
+    spec = {"platform": args.platform, "trays": args.trays, "faults": ["%s@%d" % f for f in faults]}
+    check_faults_fit_platform(spec)
+    return spec
+
+
+def check_faults_fit_platform(spec):
+    """Refuse, before anything is built or booted, faults the platform cannot have (imex-reenabled on
+    nvke-gb200: no nvidia-imex there): the hardware side's own validation, run on every tray's faults."""
+    per_tray, _inv = split_faults(spec, spec["trays"])
+    for index, faults in sorted(per_tray.items()):
+        if faults:
+            try:
+                fixtures_module().hardware(spec["platform"], index, frozenset(faults))
+            except ValueError as exc:
+                raise util.LabError("tray%02d: %s" % (index, exc))
 
 
 def lab_file():
@@ -115,30 +113,20 @@ def split_faults(spec, ntrays):
 
 
 def inventory_host_vars(platform, inv_faults):
-    """Host vars for inventory-level faults (fixtures.inventory_vars when the hardware side provides it)."""
+    """Host vars for inventory-level faults, from fixtures.inventory_vars (the one place that defines them)."""
     fx = fixtures_module()
     out = {}
     for i, faults in inv_faults.items():
-        hv = {}
-        for f in sorted(faults):
-            hv.update(inventory.INVENTORY_FAULT_VARS.get(f, {}))
-        if faults and fx is not None and hasattr(fx, "inventory_vars"):
-            hv.update(fx.inventory_vars(platform, frozenset(faults)))
+        hv = fx.inventory_vars(platform, frozenset(faults)) if faults else {}
         if hv:
             out[i] = hv
     return out
-
-
-def nspawn_extra_args():
-    fx = fixtures_module()
-    return list(getattr(fx, "NSPAWN_ARGS", [])) if fx is not None else []
 
 
 def write_inventory(spec):
     per_tray, inv_faults = split_faults(spec, spec["trays"])
     faults_for_host = {i: per_tray[i] | inv_faults[i] for i in per_tray}
     return inventory.write(spec["platform"], list(range(1, spec["trays"] + 1)), faults_for_host,
-                           set().union(*inv_faults.values()) if inv_faults else set(),
                            host_vars=inventory_host_vars(spec["platform"], inv_faults))
 
 
@@ -163,8 +151,6 @@ def _up_locked(spec, current, args):
     t_start = time.monotonic()
     timings = {}
     fx = fixtures_module()
-    if fx is None:
-        util.log("WARNING: gpu_tray_lab.fixtures is missing: trays boot without hardware fixtures")
     if current:
         root = pathlib.Path(current["rootfs"])
         if root != rootfs.prepared_path():
@@ -181,7 +167,6 @@ def _up_locked(spec, current, args):
     per_tray, _inv = split_faults(spec, spec["trays"])
     write_inventory(spec)
     all_trays = [trays.Tray(i) for i in range(1, spec["trays"] + 1)]
-    extra = nspawn_extra_args()
 
     def bring_up(tray):
         if tray.supervisor_pid():
@@ -189,11 +174,11 @@ def _up_locked(spec, current, args):
         if tray.nspawn_pid() or cgroups.pids_in(cgroups.recorded(tray.dir)):
             util.log("%s: supervisor gone but the tray still runs: stopping it before booting it again" % tray.name)
             tray.stop()
-        if tray.state().startswith("down (fault"):
+        if tray.state().startswith(("down (fault", "down (unbootable")):
             util.log("%s: %s - starting it again (use `lab/lab reset` for a clean tray)" % (tray.name, tray.state()))
         tray.mount(root)
         tray.personalize(pubkey, spec["platform"], per_tray[tray.index], fx)
-        return tray.start(per_tray[tray.index], extra)
+        return tray.start(per_tray[tray.index])
 
     fresh = not any(t.dir.exists() for t in all_trays)
     t0 = time.monotonic()
@@ -244,23 +229,39 @@ def cmd_down(_args):
 
 
 def _down_locked():
+    """Stop and remove every tray; a tray that fails does not stop the others: errors are collected per
+    tray and raised once, at the end (the state dir is kept then, so `down` can be run again)."""
     sd = util.state_dir()
     t0 = time.monotonic()
     tray_dirs = sorted((sd / "trays").glob("tray[0-9][0-9]")) if (sd / "trays").is_dir() else []
     all_trays = [trays.Tray(int(d.name[4:])) for d in tray_dirs]
+    errors = []
+
+    def attempt(what, step):
+        try:
+            step()
+        except (util.LabError, OSError) as exc:
+            errors.append("%s: %s" % (what, exc))
+
+    def stop(tray):
+        attempt("%s: stop" % tray.name, tray.stop)
+
     with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
-        list(pool.map(lambda t: t.stop(), all_trays))
+        list(pool.map(stop, all_trays))
     for t in all_trays:
-        t.remove_cgroups()
-        t.umount()
-        net.delete(t.index)
+        attempt("%s: cgroups" % t.name, t.remove_cgroups)
+        attempt("%s: unmount" % t.name, t.umount)
+        attempt("%s: network namespace" % t.name, lambda t=t: net.delete(t.index))
     for ns in net.list_ours():                      # namespaces of trays whose state dir is gone
         suffix = ns[len(util.NETNS_PREFIX):]
         if suffix.isdigit():
-            net.delete(int(suffix))
+            attempt("netns %s" % ns, lambda i=int(suffix): net.delete(i))
     left = trays.mounts_under(sd)
     if left:
-        raise util.LabError("mounts are still present under %s: %s" % (sd, ", ".join(left)))
+        errors.append("mounts are still present under %s: %s" % (sd, ", ".join(left)))
+    if errors:
+        raise util.LabError("lab down did not finish (%d problem(s)); the rest was cleaned up, state kept in %s:"
+                            "\n  %s" % (len(errors), sd, "\n  ".join(errors)))
     if sd.exists():
         util.run(["rm", "-rf", "--one-file-system", str(sd)])
     util.log("lab down (%d tray(s)) in %.1f s" % (len(all_trays), time.monotonic() - t0))
@@ -416,6 +417,9 @@ def main(argv=None):
     args = build_parser().parse_args(argv)
     if args.cmd == "reset" and (args.platform is None) != (args.trays is None):
         build_parser().error("reset: give both --platform and --trays, or neither (reuse the running lab's)")
+    if args.cmd == "reset" and args.platform is None and args.fault:
+        build_parser().error("reset: --fault needs --platform and --trays (without them reset reuses the running "
+                             "lab's options, faults included)")
     try:
         return COMMANDS[args.cmd](args) or 0
     except util.LabError as exc:

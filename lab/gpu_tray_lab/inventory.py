@@ -3,6 +3,7 @@
 """Write the lab's Ansible inventory and ssh_config.
 
 <state>/inventory/hosts.yml        groups gpu_trays + the platform group, lab connection/host vars
+                                   (LAB_VARS are HOST vars: they must win over any platform group_vars)
 <state>/inventory/group_vars  ->   <repo>/inventories/<platform>/group_vars (the real platform vars)
 <state>/ssh/config                 `ssh -F` / testinfra `--ssh-config` file with one Host per tray
 """
@@ -19,14 +20,6 @@ LAB_VARS = {
     "gpu_tray_sysfs_root": "/var/lib/gpu-tray-lab/sys",
     "gpu_tray_proc_root": "/proc",
     "gpu_tray_boot_time_command": "cat /run/gpu-tray-lab/boot_id",
-}
-
-
-# Host vars that inventory-level faults set (the fault lives in what the operator asks for, not in the tray).
-INVENTORY_FAULT_VARS = {
-    # The upstream nvidia-tuned gb200/vr200 [bootloader] request, including the 1G pool a 64k-page kernel
-    # does not have (NVIDIA/nodewright-packages#135); the repo's group_vars leave the 1G pool out.
-    "hugepage-1g": {"gpu_tray_tuning_hugepages": [{"size": "2M", "count": 5128}, {"size": "1G", "count": 2}]},
 }
 
 
@@ -93,7 +86,7 @@ def ensure_ssh_key():
     return key.with_name(key.name + ".pub").read_text()
 
 
-def write(platform, trays, tray_faults, inventory_faults, host_vars=None):
+def write(platform, trays, tray_faults, host_vars=None):
     """trays: list of indexes; tray_faults: {index: set of faults}; host_vars: {index: dict} (fault vars)."""
     if platform not in PLATFORM_GROUP:
         raise util.LabError("unknown platform %r" % platform)
@@ -107,16 +100,18 @@ def write(platform, trays, tray_faults, inventory_faults, host_vars=None):
         "ansible_ssh_common_args": common_args,
         "ansible_python_interpreter": "/usr/bin/python3",
     }
-    group_vars.update(LAB_VARS)
-    group_vars["gpu_tray_lab_faults"] = sorted(inventory_faults)
     hosts = {}
     for i in trays:
-        hosts[util.tray_name(i)] = {
+        # host level: a platform group_vars file (a more specific group than gpu_trays) that ever sets
+        # gpu_tray_sysfs_root would otherwise silently send the lab's code to the real /sys
+        hv = dict(LAB_VARS)
+        hv.update({
             "ansible_host": util.tray_addr(i),
             "gpu_tray_lab_index": i,
             "gpu_tray_lab_faults": sorted(tray_faults.get(i, ())),
-        }
-        hosts[util.tray_name(i)].update((host_vars or {}).get(i, {}))
+        })
+        hv.update((host_vars or {}).get(i, {}))
+        hosts[util.tray_name(i)] = hv
     doc = {"all": {"children": {
         "gpu_trays": {"hosts": hosts, "vars": group_vars},
         PLATFORM_GROUP[platform]: {"hosts": {h: {} for h in hosts}},

@@ -21,7 +21,7 @@ import pathlib
 import shutil
 import time
 
-from gpu_tray_lab import util
+from gpu_tray_lab import trays, util
 
 SUITE = "bookworm"
 VARIANT = "minbase"
@@ -126,10 +126,20 @@ def _tmp_for(final):
 
 
 def _remove_stale_tmps(final):
+    """Remove half-built trees of builders that died. A killed debootstrap can leave proc, sys, dev/pts
+    mounted inside its tree: unmount them (deepest first), then delete without crossing into any mount."""
     for p in final.parent.glob(final.name + ".tmp-*"):
         pid = p.name.rsplit("-", 1)[-1]
-        if not (pid.isdigit() and util.pid_alive(int(pid))):
-            shutil.rmtree(p, ignore_errors=True)
+        if pid.isdigit() and util.pid_alive(int(pid)):
+            continue
+        for mp in sorted(trays.mounts_under(p), key=len, reverse=True):
+            util.log("unmounting %s left by a killed rootfs build" % mp)
+            if util.run(["umount", mp], check=False, capture=True).returncode != 0:
+                util.run(["umount", "-l", mp], check=False, capture=True)
+        left = trays.mounts_under(p)
+        if left:
+            raise util.LabError("cannot remove the stale rootfs build %s: still mounted: %s" % (p, ", ".join(left)))
+        util.run(["rm", "-rf", "--one-file-system", str(p)])
 
 
 def build_base(timings):
@@ -169,11 +179,7 @@ def build_base(timings):
 
 
 def _fixtures():
-    try:
-        from gpu_tray_lab import fixtures   # owned by the LAB-HARDWARE engineer
-    except ImportError as exc:
-        util.log("WARNING: gpu_tray_lab.fixtures not importable (%s); trays get no hardware fixtures" % exc)
-        return None
+    from gpu_tray_lab import fixtures
     return fixtures
 
 
@@ -190,9 +196,7 @@ def build_prepared(timings):
         t0 = time.monotonic()
         util.log("preparing rootfs %s from %s" % (final.name, base.name))
         util.run(["cp", "-a", "--reflink=auto", str(base), str(tmp)])
-        fx = _fixtures()
-        if fx is not None and hasattr(fx, "prepare_rootfs"):
-            fx.prepare_rootfs(tmp)
+        _fixtures().prepare_rootfs(tmp)
         (tmp / ".gpu-tray-lab-rootfs").write_text("key=%s\nbase=%s\n" % (prepared_key(), base.name))
         os.rename(tmp, final)
         timings["rootfs_prepare_s"] = round(time.monotonic() - t0, 1)

@@ -8,6 +8,8 @@ Started by the CLI as ``python3 supervisor.py <tray state dir>`` in its own sess
 * nspawn exits 133  -> the guest ran ``systemctl reboot``: boot it again (boot count + 1),
   unless the tray carries the ``no-return-from-reboot`` fault (then it stays down and says why);
 * any other exit     -> the tray is powered off; the supervisor ends;
+* the tray's boot unit found nothing GRUB could boot (it writes the reason to
+  <root>/var/lib/gpu-tray-lab/unbootable and powers off) -> state ``down (unbootable: <reason>)``;
 * SIGTERM/SIGINT     -> forwarded to nspawn (which powers the guest off cleanly), then the supervisor ends.
 
 Files in the state dir: supervisor.pid, nspawn.pid (while nspawn runs), boot_count, state (one line),
@@ -26,6 +28,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 from gpu_tray_lab import cgroups  # noqa: E402
 
 REBOOT_RC = 133
+UNBOOTABLE = "var/lib/gpu-tray-lab/unbootable"     # written by the tray's boot unit (traylab.record_unbootable)
 # a tray that reboots more often than this is in a reboot loop: stop it instead of burning CPU
 LOOP_WINDOW_S, LOOP_MAX = 60, 15
 
@@ -44,7 +47,7 @@ def nspawn_argv(cfg):
         "--network-namespace-path=/run/netns/" + cfg["netns"],
         "--console=passive",
     ]
-    return argv + list(cfg.get("extra_args", []))
+    return argv
 
 
 def main(state):
@@ -80,6 +83,13 @@ def main(state):
             count = int((state / "boot_count").read_text().strip() or 0) if (state / "boot_count").exists() else 0
             count += 1
             _write(state / "boot_count", "%d\n" % count)
+            unbootable = pathlib.Path(cfg["root"]) / UNBOOTABLE
+            try:
+                unbootable.unlink()                      # a stale reason from an earlier boot
+            except FileNotFoundError:
+                pass
+            except OSError as exc:
+                log("cannot remove %s: %s" % (unbootable, exc))
             _write(state / "state", "booting (boot %d)\n" % count)
             argv = nspawn_argv(cfg)
             log("boot %d: %s" % (count, " ".join(argv)))
@@ -93,6 +103,11 @@ def main(state):
             log("systemd-nspawn exited with code %d" % rc)
             if stopping:
                 _write(state / "state", "stopped (lab down)\n")
+                break
+            reason = unbootable.read_text().strip() if unbootable.is_file() else ""
+            if reason:
+                log("the tray did not boot: %s; it stays down (`lab/lab reset` gives a fresh tray)" % reason)
+                _write(state / "state", "down (unbootable: %s)\n" % reason)
                 break
             if rc != REBOOT_RC:
                 _write(state / "state", "stopped (powered off, nspawn rc %d)\n" % rc)

@@ -94,18 +94,17 @@ class Tray:
             p.unlink(missing_ok=True)
         util.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "root@" + self.name, "-f", str(key)],
                  capture=True)
-        if fixtures is not None and hasattr(fixtures, "populate_tray"):
-            fixtures.populate_tray(m, platform, self.index, frozenset(faults))
+        fixtures.populate_tray(m, platform, self.index, frozenset(faults))
         marker.write_text("platform=%s\nfaults=%s\n" % (platform, ",".join(sorted(faults))))
 
     # ---- supervisor ------------------------------------------------------------------------------
-    def start(self, faults, extra_args):
+    def start(self, faults):
         if self.supervisor_pid():
             return False
         net.create(self.index)
         util.write_json(self.dir / "tray.json", {
             "root": str(self.merged), "machine": self.machine, "hostname": self.name,
-            "netns": self.netns, "faults": sorted(faults), "extra_args": list(extra_args),
+            "netns": self.netns, "faults": sorted(faults),
         })
         (self.dir / "state").write_text("starting\n")
         with open(os.devnull, "rb") as devnull, open(self.dir / "supervisor.log", "ab") as logf:

@@ -84,7 +84,6 @@ def require_root():
 APT_TOOLS = {
     "systemd-nspawn": "systemd-container",
     "debootstrap": "debootstrap",
-    "socat": "socat",
     "ssh": "openssh-client",
     "ssh-keygen": "openssh-client",
     "ip": "iproute2",

@@ -58,10 +58,14 @@ def test_inventory_groups_vars_and_inventory_level_fault(state):
     assert hosts["tray02"]["gpu_tray_tuning_hugepages"] == [{"size": "2M", "count": 5128},
                                                             {"size": "1G", "count": 2}]
     assert "gpu_tray_tuning_hugepages" not in hosts["tray01"]       # the group_vars value applies there
+    for host in hosts.values():                                     # lab vars are host vars (see below)
+        assert host["gpu_tray_lab"] is True
+        assert host["gpu_tray_sysfs_root"] == "/var/lib/gpu-tray-lab/sys"
+        assert host["gpu_tray_proc_root"] == "/proc"
+        assert host["gpu_tray_boot_time_command"] == "cat /run/gpu-tray-lab/boot_id"
     v = inv["gpu_trays"]["vars"]
-    assert v["ansible_user"] == "root" and v["gpu_tray_lab"] is True
-    assert v["gpu_tray_sysfs_root"] == "/var/lib/gpu-tray-lab/sys"
-    assert v["gpu_tray_boot_time_command"] == "cat /run/gpu-tray-lab/boot_id"
+    assert "gpu_tray_sysfs_root" not in v
+    assert v["ansible_user"] == "root"
     assert v["ansible_ssh_private_key_file"] == str(state / "ssh" / "id_ed25519")
     assert "StrictHostKeyChecking=no" in v["ansible_ssh_common_args"]
     link = path.parent / "group_vars"
@@ -79,6 +83,40 @@ def test_inventory_is_what_ansible_inventory_sees(state):
     assert hv["gpu_tray_platform"] == "nvke-gb200"                 # from the linked group_vars
     assert hv["gpu_tray_rails"] == ["mlx5_0", "mlx5_1", "mlx5_3", "mlx5_4"]
     assert hv["ansible_host"] == "198.18.2.2"
+    assert hv["gpu_tray_sysfs_root"] == "/var/lib/gpu-tray-lab/sys"
+    assert hv["gpu_tray_boot_time_command"] == "cat /run/gpu-tray-lab/boot_id"
+
+
+def _ansible_inventory_host(inventory_dir, host):
+    proc = subprocess.run([str(pathlib.Path(sys.executable).parent / "ansible-inventory"),
+                           "-i", str(inventory_dir), "--host", host],
+                          capture_output=True, text=True, cwd=REPO, check=False)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_lab_vars_win_over_platform_group_vars(state, tmp_path, monkeypatch):
+    """A platform group_vars file (more specific group than gpu_trays) that sets the real paths must not
+    send the lab's trays to /sys: the lab vars are host vars."""
+    group_vars = tmp_path / "platform" / "group_vars"
+    group_vars.mkdir(parents=True)
+    (group_vars / "nvke_gb200.yml").write_text(
+        "---\ngpu_tray_sysfs_root: /sys\ngpu_tray_boot_time_command: cat /proc/sys/kernel/random/boot_id\n"
+        "gpu_tray_lab: false\n")
+    monkeypatch.setattr(inventory, "platform_group_vars", lambda platform: group_vars)
+    path = cli.write_inventory({"platform": "nvke-gb200", "trays": 1, "faults": []})
+    hv = _ansible_inventory_host(path.parent, "tray01")
+    assert hv["gpu_tray_sysfs_root"] == "/var/lib/gpu-tray-lab/sys"
+    assert hv["gpu_tray_boot_time_command"] == "cat /run/gpu-tray-lab/boot_id"
+    assert hv["gpu_tray_lab"] is True
+
+
+def test_inventory_fault_vars_come_from_fixtures_only(state, monkeypatch):
+    monkeypatch.setattr(cli.fixtures_module(), "inventory_vars",
+                        lambda platform, faults: {"gpu_tray_tuning_hugepages": [{"size": "7M", "count": 1}]})
+    path = cli.write_inventory({"platform": "rke2-vr200", "trays": 1, "faults": ["hugepage-1g@1"]})
+    hosts = yaml.safe_load(path.read_text())["all"]["children"]["gpu_trays"]["hosts"]
+    assert hosts["tray01"]["gpu_tray_tuning_hugepages"] == [{"size": "7M", "count": 1}]
 
 
 def test_ssh_config_has_one_entry_per_tray(state):
@@ -108,29 +146,45 @@ def test_prepared_rootfs_key_follows_the_tray_files(tmp_path, monkeypatch):
     (lab / "gpu_tray_lab/fixtures.py").write_text("")
     k4 = rootfs.prepared_key()
     assert len({k1, k2, k3, k4}) == 4
-    assert rootfs.base_key() == rootfs.base_key()
+    base = rootfs.base_key()
+    # none of those edits touches the (slow, debootstrap) base: its key stays the same ...
+    (lab / "trayfs/usr/local/sbin/modprobe").write_text("#!/bin/sh\nexit 2\n")
+    assert rootfs.prepared_key() != k4
+    assert rootfs.base_key() == base
+    # ... and it changes with the package list (then the prepared key follows)
+    monkeypatch.setattr(rootfs, "PACKAGES", rootfs.PACKAGES + ("socat",))
+    assert rootfs.base_key() != base
+    assert rootfs.prepared_key() not in {k1, k2, k3, k4}
 
 
 FAKE_NSPAWN = """#!/bin/sh
-# stand-in for systemd-nspawn: exit codes from a list, one per boot
+# stand-in for systemd-nspawn: exit codes from a list, one per boot; boot number $FAKE_UNBOOTABLE_AT
+# behaves like a tray whose boot unit found no kernel (reason file in the root, then power off)
 n=$(cat "$FAKE_DIR/calls" 2>/dev/null || echo 0); n=$((n+1)); echo $n > "$FAKE_DIR/calls"
 echo "$@" > "$FAKE_DIR/argv"
+if [ "$n" = "${FAKE_UNBOOTABLE_AT:-}" ]; then
+  mkdir -p "$FAKE_ROOT/var/lib/gpu-tray-lab"
+  echo "GRUB default entry boots /boot/vmlinuz-x, which does not exist" > "$FAKE_ROOT/var/lib/gpu-tray-lab/unbootable"
+  exit 0
+fi
 rc=$(sed -n "${n}p" "$FAKE_DIR/codes"); exit ${rc:-0}
 """
 
 
-def _run_supervisor(tmp_path, codes, faults):
-    bindir, tray = tmp_path / "bin", tmp_path / "tray"
+def _run_supervisor(tmp_path, codes, faults, unbootable_at=None):
+    bindir, tray, root = tmp_path / "bin", tmp_path / "tray", tmp_path / "root"
     bindir.mkdir()
     tray.mkdir()
+    root.mkdir(exist_ok=True)
     (bindir / "systemd-nspawn").write_text(FAKE_NSPAWN)
     os.chmod(bindir / "systemd-nspawn", 0o755)
     (tmp_path / "codes").write_text("\n".join(map(str, codes)) + "\n")
     name = "unit%d" % os.getpid()
     (tray / "tray.json").write_text(json.dumps({
-        "root": "/nonexistent", "machine": "gtl-" + name, "hostname": name, "netns": "gtl-" + name,
-        "faults": faults, "extra_args": ["--bind-ro=/x"]}))
-    env = dict(os.environ, PATH="%s:%s" % (bindir, os.environ["PATH"]), FAKE_DIR=str(tmp_path))
+        "root": str(root), "machine": "gtl-" + name, "hostname": name, "netns": "gtl-" + name,
+        "faults": faults}))
+    env = dict(os.environ, PATH="%s:%s" % (bindir, os.environ["PATH"]), FAKE_DIR=str(tmp_path), FAKE_ROOT=str(root),
+               FAKE_UNBOOTABLE_AT=str(unbootable_at or ""))
     try:
         proc = subprocess.run([sys.executable, str(REPO / "lab/gpu_tray_lab/supervisor.py"), str(tray)],
                               env=env, capture_output=True, text=True, timeout=60, check=False)
@@ -148,7 +202,7 @@ def test_supervisor_reboots_on_133_and_stops_on_poweroff(tmp_path):
     assert (tray / "state").read_text().startswith("stopped (powered off, nspawn rc 0)")
     assert not (tray / "supervisor.pid").exists() and not (tray / "nspawn.pid").exists()
     argv = (tmp_path / "argv").read_text().split()
-    for flag in ("-b", "--register=no", "--keep-unit", "--console=passive", "--bind-ro=/x"):
+    for flag in ("-b", "--register=no", "--keep-unit", "--console=passive"):
         assert flag in argv
     assert argv[argv.index("-M") + 1].startswith("gtl-unit")
 
@@ -166,3 +220,97 @@ def test_supervisor_stops_a_reboot_loop(tmp_path):
     proc, tray = _run_supervisor(tmp_path, [133] * 40, [])
     assert (tray / "state").read_text().startswith("stopped (reboot loop)")
     assert int((tray / "boot_count").read_text()) == 15
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the supervisor joins a cgroup of its own (root)")
+def test_supervisor_reports_an_unbootable_tray_and_keeps_it_down(tmp_path):
+    # boot 1 reboots (133); boot 2 finds no kernel image: the tray powers off and stays down, saying why
+    (tmp_path / "root" / "var/lib/gpu-tray-lab").mkdir(parents=True)
+    (tmp_path / "root" / "var/lib/gpu-tray-lab/unbootable").write_text("stale reason of an earlier lab\n")
+    proc, tray = _run_supervisor(tmp_path, [133, 133, 133], [], unbootable_at=2)
+    assert proc.returncode == 0, proc.stderr
+    assert (tray / "boot_count").read_text().strip() == "2"
+    state = (tray / "state").read_text()
+    assert state.startswith("down (unbootable: GRUB default entry boots /boot/vmlinuz-x, which does not exist)")
+    assert "did not boot" in (tray / "supervisor.log").read_text()
+
+
+def test_faults_the_platform_cannot_have_are_refused_before_anything_is_built():
+    args = cli.build_parser().parse_args(["up", "--platform", "nvke-gb200", "--trays", "2",
+                                          "--fault", "imex-reenabled@2"])
+    with pytest.raises(util.LabError, match=r"tray02: fault imex-reenabled: platform nvke-gb200 has no nvidia-imex"):
+        cli.desired(args)
+    args = cli.build_parser().parse_args(["up", "--platform", "rke2-vr200", "--trays", "2",
+                                          "--fault", "imex-reenabled@2"])
+    assert cli.desired(args)["faults"] == ["imex-reenabled@2"]
+
+
+def test_reset_with_a_fault_but_no_platform_is_refused(capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["reset", "--fault", "pkey-limited-pf@1"])
+    assert exc.value.code == 2
+    assert "--fault needs --platform and --trays" in capsys.readouterr().err
+
+
+class _FakeTray:
+    def __init__(self, index, log, failing):
+        self.index, self.name, self.log, self.failing = index, util.tray_name(index), log, failing
+
+    def _step(self, what):
+        self.log.append((self.name, what))
+        if (self.name, what) in self.failing:
+            raise util.LabError("%s failed" % what)
+
+    def stop(self):
+        self._step("stop")
+
+    def remove_cgroups(self):
+        self._step("cgroups")
+
+    def umount(self):
+        self._step("umount")
+
+
+def test_down_carries_on_after_a_failing_tray_and_reports_every_error(state, monkeypatch):
+    for i in (1, 2, 3):
+        (state / "trays" / util.tray_name(i)).mkdir(parents=True)
+    log, deleted = [], []
+    failing = {("tray01", "stop"), ("tray02", "umount")}
+    monkeypatch.setattr(cli.trays, "Tray", lambda i: _FakeTray(i, log, failing))
+    monkeypatch.setattr(cli.trays, "mounts_under", lambda prefix: [])
+    monkeypatch.setattr(cli.net, "delete", deleted.append)
+    monkeypatch.setattr(cli.net, "list_ours", lambda: [])
+    with pytest.raises(util.LabError) as exc:
+        cli._down_locked()  # pylint: disable=protected-access
+    message = str(exc.value)
+    assert "2 problem(s)" in message and "tray01: stop: stop failed" in message
+    assert "tray02: unmount: umount failed" in message
+    # every tray got every step, the failing ones included
+    for name in ("tray01", "tray02", "tray03"):
+        assert [w for n, w in log if n == name] == ["stop", "cgroups", "umount"]
+    assert deleted == [1, 2, 3]
+    assert state.exists()                     # kept: `lab down` again finishes the job
+
+
+def test_stale_rootfs_build_is_unmounted_before_it_is_removed(tmp_path, monkeypatch):
+    monkeypatch.setenv("GPU_TRAY_CACHE", str(tmp_path))
+    final = tmp_path / "rootfs-base-abc"
+    stale = tmp_path / "rootfs-base-abc.tmp-999999999"        # no such pid: its builder is gone
+    (stale / "proc").mkdir(parents=True)
+    mounted = {str(stale / "proc"), str(stale / "dev/pts"), str(stale / "dev")}
+    calls = []
+
+    def fake_run(argv, check=True, capture=False, **_kw):
+        calls.append(list(argv))
+        if argv[0] == "umount":
+            mounted.discard(argv[-1])
+        elif argv[0] == "rm":
+            assert not mounted, "deleted while %s was mounted" % mounted
+        return subprocess.CompletedProcess(argv, 0, "", "")
+
+    monkeypatch.setattr(rootfs.util, "run", fake_run)
+    monkeypatch.setattr(rootfs.trays, "mounts_under",
+                        lambda p: sorted(m for m in mounted if m.startswith(str(p) + "/")))
+    rootfs._remove_stale_tmps(final)  # pylint: disable=protected-access
+    assert calls == [["umount", str(stale / "dev/pts")], ["umount", str(stale / "proc")],
+                     ["umount", str(stale / "dev")], ["rm", "-rf", "--one-file-system", str(stale)]]

@@ -37,6 +37,10 @@ SYS_REL = LAB_DIR + '/sys'
 HW_JSON = LAB_DIR + '/hw.json'
 LOG_DIR = 'var/log/gpu-tray-lab'
 RUN_DIR = 'run/gpu-tray-lab'
+# In a booted tray the fixture tree is mounted read-only (like sysfs, whose attributes are mostly 0444 and
+# refuse writes even from root); the lab's own code writes through this writable bind of the same tree.
+RW_SYS_REL = RUN_DIR + '/sys-rw'
+UNBOOTABLE_REL = LAB_DIR + '/unbootable'
 
 
 def root():
@@ -47,8 +51,39 @@ def path(rel, base=None):
     return os.path.join(base if base is not None else root(), rel.lstrip('/'))
 
 
+def mountpoints():
+    """Mount points of this mount namespace (os.path.ismount misses binds within one file system)."""
+    out = set()
+    for line in (read('/proc/self/mountinfo', '') or '').splitlines():
+        fields = line.split()
+        if len(fields) > 4:
+            out.add(fields[4].replace('\\040', ' ').replace('\\011', '\t').replace('\\012', '\n')
+                    .replace('\\134', '\\'))
+    return out
+
+
+def is_mount(target, mounts=None):
+    return os.path.realpath(target) in (mounts if mounts is not None else mountpoints())
+
+
 def sys_root(base=None):
+    """Where the lab writes kernel objects: the writable view when the boot unit made the tree read-only."""
+    rw_view = path(RW_SYS_REL, base)
+    if is_mount(rw_view):
+        return rw_view
     return path(SYS_REL, base)
+
+
+def writable_files(hw):
+    """Fixture files a root process may write, as on a real kernel (relative to the sysfs root):
+    ``sriov_numvfs`` of PFs with SR-IOV and ``nr_hugepages`` of each pool. Everything else is read-only."""
+    out = []
+    for hca in hw['hcas']:
+        if hca.get('sriov_totalvfs') is not None:
+            out.append('%s/sriov_numvfs' % pci_rel(hca['bdf']))
+    for size in hw['hugepage_sizes_kb']:
+        out.append('kernel/mm/hugepages/hugepages-%dkB/nr_hugepages' % size)
+    return out
 
 
 def load_hw(base=None):
@@ -272,6 +307,9 @@ def _ib_device(sysdir, bdf, ibname, hca_type, fw_ver, guid, link_layer, rate, li
     else:
         mac_guid = guid
         write(os.path.join(port, 'gids', '0'), gid_text(0xfe80000000000000, mac_guid) + '\n')
+    if not ib:
+        # RoCE (mlx5, link layer Ethernet): the port's P_Key table has a single entry, the default key
+        pkeys, pkey_table_len = ['0xffff'], 1
     table = list(pkeys) + ['0x0000'] * (pkey_table_len - len(pkeys))
     for index, value in enumerate(table[:pkey_table_len]):
         write(os.path.join(port, 'pkeys', str(index)), value + '\n')
@@ -689,23 +727,49 @@ def holders(hw, sysdir, module):
                   if module in spec.get('deps', []) and module_loaded(sysdir, m))
 
 
-def modprobe_remove(name, base=None, hw=None, dry_run=False):
+def modprobe_remove(name, base=None, hw=None, dry_run=False, first_time=False):
+    """``modprobe -r``, as kmod (>= 30) does it: an unknown name fails (``Module X not found.``); a known
+    module that is not loaded is a silent no-op unless ``--first-time`` (``Module X is not in kernel.``)."""
     hw = hw if hw is not None else load_hw(base)
     sysdir = sys_root(base)
     conf = modprobe_config(base)
-    module = resolve_module(hw, name, conf) or norm_module(name)
+    module = resolve_module(hw, name, conf)
+    if module is None:
+        raise ModprobeError('modprobe: FATAL: Module %s not found.' % name)
     if module in ('mlx5_core',):
         log_refused('modprobe', 'unload of %s requested (modprobe -r %s): gpu_tray.cluster must never '
                     'unload mlx5_core; the primary network of a tray rides on it' % (module, name), base)
         raise ModprobeError('modprobe: ERROR: gpu-tray-lab refuses to unload mlx5_core: on a real tray this takes '
                             'down the BlueField-3/OVN primary network (never unload mlx5_core)')
     if not module_loaded(sysdir, module):
+        if first_time:
+            raise ModprobeError('modprobe: FATAL: Module %s is not in kernel.' % module)
         return []
     users = holders(hw, sysdir, module)
     if users:
         raise ModprobeError('modprobe: FATAL: Module %s is in use.' % module)
     if not dry_run:
         remove(os.path.join(sysdir, 'module', module))
+    return [module]
+
+
+def rmmod(name, base=None, hw=None):
+    """kmod's ``rmmod``: removes exactly this module, which must be loaded and have no holders."""
+    hw = hw if hw is not None else load_hw(base)
+    sysdir = sys_root(base)
+    base_name = os.path.basename(name)
+    module = norm_module(base_name[:-3] if base_name.endswith('.ko') else base_name)
+    if module == 'mlx5_core':
+        log_refused('rmmod', 'unload of mlx5_core requested (rmmod %s): gpu_tray.cluster must never unload '
+                    'mlx5_core; the primary network of a tray rides on it' % name, base)
+        raise ModprobeError('rmmod: ERROR: gpu-tray-lab refuses to unload mlx5_core: on a real tray this takes '
+                            'down the BlueField-3/OVN primary network (never unload mlx5_core)')
+    if not module_loaded(sysdir, module):
+        raise ModprobeError('rmmod: ERROR: Module %s is not currently loaded' % module)
+    users = holders(hw, sysdir, module)
+    if users:
+        raise ModprobeError('rmmod: ERROR: Module %s is in use by: %s' % (module, ' '.join(users)))
+    remove(os.path.join(sysdir, 'module', module))
     return [module]
 
 
@@ -939,53 +1003,104 @@ def modules_load_list(base=None, cmdline=''):
 
 # ---------------------------------------------------------------- boot
 
-def _bind(source, target, messages):
+def _bind(source, target, messages, read_only=False):
     if not os.path.exists(target):
         messages.append('bind %s: target does not exist, skipped' % target)
         return False
     subprocess.call(['umount', target], stderr=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
     rc = subprocess.call(['mount', '--bind', source, target])
+    if rc == 0 and read_only:
+        rc = subprocess.call(['mount', '-o', 'remount,bind,ro', target])
     if rc != 0:
         messages.append('bind mount of %s over %s failed (rc %d)' % (source, target, rc))
         return False
     return True
 
 
+def _mount(argv):
+    if subprocess.call(argv) != 0:
+        raise RuntimeError('gpu-tray lab boot: `%s` failed' % ' '.join(argv))
+
+
+def protect_sysfs(base, hw):
+    """Make the fixture tree behave like sysfs for writers: read-only, except the files the kernel
+    accepts writes to (``writable_files``). Returns the writable view the lab's own code uses.
+
+    1. the tree is bound to /run/gpu-tray-lab/sys-rw (writable: the doubles and units write there);
+    2. a fresh tmpfs on sys-rw/module (a reboot empties it, as a kernel forgets its modules);
+    3. the tree is bound over itself read-only, and the module tmpfs over its module/ read-only;
+    4. each writable file is bound read-write over itself.
+    A write anywhere else fails with EROFS (a real kernel says EACCES/EPERM/EIO); the value never changes.
+    """
+    sysdir = path(SYS_REL, base)
+    rw_view = path(RW_SYS_REL, base)
+    os.makedirs(rw_view, exist_ok=True)
+    if not is_mount(rw_view):
+        # private mounts: what is mounted on one view must not propagate to the other (nspawn's root is shared)
+        _mount(['mount', '--bind', sysdir, rw_view])
+        _mount(['mount', '--make-private', rw_view])
+    rw_module = os.path.join(rw_view, 'module')
+    os.makedirs(rw_module, exist_ok=True)
+    if not is_mount(rw_module):
+        _mount(['mount', '-t', 'tmpfs', '-o', 'mode=0755,size=16m', 'gpu-tray-lab-module', rw_module])
+    if not is_mount(sysdir):
+        _mount(['mount', '--bind', sysdir, sysdir])
+        _mount(['mount', '--make-private', sysdir])
+        _mount(['mount', '-o', 'remount,bind,ro', sysdir])
+    module_dir = os.path.join(sysdir, 'module')
+    if not is_mount(module_dir):
+        _mount(['mount', '--bind', rw_module, module_dir])
+        _mount(['mount', '-o', 'remount,bind,ro', module_dir])
+    for rel in writable_files(hw):
+        target = os.path.join(sysdir, rel)
+        if os.path.exists(target) and not is_mount(target):
+            _mount(['mount', '--bind', os.path.join(rw_view, rel), target])
+    return rw_view
+
+
+class Unbootable(Exception):
+    """The tray's firmware would not find a kernel to boot (the boot unit powers the tray off)."""
+
+
 def boot(base=None, do_mounts=True):
-    """What the tray's "kernel" does at boot, before sysinit: see module docstring."""
+    """What the tray's "kernel" does at boot, before sysinit: see module docstring.
+
+    Raises Unbootable when GRUB would not boot the tray: a grub.cfg without a usable default entry, or a
+    default entry whose kernel image does not exist."""
     hw = load_hw(base)
     messages = []
-    sysdir = sys_root(base)
+    marker = path(UNBOOTABLE_REL, base)
+    if os.path.lexists(marker):
+        os.unlink(marker)
     run_dir = path(RUN_DIR, base)
     os.makedirs(run_dir, exist_ok=True)
-    mdir = os.path.join(sysdir, 'module')
-    os.makedirs(mdir, exist_ok=True)
     if do_mounts:
-        if subprocess.call(['mountpoint', '-q', mdir]) != 0:
-            if subprocess.call(['mount', '-t', 'tmpfs', '-o', 'mode=0755,size=16m', 'gpu-tray-lab-module', mdir]):
-                raise RuntimeError('cannot mount a tmpfs on %s' % mdir)
+        sysdir = protect_sysfs(base, hw)
     else:
+        sysdir = sys_root(base)
+        mdir = os.path.join(sysdir, 'module')
+        os.makedirs(mdir, exist_ok=True)
         for name in os.listdir(mdir):
             remove(os.path.join(mdir, name))
     power_on_reset(base, hw)
 
-    # kernel command line: GRUB's default entry, else the installed baseline
+    # kernel command line: GRUB's default entry (no grub.cfg yet: what update-grub would write)
     grub_cfg = path('boot/grub/grub.cfg', base)
-    cmdline = None
     if os.path.exists(grub_cfg):
         try:
             cmdline = cmdline_from_grub(read(grub_cfg, ''), read(path('boot/grub/grubenv', base), ''))
-            source = grub_cfg
         except ValueError as exc:
-            messages.append('grub.cfg unusable (%s); using the baseline command line' % exc)
-    if cmdline is None:
+            raise Unbootable('/boot/grub/grub.cfg is unusable (%s): GRUB stops at its prompt' % exc)
+        source = grub_cfg
+    else:
         cmdline = hw['baseline_cmdline']
         source = 'baseline'
     image = cmdline.split()[0].split('=', 1)[1]
+    if not os.path.isfile(path(image, base)):
+        raise Unbootable("GRUB default entry boots %s, which does not exist (GRUB: error: file `%s' not found)"
+                         % (image, image))
     release = hw['kernel_release']
-    if not os.path.exists(path(image, base)):
-        messages.append('GRUB default entry boots %s, which does not exist: a real tray would not boot' % image)
-    elif os.path.basename(image).startswith('vmlinuz-'):
+    if os.path.basename(image).startswith('vmlinuz-'):
         release = os.path.basename(image)[len('vmlinuz-'):]
     write(os.path.join(run_dir, 'cmdline'), cmdline + '\n')
     write(os.path.join(run_dir, 'cmdline.source'), source + '\n')
@@ -993,8 +1108,9 @@ def boot(base=None, do_mounts=True):
     numa = '0' if 'numa_balancing=disable' in cmdline.split() else '1'
     write(os.path.join(run_dir, 'numa_balancing'), numa + '\n')
     if do_mounts:
-        _bind(os.path.join(run_dir, 'cmdline'), '/proc/cmdline', messages)
-        _bind(os.path.join(run_dir, 'osrelease'), '/proc/sys/kernel/osrelease', messages)
+        # read-only like the kernel's files; numa_balancing is a sysctl the kernel lets root write
+        _bind(os.path.join(run_dir, 'cmdline'), '/proc/cmdline', messages, read_only=True)
+        _bind(os.path.join(run_dir, 'osrelease'), '/proc/sys/kernel/osrelease', messages, read_only=True)
         _bind(os.path.join(run_dir, 'numa_balancing'), '/proc/sys/kernel/numa_balancing', messages)
     else:
         write(path('proc/cmdline', base), cmdline + '\n')
@@ -1041,12 +1157,31 @@ def boot(base=None, do_mounts=True):
     return messages
 
 
+def record_unbootable(reason, base=None):
+    """Leave the reason where the host's supervisor finds it (the tray's disk) and in the boot log."""
+    write(path(UNBOOTABLE_REL, base), reason + '\n')
+    log_dir = path(LOG_DIR, base)
+    os.makedirs(log_dir, exist_ok=True)
+    with open(os.path.join(log_dir, 'boot.log'), 'a') as handle:
+        handle.write('%s boot FAILED, unbootable: %s\n' % (now(), reason))
+
+
 def main(argv):
     if len(argv) < 2 or argv[1] not in ('boot', 'reconcile', 'cmdline'):
         sys.stderr.write('usage: gpu-tray-lab-hw boot|reconcile|cmdline [--no-mount]\n')
         return 2
     if argv[1] == 'boot':
-        for message in boot(do_mounts='--no-mount' not in argv):
+        try:
+            messages = boot(do_mounts='--no-mount' not in argv)
+        except Unbootable as exc:
+            # the unit's FailureAction=poweroff-force powers the tray off; the supervisor reports the reason
+            record_unbootable(str(exc))
+            sys.stderr.write('gpu-tray lab: tray is unbootable: %s\n' % exc)
+            return 1
+        except Exception as exc:  # pylint: disable=broad-except
+            record_unbootable('the lab\'s emulated kernel boot failed: %s: %s' % (type(exc).__name__, exc))
+            raise
+        for message in messages:
             print(message)
         return 0
     if argv[1] == 'reconcile':
