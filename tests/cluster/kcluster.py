@@ -22,6 +22,7 @@ Only the standard library is needed here; simkubelet runs on the repo's .venv py
 import argparse
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -36,8 +37,20 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 STATE = os.environ.get("KCLUSTER_STATE", "/run/gpu-tray-kcluster")
 CACHE = os.environ.get("GPU_TRAY_CACHE", "/var/cache/gpu-tray-cluster")
-K8S_SRC_VERSION = os.environ.get("K8S_SRC_VERSION", "1.20.5+really1.20.2-1.1+deb12u1")
-HELM_VERSION = os.environ.get("HELM_VERSION", "3.17.2")
+
+
+def build_default(name):
+    """The default of `name` in build.sh (`NAME=${NAME:-default}`): build.sh is the one place it is set."""
+    with open(os.path.join(HERE, "build.sh")) as fh:
+        for line in fh:
+            m = re.match(r"%s=\$\{%s:-([^}]+)\}\s*$" % (name, name), line)
+            if m:
+                return m.group(1)
+    raise RuntimeError("tests/cluster/build.sh sets no default for %s" % name)
+
+
+K8S_SRC_VERSION = os.environ.get("K8S_SRC_VERSION") or build_default("K8S_SRC_VERSION")
+HELM_VERSION = os.environ.get("HELM_VERSION") or build_default("HELM_VERSION")
 ETCD_CLIENT_PORT = int(os.environ.get("KCLUSTER_ETCD_PORT", "23790"))
 ETCD_PEER_PORT = int(os.environ.get("KCLUSTER_ETCD_PEER_PORT", "23800"))
 APISERVER_PORT = int(os.environ.get("KCLUSTER_APISERVER_PORT", "16443"))
@@ -103,8 +116,13 @@ def save_pids(pids):
 
 
 def alive(entry):
-    """True if the recorded process still runs (same PID *and* same start time: no PID reuse)."""
-    return entry is not None and proc_start_time(entry["pid"]) == entry["start"]
+    """True if the recorded process still runs (same PID *and* same start time: no PID reuse).
+
+    An entry without a start time never counts as running: a dead PID also reads as None.
+    """
+    if not entry or entry.get("start") is None:
+        return False
+    return proc_start_time(entry["pid"]) == entry["start"]
 
 
 def start_proc(name, argv, env=None):
@@ -119,6 +137,13 @@ def start_proc(name, argv, env=None):
         if start:
             break
         time.sleep(0.01)
+    if not start:
+        # gone (or a zombie) before its start time could be read: it cannot be tracked safely.
+        # The Popen object still owns the PID (not reaped yet), so killing it here cannot hit another process.
+        if proc.poll() is None:
+            proc.kill()
+        rc = proc.wait()
+        raise Fail("%s exited right after start (rc %s); last log lines:\n%s" % (name, rc, log_tail(name)))
     pids[name] = {"pid": proc.pid, "start": start, "argv0": argv[0]}
     save_pids(pids)
     return proc

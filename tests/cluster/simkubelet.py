@@ -174,7 +174,12 @@ def build_node(platform, name, index, control_plane=False):
     }
 
 
-def node_status(platform, name, index, control_plane, now, ready=True, message=None):
+def node_status(platform, name, index, control_plane, now, ready=True, message=None, previous=None):
+    """The node's status as its kubelet would post it at `now`.
+
+    `previous`: the conditions the node has on the server; like the kubelet, a condition whose status did
+    not change keeps its lastTransitionTime (only lastHeartbeatTime moves).
+    """
     facts = PLATFORM_FACTS[platform]
     if control_plane:
         capacity = _resources("32", 256, 0, 0)
@@ -191,6 +196,11 @@ def node_status(platform, name, index, control_plane, now, ready=True, message=N
     else:
         conditions.append(_node_cond("Ready", "False", "KubeletNotReady",
                                      message or "container runtime network not ready (simulated fault)", ts))
+    before = {c.get("type"): c for c in previous or []}
+    for cond in conditions:
+        prev = before.get(cond["type"])
+        if prev and prev.get("status") == cond["status"] and prev.get("lastTransitionTime"):
+            cond["lastTransitionTime"] = prev["lastTransitionTime"]
     return {
         "capacity": capacity,
         "allocatable": _allocatable(capacity),
@@ -589,7 +599,13 @@ class SimKubelet(object):
         now = time.time()
         if not force and self.reported_ready.get(name) == ready and now - self.last_beat.get(name, 0) < HEARTBEAT_EVERY:
             return
-        status = node_status(self.platform, name, index, cp, now, ready=ready)
+        try:
+            previous = (self._json(self.core.read_node_status(name, _preload_content=False)).get("status") or {}).get("conditions")
+        except self.client_mod.exceptions.ApiException as exc:
+            if exc.status != 404:
+                raise
+            previous = None
+        status = node_status(self.platform, name, index, cp, now, ready=ready, previous=previous)
         self.core.patch_node_status(name, {"status": status})
         self._renew_lease(name, now)
         self.last_beat[name] = now

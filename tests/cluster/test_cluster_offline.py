@@ -12,6 +12,7 @@ import subprocess
 import pytest
 import yaml
 
+import kcluster as kc
 import offline_schema as osc
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -25,8 +26,10 @@ def helm():
     res = subprocess.run([os.path.join(HERE, "build.sh"), "helm"], capture_output=True, text=True, check=False)
     if res.returncode != 0:
         pytest.fail("could not provide helm (tests/cluster/build.sh helm): %s" % res.stderr[-2000:], pytrace=False)
-    cache = os.environ.get("GPU_TRAY_CACHE", "/var/cache/gpu-tray-cluster")
-    return os.path.join(cache, "helm-3.17.2", "helm")
+    # HELM_VERSION and GPU_TRAY_CACHE resolved exactly as build.sh does (kcluster reads build.sh's default)
+    path = kc.helm_path()
+    assert os.access(path, os.X_OK), "build.sh helm succeeded but %s is missing" % path
+    return path
 
 
 @pytest.fixture(scope="module")

@@ -96,6 +96,24 @@ def test_notready_node_status():
     assert sk.node_ready(_node())
 
 
+def test_heartbeat_keeps_transition_time_unless_the_status_changes():
+    first = sk.node_status("nvke-gb200", "tray01", 1, False, NOW, ready=True)
+    later = NOW + 60
+    beat = sk.node_status("nvke-gb200", "tray01", 1, False, later, ready=True, previous=first["conditions"])
+    for cond in beat["conditions"]:
+        assert cond["lastTransitionTime"] == sk.rfc3339(NOW), cond
+        assert cond["lastHeartbeatTime"] == sk.rfc3339(later), cond
+    # Ready flips: only that condition gets a new transition time
+    flipped = sk.node_status("nvke-gb200", "tray01", 1, False, later, ready=False, previous=first["conditions"])
+    times = {c["type"]: c["lastTransitionTime"] for c in flipped["conditions"]}
+    assert times["Ready"] == sk.rfc3339(later)
+    assert times["MemoryPressure"] == sk.rfc3339(NOW)
+    # the node lifecycle controller set Ready=Unknown meanwhile: back to True is a transition
+    unknown = [dict(c, status="Unknown") if c["type"] == "Ready" else c for c in first["conditions"]]
+    back = sk.node_status("nvke-gb200", "tray01", 1, False, later, ready=True, previous=unknown)
+    assert [c["lastTransitionTime"] for c in back["conditions"] if c["type"] == "Ready"] == [sk.rfc3339(later)]
+
+
 def test_tray_names():
     assert sk.tray_names(3) == ["tray01", "tray02", "tray03"]
 
