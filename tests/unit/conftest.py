@@ -21,7 +21,6 @@ import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 UNIT_DIR = os.path.dirname(os.path.abspath(__file__))
-FIXTURES = os.path.join(UNIT_DIR, 'fixtures')
 if UNIT_DIR not in sys.path:
     sys.path.insert(0, UNIT_DIR)
 
@@ -51,6 +50,7 @@ except ImportError:  # pragma: no cover - hypothesis is part of the pinned toolc
     pass
 
 from trayfixture import build_tray  # noqa: E402  (needs sys.path above)
+from unithelpers import fixture_path  # noqa: E402
 
 
 class ModuleResult(dict):
@@ -161,6 +161,6 @@ def adhoc(tmp_path_factory):
 @pytest.fixture
 def fixture_text():
     def read(*parts):
-        with open(os.path.join(FIXTURES, *parts), 'r') as handle:
+        with open(fixture_path(*parts), 'r') as handle:
             return handle.read()
     return read

@@ -7,19 +7,25 @@ import os
 import stat
 import sys
 
-FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'fixtures')
+from unithelpers import fixture_path
 
 _MSTCONFIG = r'''#!%(python)s
 import json, os, sys
 LOG = %(log)r
 TABLE = %(table)r
+NO_E = %(no_e)r
+ERRORS = getattr(sys, %(error_stream)r)
 with open(LOG, 'a') as handle:
     handle.write(json.dumps({'argv': sys.argv[1:], 'LC_ALL': os.environ.get('LC_ALL')}) + '\n')
 args = sys.argv[1:]
 extended = '-e' in args
+if NO_E and extended:
+    # an mstflint without -e: its argument parser reports the flag (mlxcfg err() prints to stdout)
+    sys.stdout.write('-E- invalid argument: -e\n')
+    sys.exit(1)
 bdf = args[args.index('-d') + 1] if '-d' in args else None
 if bdf not in TABLE:
-    sys.stdout.write('-E- Failed to open the device\n')
+    ERRORS.write('-E- Failed to open the device\n')
     sys.exit(3)
 entry = TABLE[bdf]
 name = entry['e'] if extended else entry['plain']
@@ -62,16 +68,21 @@ def _install(path, text):
     return path
 
 
-def mstconfig(directory, table):
-    """``table``: bdf -> {'e': fixture name, 'plain': fixture name, 'rc': int}. Returns (tool path, log path)."""
+def mstconfig(directory, table, no_e=False, error_stream='stdout'):
+    """``table``: bdf -> {'e': fixture name, 'plain': fixture name, 'rc': int}. Returns (tool path, log path).
+
+    An address not in ``table`` gets ``-E- Failed to open the device`` (rc 3) on ``error_stream``;
+    ``no_e`` plays an mstflint that rejects ``-e``.
+    """
     resolved = {}
     for bdf, entry in table.items():
         resolved[bdf] = dict(entry)
         for key in ('e', 'plain'):
-            resolved[bdf][key] = os.path.join(FIXTURES, 'mstconfig', entry.get(key, entry.get('e')))
+            resolved[bdf][key] = fixture_path('mstconfig', entry.get(key, entry.get('e')))
     log = os.path.join(directory, 'mstconfig.log')
     tool = _install(os.path.join(directory, 'mstconfig'),
-                    _MSTCONFIG % {'python': sys.executable, 'log': log, 'table': resolved})
+                    _MSTCONFIG % {'python': sys.executable, 'log': log, 'table': resolved, 'no_e': no_e,
+                                  'error_stream': error_stream})
     return tool, log
 
 

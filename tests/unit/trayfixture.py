@@ -7,15 +7,21 @@ Layout reproduced (drivers/infiniband/core/sysfs.c, PCI sysfs):
   sys/devices/pci0000:00/0000:00:00.0/<bdf>/          PCI function: vendor, device,
                                                       sriov_totalvfs, sriov_numvfs (PF),
                                                       virtfn<n> -> ../<vf bdf> (PF),
-                                                      physfn -> ../<pf bdf> (VF), net/<ifname>/
+                                                      physfn -> ../<pf bdf> (VF), net/<ifname>/,
+                                                      driver -> ../../../../bus/pci/drivers/<drv>
   sys/devices/.../<bdf>/infiniband/<dev>/              node_guid, fw_ver, device -> ../../../<bdf>,
                                                       ports/<p>/{state,phys_state,rate,link_layer,lid,
                                                       gids/0,pkeys/<idx>}
   sys/class/infiniband/<dev> -> ../../devices/.../<bdf>/infiniband/<dev>
   sys/bus/pci/devices/<bdf> -> ../../../devices/.../<bdf>
+  sys/bus/pci/drivers/<drv>/
   sys/kernel/mm/hugepages/hugepages-<n>kB/{nr,free,resv,surplus}_hugepages
   sys/module/<mod>/{initstate,parameters/<p>}
   proc/cmdline, proc/meminfo (Hugepagesize), proc/sys/kernel/osrelease
+
+A device spec with ``'name': None`` is a PCI function without an RDMA device (a VF bound to
+vfio-pci, or moved to a pod network namespace); ``'driver'`` names its driver (default mlx5_core
+for devices with an RDMA device, none otherwise).
 
 Usable as a script too: ``python trayfixture.py DEST`` writes the default GB200 tray.
 """
@@ -125,6 +131,12 @@ def build_tray(root, devices=None, hugepages=None, modules=None, cmdline=DEFAULT
         for ifname in dev.get('netdevs', []):
             _write(os.path.join(pci_dir, 'net', ifname, 'ifindex'), '7')
         _symlink('../../../%s' % pci_rel, os.path.join(sys_root, 'bus', 'pci', 'devices', dev['bdf']))
+        driver = dev.get('driver', 'mlx5_core' if dev.get('name') else None)
+        if driver:
+            drivers = os.path.join(sys_root, 'bus', 'pci', 'drivers', driver)
+            if not os.path.isdir(drivers):
+                os.makedirs(drivers)
+            _symlink('../../../../bus/pci/drivers/%s' % driver, os.path.join(pci_dir, 'driver'))
     vf_index = {}
     for dev in devices:
         if dev.get('physfn'):
@@ -132,6 +144,8 @@ def build_tray(root, devices=None, hugepages=None, modules=None, cmdline=DEFAULT
             vf_index[dev['physfn']] = n + 1
             _symlink('../%s' % dev['bdf'],
                      os.path.join(sys_root, PCI_PARENT, dev['physfn'], 'virtfn%d' % n))
+        if not dev.get('name'):
+            continue
         pci_rel = '%s/%s' % (PCI_PARENT, dev['bdf'])
         ib_dir = os.path.join(sys_root, pci_rel, 'infiniband', dev['name'])
         _write(os.path.join(ib_dir, 'node_guid'), dev.get('node_guid', 'b83f:d203:00a1:b2c0'))
