@@ -19,6 +19,10 @@ __metaclass__ = type
 
 _SPACE = ' \t\n\r\f\v'
 
+# Parameters whose meaning depends on an earlier one: ``hugepages=N`` sizes the pool of the
+# ``hugepagesz=`` before it (the default size when there is none; mm/hugetlb.c).
+PAIRED = {'hugepages': 'hugepagesz'}
+
 
 def _next_arg(args):
     """Port of the kernel's next_arg(): returns (param, value|None, rest)."""
@@ -116,7 +120,10 @@ def check_cmdline(cmdline, required=None, forbidden=None):
     * duplicates are identical tokens appearing more than once (a
       grub.d drop-in plus tuned's ``$tuned_params`` produce exactly that).
       Repeated keys with different values (``console=``, ``hugepagesz=``)
-      are normal and are not duplicates.
+      are normal and are not duplicates. A ``hugepages=`` counts together
+      with the ``hugepagesz=`` before it (:data:`PAIRED`), so
+      ``hugepagesz=2M hugepages=512 hugepagesz=1G hugepages=512`` has none;
+      such a duplicate's ``context`` names that ``hugepagesz=`` (else None).
     """
     tokens = tokenize(cmdline)
     present = []
@@ -136,14 +143,21 @@ def check_cmdline(cmdline, required=None, forbidden=None):
                 found_forbidden.append(hit)
     counts = {}
     order = []
+    last = {}
     for param, value in tokens:
-        key = (norm_name(param), value)
+        name = norm_name(param)
+        context = None
+        if name in PAIRED and PAIRED[name] in last:
+            context = format_arg(PAIRED[name], last[PAIRED[name]])
+        key = (name, value, context)
         if key not in counts:
-            order.append((param, value))
+            order.append((param, value, context))
             counts[key] = 0
         counts[key] += 1
-    duplicates = [{'arg': format_arg(param, value), 'count': counts[(norm_name(param), value)]}
-                  for param, value in order if counts[(norm_name(param), value)] > 1]
+        last[name] = value
+    duplicates = [{'arg': format_arg(param, value), 'context': context,
+                   'count': counts[(norm_name(param), value, context)]}
+                  for param, value, context in order if counts[(norm_name(param), value, context)] > 1]
     return {
         'tokens': [format_arg(param, value) for param, value in tokens],
         'present': present,

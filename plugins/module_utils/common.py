@@ -75,17 +75,35 @@ def natural_key(text):
     return [int(part) if part.isdigit() else part for part in re.split(r'(\d+)', str(text))]
 
 
+def to_int(text):
+    """``int(text)``, or None when ``text`` is None or not an integer (sysfs counters, ids)."""
+    try:
+        return int(text)
+    except (TypeError, ValueError):
+        return None
+
+
+def find_tool(module, path, opt_dirs=('/usr/sbin', '/usr/local/sbin', '/sbin')):
+    """Resolve a tool option: an absolute/relative path must be an executable regular file,
+    a bare name is looked up in PATH and ``opt_dirs``. None when not found."""
+    if os.path.sep in path:
+        return path if os.path.isfile(path) and os.access(path, os.X_OK) else None
+    return module.get_bin_path(path, required=False, opt_dirs=list(opt_dirs))
+
+
 def parse_pkey_option(value):
-    """Parse a user-supplied partition key (``0xffff``, ``0x8123``, ``0123``).
+    """Parse a user-supplied partition key (``0xffff``, ``0x8123``, ``0123``) given as a string.
 
     Returns the int value. Raises ValueError with a readable message on
-    anything that is not 1-4 hex digits.
+    anything that is not a string of 1-4 hex digits. Integers are refused:
+    YAML turns an unquoted ``0x8123`` into 33059, ``8123`` into decimal 8123
+    (0x1fbb) and ``0123`` into octal 83, so an integer cannot say which key
+    was meant.
     """
-    if isinstance(value, int) and not isinstance(value, bool):
-        if 0 <= value <= 0xffff:
-            return value
-        raise ValueError('%r is out of range 0x0000-0xffff' % (value,))
-    text = str(value).strip()
+    if isinstance(value, bool) or not isinstance(value, str):
+        raise ValueError("got %s %r, which is ambiguous (YAML reads an unquoted 8123 as decimal and 0123 as octal): "
+                         "quote it, e.g. '0x8123'" % (type(value).__name__, value))
+    text = value.strip()
     match = _HEX_PKEY.match(text)
     if not match:
         raise ValueError('%r is not a hexadecimal partition key such as 0xffff or 0x8123' % (value,))

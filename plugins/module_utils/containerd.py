@@ -61,26 +61,39 @@ def load_file(path):
     return loads(text, path)
 
 
-def config_version(data):
-    """The ``version`` key as int, or None when absent/invalid.
+def config_version(data, path='<string>'):
+    """The ``version`` key as int, or None when absent.
 
-    containerd treats a missing version as 1 (the pre-1.3 format).
+    containerd reads ``version`` into an integer field, so anything else
+    (``version = "2"``) stops it from loading the file: ContainerdConfigError.
     """
-    value = data.get('version')
-    if isinstance(value, bool) or not isinstance(value, int):
+    if 'version' not in data:
         return None
+    value = data['version']
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ContainerdConfigError('%s: version = %r is not an integer; containerd cannot load it (write e.g. '
+                                    'version = 3, without quotes)' % (path, value))
     return value
 
 
-def config_imports(data):
-    value = data.get('imports') or []
-    if isinstance(value, str):
-        value = [value]
-    return [str(item) for item in value]
+def effective_version(version):
+    """The version containerd works with: a missing (or 0) version is the version 1 format."""
+    return 1 if not version else version
+
+
+def config_imports(data, path='<string>'):
+    """The ``imports`` globs. containerd reads them into a list of strings; anything else is an error."""
+    if 'imports' not in data:
+        return []
+    value = data['imports']
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ContainerdConfigError('%s: imports = %r is not a list of strings; containerd cannot load it (write '
+                                    'e.g. imports = ["/etc/containerd/conf.d/*.toml"])' % (path, value))
+    return list(value)
 
 
 def resolve_imports(imports, root_dir):
-    """Expand import globs like containerd: relative paths are relative to the root config's dir."""
+    """Expand import globs like containerd: relative paths are relative to the importing file's dir."""
     files = []
     for pattern in imports:
         full = pattern if os.path.isabs(pattern) else os.path.join(root_dir, pattern)
@@ -88,6 +101,37 @@ def resolve_imports(imports, root_dir):
             if os.path.isfile(match) and match not in files:
                 files.append(match)
     return files
+
+
+def load_imports(config_path, imports):
+    """Follow ``imports`` recursively, like containerd's LoadConfig: breadth first, each file once.
+
+    Returns a list of ``{'path', 'imported_by', 'version', 'error'}`` in load
+    order. A file that cannot be read/parsed gets ``error`` (its own imports
+    are then unknown); a file already loaded (a cycle, or the root itself) is
+    not loaded again.
+    """
+    root = os.path.abspath(config_path)
+    loaded = set([root])
+    pending = [(path, root) for path in resolve_imports(imports, os.path.dirname(root))]
+    out = []
+    while pending:
+        path, parent = pending.pop(0)
+        path = os.path.abspath(path)
+        if path in loaded:
+            continue
+        loaded.add(path)
+        entry = {'path': path, 'imported_by': parent, 'version': None, 'error': None}
+        nested = []
+        try:
+            data = load_file(path)
+            entry['version'] = config_version(data, path)
+            nested = config_imports(data, path)
+        except ContainerdConfigError as exc:
+            entry['error'] = str(exc)
+        out.append(entry)
+        pending.extend((child, path) for child in resolve_imports(nested, os.path.dirname(path)))
+    return out
 
 
 def parse_source(value):
@@ -105,47 +149,59 @@ def toolkit_reads_command(sources):
 def inspect(config_path, dropin_dir=None, runtime_config_source=None):
     """Read the root and drop-ins; return (result, errors, warnings).
 
-    Raises ContainerdConfigError when the root config cannot be read/parsed.
+    Raises ContainerdConfigError when the root config cannot be read/parsed,
+    or its ``version``/``imports`` have a type containerd cannot load.
     """
     root = load_file(config_path)
-    root_version = config_version(root)
-    imports = config_imports(root)
-    root_dir = os.path.dirname(os.path.abspath(config_path))
-    imported = resolve_imports(imports, root_dir)
+    root_version = config_version(root, config_path)
+    imports = config_imports(root, config_path)
+    root_effective = effective_version(root_version)
+    root_shown = root_version if root_version is not None else '1 (no version key)'
+    loaded = load_imports(config_path, imports)
+    imported = [entry['path'] for entry in loaded]
     in_dir = []
     if dropin_dir:
-        in_dir = sorted(path for path in glob.glob(os.path.join(dropin_dir, '*.toml')) if os.path.isfile(path))
+        in_dir = sorted(os.path.abspath(path) for path in glob.glob(os.path.join(dropin_dir, '*.toml'))
+                        if os.path.isfile(path))
     errors = []
     warnings = []
     dropins = []
-    for path in imported + [p for p in in_dir if p not in imported]:
-        entry = {'path': path, 'imported': path in imported, 'version': None, 'error': None}
+    for entry in loaded:
+        entry = dict(entry, imported=True)
+        dropins.append(entry)
+        if entry['error']:
+            errors.append(entry['error'])
+            continue
+        version = effective_version(entry['version'])
+        if version > root_effective:
+            errors.append('drop-in %s declares version %s, higher than root %s version %s: containerd '
+                          'refuses to start ("drop-in config version %s higher than root config version %s")'
+                          % (entry['path'], entry['version'], config_path, root_shown, entry['version'],
+                             root_effective))
+    for path in in_dir:
+        if path in imported:
+            continue
+        entry = {'path': path, 'imported': False, 'imported_by': None, 'version': None, 'error': None}
         try:
-            entry['version'] = config_version(load_file(path))
+            entry['version'] = config_version(load_file(path), path)
         except ContainerdConfigError as exc:
             entry['error'] = str(exc)
             errors.append(str(exc))
         dropins.append(entry)
-        if entry['error']:
-            continue
-        if not entry['imported']:
+        if not entry['error']:
             warnings.append('%s is not matched by the root config imports %s: containerd does not read it'
                             % (path, imports or '(none)'))
-            continue
-        if entry['version'] is not None and root_version is not None and entry['version'] > root_version:
-            errors.append('drop-in %s declares version %s, higher than root %s version %s: containerd '
-                          'refuses to start ("drop-in config version %s higher than root config version %s")'
-                          % (path, entry['version'], config_path, root_version, entry['version'], root_version))
     sources = parse_source(runtime_config_source)
     reads_command = toolkit_reads_command(sources)
     if root_version is None:
-        warnings.append('%s has no integer version key: containerd treats it as version 1' % config_path)
-    if reads_command and root_version is not None and root_version < DUMP_VERSION:
+        warnings.append('%s has no version key: containerd treats it as version 1, and any drop-in with a '
+                        'higher version stops containerd from starting' % config_path)
+    if reads_command and root_effective < DUMP_VERSION:
         warnings.append('%s is version %s and the GPU Operator toolkit would read its source config with '
                         '"command" (RUNTIME_CONFIG_SOURCE=%s): containerd config dump migrates to version %s, '
                         'so the toolkit writes a version %s drop-in that containerd refuses. Set the toolkit '
                         'env RUNTIME_CONFIG_SOURCE=file (NVIDIA/aicr#1688).'
-                        % (config_path, root_version, ','.join(sources), DUMP_VERSION, DUMP_VERSION))
+                        % (config_path, root_shown, ','.join(sources), DUMP_VERSION, DUMP_VERSION))
     result = {
         'config_path': config_path,
         'version': root_version,

@@ -20,6 +20,7 @@ from ansible_collections.gpu_tray.cluster.plugins.module_utils.common import (
     list_dir,
     parse_size_kb,
     read_text,
+    to_int,
 )
 
 _POOL_DIR = re.compile(r'^hugepages-(\d+)kB$')
@@ -38,13 +39,6 @@ def meminfo_hugepagesize_kb(text):
     return int(match.group(1)) if match else None
 
 
-def _int(text):
-    try:
-        return int(text)
-    except (TypeError, ValueError):
-        return None
-
-
 def read_pools(sysfs_root):
     """``{size_kb: {'size': '2M', 'size_kb': 2048, 'nr_hugepages': n, ...}}``."""
     base = join_root(sysfs_root, 'kernel/mm/hugepages')
@@ -57,10 +51,10 @@ def read_pools(sysfs_root):
         pools[size_kb] = {
             'size': format_size_kb(size_kb),
             'size_kb': size_kb,
-            'nr_hugepages': _int(read_text(os.path.join(pool_dir, 'nr_hugepages'))),
-            'free_hugepages': _int(read_text(os.path.join(pool_dir, 'free_hugepages'))),
-            'resv_hugepages': _int(read_text(os.path.join(pool_dir, 'resv_hugepages'))),
-            'surplus_hugepages': _int(read_text(os.path.join(pool_dir, 'surplus_hugepages'))),
+            'nr_hugepages': to_int(read_text(os.path.join(pool_dir, 'nr_hugepages'))),
+            'free_hugepages': to_int(read_text(os.path.join(pool_dir, 'free_hugepages'))),
+            'resv_hugepages': to_int(read_text(os.path.join(pool_dir, 'resv_hugepages'))),
+            'surplus_hugepages': to_int(read_text(os.path.join(pool_dir, 'surplus_hugepages'))),
         }
     return base, pools
 

@@ -34,6 +34,27 @@ class MstconfigParseError(ValueError):
     pass
 
 
+# mstconfig's own argument errors ("-E- invalid argument: -e" from an mstflint that has no -e).
+_USAGE_ERROR = re.compile(r'invalid argument|unrecognized|unknown (?:flag|option)|usage', re.IGNORECASE)
+
+EMPTY_TABLE = 'CONFIGURATIONS'
+
+
+def error_lines(text):
+    """The ``-E- ...`` messages of a tool output (stdout or stderr), in order."""
+    out = []
+    for line in (text or '').splitlines():
+        match = _ERROR.match(line)
+        if match and match.group(1).strip():
+            out.append(match.group(1).strip())
+    return out
+
+
+def is_usage_error(messages):
+    """True when mstconfig rejected its arguments (not the device)."""
+    return any(_USAGE_ERROR.search(message) for message in messages)
+
+
 def parse_value(raw):
     """``True(1)`` -> {'raw': 'True(1)', 'label': 'True', 'value': 1}.
 
@@ -163,9 +184,17 @@ def check_firmware(parsed, min_num_vfs=None, require_sriov=True, link_type=None)
     Each problem: {'param', 'column', 'found', 'expected', 'detail'}.
     Missing parameters are problems too (a check that cannot see the value
     cannot pass), except LINK_TYPE_P*: a card without them has a fixed
-    ("preconfigured") link type.
+    ("preconfigured") link type. A table without any parameter is one problem
+    (param ``EMPTY_TABLE``) whatever the options.
     """
     params = parsed['params']
+    if not params:
+        # A header and nothing else: cut-off output, or a tool that cannot read this device's
+        # configuration. Nothing was verified, so this cannot pass whatever the options say.
+        return [{'param': EMPTY_TABLE, 'column': None, 'found': 'no parameters',
+                 'expected': 'the configuration parameters',
+                 'detail': 'mstconfig printed a "Configurations:" table without parameters (output cut off, or '
+                           'the tool cannot read this device\'s configuration)'}]
     problems = []
     if require_sriov:
         entry = params.get('SRIOV_EN')

@@ -13,6 +13,8 @@ Formats (kernel sysfs.c):
   device                symlink to the PCI function (basename = BDF)
   device/physfn         symlink to the PF (VFs only)
   device/device         PCI device id ("0x1021")
+  device/virtfn<n>      symlinks to the VFs' PCI functions (PFs with SR-IOV enabled)
+  device/driver         symlink to the bound driver (mlx5_core, vfio-pci, ...)
 """
 
 from __future__ import absolute_import, division, print_function
@@ -28,6 +30,7 @@ from ansible_collections.gpu_tray.cluster.plugins.module_utils.common import (
     list_dir,
     natural_key,
     read_text,
+    to_int,
 )
 
 # PCI device ids (vendor 15b3) of BlueField DPUs: never an east-west rail.
@@ -158,11 +161,24 @@ def read_port(port_dir, port_name):
     }
 
 
-def _int_or_none(text):
-    try:
-        return int(text)
-    except (TypeError, ValueError):
-        return None
+def read_virtfns(pci_dir):
+    """VFs of a PF from its ``virtfn<n>`` links: ``[{'index', 'pci_address', 'driver'}]`` in index order.
+
+    Unlike /sys/class/infiniband, these links list every VF the PF has created,
+    whatever driver it is bound to and whichever network namespace its RDMA
+    device lives in.
+    """
+    out = []
+    for name in list_dir(pci_dir):
+        if not name.startswith('virtfn') or not name[len('virtfn'):].isdigit():
+            continue
+        link = os.path.join(pci_dir, name)
+        out.append({
+            'index': int(name[len('virtfn'):]),
+            'pci_address': link_basename(link),
+            'driver': link_basename(os.path.join(link, 'driver')),
+        })
+    return sorted(out, key=lambda item: item['index'])
 
 
 def read_device(class_dir, name):
@@ -185,11 +201,13 @@ def read_device(class_dir, name):
         'netdevs': list_dir(os.path.join(pci_dir, 'net')),
         'sriov_totalvfs': None,
         'sriov_numvfs': None,
+        'vfs': [],
         'ports': [],
     }
     if not is_vf:
-        entry['sriov_totalvfs'] = _int_or_none(read_text(os.path.join(pci_dir, 'sriov_totalvfs')))
-        entry['sriov_numvfs'] = _int_or_none(read_text(os.path.join(pci_dir, 'sriov_numvfs')))
+        entry['sriov_totalvfs'] = to_int(read_text(os.path.join(pci_dir, 'sriov_totalvfs')))
+        entry['sriov_numvfs'] = to_int(read_text(os.path.join(pci_dir, 'sriov_numvfs')))
+        entry['vfs'] = read_virtfns(pci_dir)
     ports_dir = os.path.join(dev_dir, 'ports')
     for port_name in sorted(list_dir(ports_dir), key=natural_key):
         entry['ports'].append(read_port(os.path.join(ports_dir, port_name), port_name))
@@ -219,14 +237,15 @@ def is_rail(device):
 def collect_rdma(sysfs_root, rails=None):
     """Return ``{'devices': [...], 'rails': [...], 'vfs_by_pf': {...}}``.
 
-    ``rails`` (list of device names) overrides the automatic selection.
+    ``rails`` (list of device names) overrides the automatic selection. Either
+    way the rails come in natural order (``mlx5_10`` after ``mlx5_9``), once each.
     """
     class_dir = join_root(sysfs_root, 'class/infiniband')
     devices = [read_device(class_dir, name) for name in sorted(list_dir(class_dir), key=natural_key)]
     if rails is None:
         rail_names = [dev['name'] for dev in devices if is_rail(dev)]
     else:
-        rail_names = list(rails)
+        rail_names = sorted(set(rails), key=natural_key)
     vfs_by_pf = {}
     for dev in devices:
         if dev['kind'] == 'vf' and dev['physfn']:
@@ -243,6 +262,8 @@ def collect_rdma(sysfs_root, rails=None):
 def select_devices(facts, names=None, include_vfs=True):
     """Device dicts to check: ``names`` (default the rails) plus their VFs.
 
+    Only VFs with an RDMA device in ``facts`` can be checked. Use
+    :func:`unchecked_vfs` for the ones that cannot.
     Returns (selected_devices, unknown_names).
     """
     by_name = dict((dev['name'], dev) for dev in facts['devices'])
@@ -264,6 +285,41 @@ def select_devices(facts, names=None, include_vfs=True):
     return selected, unknown
 
 
+def _vf_reason(driver):
+    if driver is None:
+        return 'no driver bound, so no RDMA device'
+    if driver != 'mlx5_core':
+        return 'bound to %s, not mlx5_core, so no RDMA device on the host' % driver
+    return ('bound to mlx5_core but no RDMA device under class/infiniband: moved to a pod network namespace '
+            '(ib_core netns_mode exclusive), or mlx5_ib not loaded')
+
+
+def unchecked_vfs(facts, selected):
+    """VFs of the selected PFs whose P_Keys cannot be read from this host's /sys/class/infiniband.
+
+    Compares each selected PF's ``virtfn<n>`` links and ``sriov_numvfs`` with
+    the VFs that have an RDMA device. Returns a list of
+    ``{'pf', 'physfn', 'pci_address', 'driver', 'reason'}``; ``pci_address`` is
+    None for VFs counted by ``sriov_numvfs`` that have no ``virtfn`` link.
+    """
+    visible = set(dev['pci_address'] for dev in facts['devices'] if dev['kind'] == 'vf')
+    out = []
+    for dev in selected:
+        if dev['kind'] != 'pf':
+            continue
+        vfs = dev.get('vfs') or []
+        for vf in vfs:
+            if vf['pci_address'] in visible:
+                continue
+            out.append({'pf': dev['name'], 'physfn': dev['pci_address'], 'pci_address': vf['pci_address'],
+                        'driver': vf['driver'], 'reason': _vf_reason(vf['driver'])})
+        numvfs = dev.get('sriov_numvfs') or 0
+        for _missing in range(len(vfs), numvfs):
+            out.append({'pf': dev['name'], 'physfn': dev['pci_address'], 'pci_address': None, 'driver': None,
+                        'reason': 'sriov_numvfs is %d but only %d virtfn links exist' % (numvfs, len(vfs))})
+    return out
+
+
 def port_label(device, port):
     """``mlx5_3 port 1 (VF of 0000:03:00.0)`` / ``mlx5_0 port 1 (PF 0000:03:00.0)``."""
     if device.get('kind') == 'vf':
@@ -274,10 +330,21 @@ def port_label(device, port):
 
 
 def check_pkeys(devices, required):
-    """Per-port P_Key results for ``devices`` against partition ``required``."""
+    """Per-port P_Key results for ``devices`` against partition ``required``.
+
+    Returns (results, skipped): only InfiniBand ports have partitions, so a
+    port with another link layer (Ethernet/RoCE, Unknown) is not judged and is
+    listed in ``skipped`` instead.
+    """
     results = []
+    skipped = []
     for dev in devices:
         for port in dev['ports']:
+            if port.get('link_layer') != 'InfiniBand':
+                skipped.append({'device': dev['name'], 'port': port['port'], 'kind': dev['kind'],
+                                'pci_address': dev['pci_address'], 'link_layer': port.get('link_layer'),
+                                'label': port_label(dev, port)})
+                continue
             keys = [parse_pkey(key) for key in port['pkeys']]
             keys = [key for key in keys if key is not None]
             same_partition = [key for key in keys if pkey_base(key) == pkey_base(required)]
@@ -302,4 +369,4 @@ def check_pkeys(devices, required):
                 'ok': ok,
                 'label': port_label(dev, port),
             })
-    return results
+    return results, skipped

@@ -12,11 +12,14 @@ module: containerd_config
 short_description: Check containerd root config and drop-in versions against the GPU Operator toolkit
 version_added: 0.1.0
 description:
-  - Parses the containerd root config (TOML) for its C(version) and C(imports), expands the imports like containerd
-    (relative to the root config's directory), and reads the C(version) of every imported drop-in and of every
-    C(*.toml) in I(dropin_dir).
+  - Parses the containerd root config (TOML) for its C(version) and C(imports), follows the imports like containerd
+    (globs, relative paths relative to the importing file's directory, imports inside imported files too, each
+    file once), and reads the C(version) of every imported drop-in and of every C(*.toml) in I(dropin_dir).
   - Fails when an imported drop-in declares a higher C(version) than the root - containerd then refuses to start
     (C(drop-in config version 4 higher than root config version 2), NVIDIA/aicr#1688) and every pod on the node fails.
+    A root without C(version) is version 1 to containerd, so any drop-in of version 2 or more fails the check.
+  - Fails when a C(version) is not an integer (C(version = "2")) or C(imports) is not a list of strings - containerd
+    cannot load such a file.
   - Warns when the root is version 2 or 3 while the GPU Operator toolkit would read its source config with
     C(command) (C(containerd config dump) migrates to version 4, so the toolkit would write a version 4 drop-in).
     The fix is the toolkit env C(RUNTIME_CONFIG_SOURCE=file).
@@ -84,11 +87,15 @@ imports:
   returned: always
   sample: [/etc/containerd/conf.d/*.toml]
 dropins:
-  description: Every drop-in found, with its version and whether the root imports it.
+  description:
+    - Every drop-in found, in containerd's load order, with its version (null when absent), whether containerd
+      imports it, the file that imports it (C(imported_by), null for a file of I(dropin_dir) nothing imports) and
+      the read/parse error, if any.
   type: list
   elements: dict
   returned: always
-  sample: [{path: /etc/containerd/conf.d/99-nvidia.toml, imported: true, version: 4, error: null}]
+  sample: [{path: /etc/containerd/conf.d/99-nvidia.toml, imported: true, imported_by: /etc/containerd/config.toml,
+            version: 4, error: null}]
 runtime_config_source:
   description: The toolkit config sources assumed, in order.
   type: list
@@ -101,7 +108,8 @@ toolkit_reads_command:
   returned: always
   sample: true
 problems:
-  description: Failure reasons (version mismatches, unreadable drop-ins).
+  description: Failure reasons (version mismatches, unreadable drop-ins, a non-integer version, imports that are
+    not a list of strings).
   type: list
   elements: str
   returned: always

@@ -24,7 +24,7 @@ author:
 options:
   requested:
     description:
-      - Pools the tuning profile requests.
+      - Pools the tuning profile requests. Must not be empty - an empty list would check nothing.
     type: list
     elements: dict
     required: true
@@ -144,6 +144,10 @@ def main():
     module = build_module()
     host = hostname()
     params = module.params
+    if not params['requested']:
+        module.fail_json(msg='%s: option requested is empty: nothing to check. List the pools the tuning profile '
+                             'requests (for example [{size: 2M, count: 5128}]), or skip the task when it requests '
+                             'none.' % host)
     for index, item in enumerate(params['requested']):
         try:
             parse_size_kb(item['size'])
@@ -177,10 +181,10 @@ def main():
         output['msg'] = '%s: huge page pools OK (%s)' % (
             host, ', '.join('%s x %s' % (res['size'], res['nr_hugepages']) for res in results))
         module.exit_json(**output)
-    output['msg'] = ('%s: huge page check failed: %s. Fix: request only sizes the running kernel has (a 64k-page '
-                     'kernel has no 1G pool; use 2M, 512M or 16G) and counts that fit in memory in the tuning '
-                     'profile, or boot a kernel with the needed page size; then reboot.'
-                     % (host, '; '.join(problems)))
+    output['msg'] = ('%s: huge page check failed: %s. Fix: request only sizes the running kernel has (pools on '
+                     'this kernel: %s) and counts that fit in memory in the tuning profile, or boot a kernel with the '
+                     'needed page size; then reboot.'
+                     % (host, '; '.join(problems), ', '.join(sizes) or 'none'))
     if params['fail_on_error']:
         module.fail_json(**output)
     module.warn(output['msg'])

@@ -19,6 +19,12 @@ description:
     with which links come up but every RDMA connection between hosts fails with retry-exceeded.
   - Partition membership is provisioned by the subnet/fabric manager (UFM). VFs are separate virtual ports with
     their own GUIDs, so the fabric must add each VF GUID as a full member too; fixing the PFs alone is not enough.
+  - Only InfiniBand ports have partitions. A port of a selected device whose link layer is not C(InfiniBand)
+    (Ethernet/RoCE, C(Unknown)) is not judged; it is listed in C(skipped_ports).
+  - A VF can only be checked when its RDMA device is visible under C(sysfs_root/class/infiniband). The module
+    compares each selected PF's C(device/virtfn<n>) links and C(sriov_numvfs) with the VFs it found and lists the
+    ones it could not check in C(unchecked_vfs), with a warning - VFs moved to a pod network namespace (ib_core
+    C(netns_mode=0)), bound to C(vfio-pci), or without C(mlx5_ib). Their P_Keys must be checked where they live.
   - Returns per-port results whether or not it fails.
 author:
   - gpu_tray.cluster contributors (!UNKNOWN)
@@ -38,10 +44,10 @@ options:
     default: true
   pkey:
     description:
-      - The partition key every port must hold as a full member, as 1-4 hexadecimal digits with an optional
-        C(0x) prefix. The membership bit in the given value is ignored; the port must have it set.
-      - Quote it in YAML (C("0x8123")). An unquoted C(0x8123) is read by YAML as an integer, which is accepted;
-        an unquoted C(0123) is not hexadecimal to YAML and gives a wrong key.
+      - The partition key every port must hold as a full member, as a string of 1-4 hexadecimal digits with an
+        optional C(0x) prefix. The membership bit in the given value is ignored; the port must have it set.
+      - Quote it in YAML (C("0x8123")). An integer is refused - YAML reads an unquoted C(0x8123) as 33059,
+        C(8123) as decimal (0x1fbb) and C(0123) as octal, so an integer cannot say which key was meant.
     type: raw
     default: '0xffff'
   fail_on_error:
@@ -89,7 +95,7 @@ checked_devices:
   returned: always
   sample: [mlx5_0, mlx5_5, mlx5_6]
 ports:
-  description: One result per checked port.
+  description: One result per checked (InfiniBand) port.
   type: list
   elements: dict
   returned: always
@@ -143,6 +149,22 @@ ports:
       description: Human-readable port name used in messages.
       type: str
       sample: mlx5_3 port 1 (VF of 0000:03:00.0)
+skipped_ports:
+  description: Ports of the selected devices that were not checked because their link layer is not InfiniBand.
+  type: list
+  elements: dict
+  returned: always
+  sample: [{device: mlx5_7, port: 2, kind: pf, pci_address: "0000:08:00.0", link_layer: Ethernet,
+            label: "mlx5_7 port 2 (PF 0000:08:00.0)"}]
+unchecked_vfs:
+  description:
+    - VFs of the selected PFs (from C(virtfn<n>) links and C(sriov_numvfs)) that have no RDMA device under
+      C(sysfs_root/class/infiniband), so their P_Keys could not be read. Empty with I(include_vfs=false).
+  type: list
+  elements: dict
+  returned: always
+  sample: [{pf: mlx5_3, physfn: "0000:06:00.0", pci_address: "0000:06:00.3", driver: vfio-pci,
+            reason: "bound to vfio-pci, not mlx5_core, so no RDMA device on the host"}]
 failed_ports:
   description: Labels of the ports that are not full members.
   type: list
@@ -169,6 +191,7 @@ from ansible_collections.gpu_tray.cluster.plugins.module_utils.rdma import (
     parse_pkey,
     pkey_base,
     select_devices,
+    unchecked_vfs,
 )
 
 
@@ -210,13 +233,28 @@ def main():
     if unknown:
         module.fail_json(msg='%s: option devices names %s, which do not exist under %s (found: %s)'
                              % (host, ', '.join(unknown), facts['class_dir'], found))
-    results = check_pkeys(devices, required)
+    results, skipped = check_pkeys(devices, required)
+    unchecked = unchecked_vfs(facts, devices) if params['include_vfs'] else []
     output = dict(changed=False, pkey=format_pkey(required), checked_devices=[dev['name'] for dev in devices],
-                  ports=results, failed_ports=[])
+                  ports=results, skipped_ports=skipped, unchecked_vfs=unchecked, failed_ports=[])
+    if skipped:
+        module.warn('%s: not checked (link layer is not InfiniBand, no partitions): %s'
+                    % (host, ', '.join('%s %s' % (item['label'], item['link_layer'] or 'unknown') for item in skipped)))
+    if unchecked:
+        module.warn('%s: %d VFs of the checked PFs have no RDMA device under %s, so their P_Keys were not checked: '
+                    '%s. Check them where they live (the pod network namespace, or the VM/vfio user).'
+                    % (host, len(unchecked), facts['class_dir'],
+                       '; '.join('%s of %s (%s)' % (item['pci_address'] or 'a VF without virtfn link',
+                                                    item['pf'], item['reason']) for item in unchecked)))
     if not results:
-        output['msg'] = ('%s: no InfiniBand ports to check under %s (devices found: %s; rails: %s). Expected the '
-                         'ConnectX rails; check that mlx5_ib is loaded and sysfs_root is right.'
-                         % (host, facts['class_dir'], found, ', '.join(facts['rails']) or 'none'))
+        skipped_text = ''
+        if skipped:
+            skipped_text = '; ports skipped as not InfiniBand: %s' % ', '.join(
+                '%s (%s)' % (item['label'], item['link_layer'] or 'unknown') for item in skipped)
+        output['msg'] = ('%s: no InfiniBand ports to check under %s (devices found: %s; rails: %s%s). Expected the '
+                         'ConnectX rails; check that mlx5_ib is loaded, the rails are in InfiniBand mode and '
+                         'sysfs_root is right.'
+                         % (host, facts['class_dir'], found, ', '.join(facts['rails']) or 'none', skipped_text))
         if params['fail_on_error']:
             module.fail_json(**output)
         module.exit_json(**output)

@@ -14,10 +14,13 @@ version_added: 0.1.0
 description:
   - Reads C(/proc/cmdline) and splits it the way the kernel does (whitespace outside double quotes, quotes
     removed from values, C(--) ends the kernel arguments; C(-) and C(_) are equal in parameter names).
+  - A command line that is not valid UTF-8 is read with each undecodable byte shown as C(\xNN), with a warning.
   - Reports which I(required) arguments are C(present) and C(missing), which I(forbidden) ones are present, and
     C(duplicates) - identical arguments appearing more than once, as a GRUB drop-in plus tuned's C($tuned_params)
     produce. Repeated keys with different values (C(console=tty0 console=ttyS0,115200n8),
     C(hugepagesz=2M ... hugepagesz=1G)) are normal and are not duplicates.
+  - C(hugepages=N) belongs to the C(hugepagesz=) before it, so C(hugepagesz=2M hugepages=512 hugepagesz=1G
+    hugepages=512) has no duplicate; the same C(hugepages=) for the same C(hugepagesz=) twice is one.
   - A token in C(/proc/cmdline) proves the boot loader passed it, not that the kernel honoured it (see
     M(gpu_tray.cluster.hugepage_check) for huge pages).
 author:
@@ -107,11 +110,13 @@ forbidden_present:
   returned: always
   sample: []
 duplicates:
-  description: Identical arguments that appear more than once, with their count.
+  description:
+    - Identical arguments that appear more than once, with their count. C(context) is the C(hugepagesz=) a
+      C(hugepages=) belongs to, else null.
   type: list
   elements: dict
   returned: always
-  sample: [{arg: init_on_alloc=0, count: 2}]
+  sample: [{arg: init_on_alloc=0, context: null, count: 2}, {arg: hugepages=5128, context: hugepagesz=2M, count: 2}]
 msg:
   description: Summary naming every missing, forbidden and duplicated argument.
   type: str
@@ -150,10 +155,17 @@ def main():
                 module.fail_json(msg='%s: option %s: %s (give one argument per list item)' % (host, option, exc))
     path = join_root(params['proc_root'], 'cmdline')
     try:
-        with open(path, 'r') as handle:
-            cmdline = handle.read().rstrip('\n').replace('\x00', ' ')
+        with open(path, 'rb') as handle:
+            raw = handle.read()
     except (OSError, IOError) as exc:
         module.fail_json(msg='%s: cannot read %s: %s (check option proc_root)' % (host, path, exc))
+    try:
+        text = raw.decode('utf-8')
+    except UnicodeDecodeError as exc:
+        # Keep every byte visible and JSON-safe; whitespace (the separator) is ASCII, so tokens are unchanged.
+        text = raw.decode('utf-8', 'backslashreplace')
+        module.warn('%s: %s is not valid UTF-8 (%s); undecodable bytes are shown as \\xNN' % (host, path, exc))
+    cmdline = text.rstrip('\n').replace('\x00', ' ')
     report = check_cmdline(cmdline, params['required'], params['forbidden'])
     output = dict(changed=False, cmdline=cmdline, **report)
     problems = []
@@ -161,7 +173,8 @@ def main():
         problems.append('missing: %s' % ' '.join(report['missing']))
     if report['forbidden_present']:
         problems.append('forbidden but present: %s' % ' '.join(report['forbidden_present']))
-    duplicate_text = ' '.join('%s (x%d)' % (dup['arg'], dup['count']) for dup in report['duplicates'])
+    duplicate_text = ' '.join('%s%s (x%d)' % (dup['arg'], (' after %s' % dup['context']) if dup['context'] else '',
+                                               dup['count']) for dup in report['duplicates'])
     if report['duplicates'] and params['fail_on_duplicates']:
         problems.append('duplicated: %s' % duplicate_text)
     if not problems:

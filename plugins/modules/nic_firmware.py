@@ -16,31 +16,59 @@ description:
     C(Next Boot) columns (output without C(-e), which has only C(Next Boot), is accepted too).
   - Fails when C(SRIOV_EN) is false, when C(NUM_OF_VFS) is below I(min_num_vfs), or when a C(LINK_TYPE_P<n>)
     differs from I(link_type) - in the current or the next-boot column.
-  - The fix is always a human-planned maintenance - set the values with the vendor tool (C(mstconfig -d <bdf> -y set
-    SRIOV_EN=True NUM_OF_VFS=<n> LINK_TYPE_P1=IB)) and cold power-cycle the tray. This collection never writes
-    NIC firmware and never runs C(mstfwreset).
-  - A device the tool cannot open (C(-E-) message, rc 3) is reported as a per-device error.
+  - Also fails when the configuration table has no parameters (cut-off output) - nothing could be verified.
+  - The fix for a firmware setting is always a human-planned maintenance - set the values with the vendor tool
+    (C(mstconfig -d <bdf> -y set SRIOV_EN=True NUM_OF_VFS=<n> LINK_TYPE_P1=IB)) and cold power-cycle the tray.
+    This collection never writes NIC firmware and never runs C(mstfwreset).
+  - A device the tool cannot query (a C(-E-) message on stdout or stderr, for example rc 3 C(Failed to open the
+    device)) is reported as a per-device error, with its own fix (the address, root privileges, mstflint / the
+    mst driver) - the firmware fix is only given for devices whose settings were read.
+  - When mstconfig rejects C(-e) as an unknown argument (an old mstflint), the query is retried once without
+    C(-e), with a warning; then only the next-boot values are checked.
 author:
   - gpu_tray.cluster contributors (!UNKNOWN)
 options:
   devices:
     description:
       - PCI addresses (BDFs, for example C(0000:03:00.0)) of the physical functions to query.
-      - Default is every ConnectX PF (BlueField and VFs excluded) from I(rdma_facts) when it is given (its
-        C(connectx_pci_addresses), or C(rail_pci_addresses) from an older fact), otherwise the ConnectX PFs found
-        under I(sysfs_root). That is the rails plus any ConnectX PF whose link layer is not InfiniBand - a rail
-        whose firmware link type was switched to Ethernet is no longer a rail by link layer, and would otherwise
-        escape the link-type check.
+      - Default is the rails - the C(rail_pci_addresses) of I(rdma_facts) when it is given (which honours an
+        explicit C(rails) list given to M(gpu_tray.cluster.rdma_facts)), otherwise the rails found under
+        I(sysfs_root) (ConnectX PFs with InfiniBand ports, BlueField excluded). A ConnectX card deliberately run as
+        Ethernet (storage, front-end) is not a rail and is not queried unless I(include_non_rail_connectx=true).
+      - A rail whose firmware link type was switched to Ethernet is no longer a rail by link layer. Pass the
+        expected rail names in I(rails) (for example the inventory's C(gpu_tray_rails)) so that it is still queried
+        and fails the link-type check, or check the rail list separately (the preflight role's C(rails) check
+        compares it with C(gpu_tray_rails)).
+      - Mutually exclusive with I(rails); I(include_non_rail_connectx) does not apply to an explicit list.
     type: list
     elements: str
+  rails:
+    description:
+      - Expected rail device names (for example C([mlx5_0, mlx5_1, mlx5_3, mlx5_4])). Their PCI functions are queried
+        whatever their current link layer, so a rail whose firmware was switched to Ethernet fails the link-type
+        check. Names are looked up in I(rdma_facts) C(devices) when given, otherwise under I(sysfs_root); an
+        unknown name is a failure.
+      - Replaces the rails of I(rdma_facts) / I(sysfs_root). Mutually exclusive with I(devices).
+    type: list
+    elements: str
+  include_non_rail_connectx:
+    description:
+      - Also query every other ConnectX PF (BlueField and VFs excluded) - the C(connectx_pci_addresses) of
+        I(rdma_facts), or the ConnectX PFs under I(sysfs_root) - whatever its link layer. With the default
+        I(link_type=IB) an Ethernet card then fails the link-type check, so use this for a tray whose ConnectX
+        cards are all meant to be rails.
+      - Ignored when I(devices) is given.
+    type: bool
+    default: false
   rdma_facts:
     description:
       - The C(ansible_facts.gpu_tray_rdma) dict returned by M(gpu_tray.cluster.rdma_facts). Its
-        C(connectx_pci_addresses) are queried when I(devices) is not given.
+        C(rail_pci_addresses) are queried when neither I(devices) nor I(rails) is given.
     type: dict
   mstconfig_path:
     description:
-      - The mstconfig executable, a name looked up in C(PATH) or an absolute path (a tool double in tests).
+      - The mstconfig executable, a name looked up in C(PATH) (and C(/usr/sbin), C(/usr/local/sbin), C(/sbin)) or a
+        path to an executable file (a tool double in tests).
     type: path
     default: mstconfig
   extended:
@@ -94,6 +122,12 @@ EXAMPLES = r'''
     sysfs_root: "{{ gpu_tray_sysfs_root | default('/sys') }}"
     min_num_vfs: 16
 
+- name: Query the expected rails, even one whose firmware now says ETH
+  gpu_tray.cluster.nic_firmware:
+    rdma_facts: "{{ ansible_facts.gpu_tray_rdma }}"
+    rails: "{{ gpu_tray_rails }}"
+    min_num_vfs: 16
+
 - name: Query two functions explicitly, report only
   gpu_tray.cluster.nic_firmware:
     devices: ["0000:03:00.0", "0000:04:00.0"]
@@ -128,19 +162,22 @@ failed_devices:
   returned: always
   sample: ["0000:03:00.0"]
 msg:
-  description: Summary; on failure every device, both values, and the fix.
+  description:
+    - Summary; on failure every device, both values, and the fix - the firmware fix for devices whose settings
+      are wrong, the query fix for devices that could not be queried.
   type: str
   returned: always
 '''
 
-import os
-
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpu_tray.cluster.plugins.module_utils.common import TOOL_ENVIRON, hostname
+from ansible_collections.gpu_tray.cluster.plugins.module_utils.common import TOOL_ENVIRON, find_tool, hostname
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.mstconfig import (
+    EMPTY_TABLE,
     MstconfigParseError,
     check_firmware,
+    error_lines,
+    is_usage_error,
     parse_mstconfig,
     summarise,
 )
@@ -150,6 +187,10 @@ FIX = ('Fix (planned by a human, per tray): set the values with the vendor tool,
        '"mstconfig -d <bdf> -y set SRIOV_EN=True NUM_OF_VFS=<n> LINK_TYPE_P1=IB", then cold power-cycle the '
        'tray (a warm reboot does not load new firmware settings). gpu_tray.cluster never writes NIC firmware '
        'and never runs mstfwreset.')
+QUERY_FIX = ('Fix for the devices that could not be queried (their firmware settings are unknown): check that the '
+             'PCI address exists and is a ConnectX physical function (lspci -D -d 15b3:), run the check as root '
+             '(become: true), and that mstflint is installed and recent enough for the card (for /dev/mst/* device '
+             'names the mst driver must be loaded: mst start).')
 
 
 def describe_problems(bdf, entry):
@@ -161,6 +202,9 @@ def describe_problems(bdf, entry):
             continue
         seen.append(problem['param'])
         values = entry['params'].get(problem['param'])
+        if problem['param'] == EMPTY_TABLE:
+            lines.append('%s: %s' % (bdf, problem['detail']))
+            continue
         if values is None:
             lines.append('%s: %s: %s, expected %s' % (bdf, problem['param'], problem['detail'], problem['expected']))
             continue
@@ -180,6 +224,8 @@ def build_module():
             proc_root=dict(type='path', default='/proc'),
             sysfs_root=dict(type='path', default='/sys'),
             devices=dict(type='list', elements='str'),
+            rails=dict(type='list', elements='str'),
+            include_non_rail_connectx=dict(type='bool', default=False),
             rdma_facts=dict(type='dict'),
             mstconfig_path=dict(type='path', default='mstconfig'),
             extended=dict(type='bool', default=True),
@@ -188,35 +234,95 @@ def build_module():
             link_type=dict(type='str', choices=['IB', 'ETH'], default='IB'),
             fail_on_error=dict(type='bool', default=True),
         ),
+        mutually_exclusive=[['devices', 'rails']],
         supports_check_mode=True,
     )
 
 
-def find_tool(module, path):
-    if os.path.sep in path:
-        return path if os.access(path, os.X_OK) else None
-    return module.get_bin_path(path, required=False, opt_dirs=['/usr/sbin', '/usr/local/sbin', '/sbin'])
-
-
-def query(module, tool, bdf, extended):
+def _run(module, tool, bdf, extended):
     argv = [tool] + (['-e'] if extended else []) + ['-d', bdf, 'q']
     rc, out, err = module.run_command(argv, environ_update=TOOL_ENVIRON)
+    return argv, rc, out or '', err or ''
+
+
+def query(module, host, tool, bdf, extended):
+    argv, rc, out, err = _run(module, tool, bdf, extended)
+    messages = error_lines(out) + error_lines(err)
+    if extended and rc != 0 and is_usage_error(messages):
+        module.warn('%s: %s: mstconfig rejected its arguments (%s); retried once without -e, so only next-boot '
+                    'values can be checked. Install a current mstflint to check the running values too.'
+                    % (host, bdf, '; '.join(messages)))
+        argv, rc, out, err = _run(module, tool, bdf, False)
+        messages = error_lines(out) + error_lines(err)
     entry = {'ok': False, 'error': None, 'extended': None, 'problems': [], 'params': {}, 'info': {},
              'rc': rc, 'command': argv}
     try:
         parsed = parse_mstconfig(out)
     except MstconfigParseError as exc:
-        detail = (err or out or '').strip().splitlines()
-        entry['error'] = 'mstconfig rc=%d, unparsable output (%s): %s' % (rc, exc, ' | '.join(detail[-3:]))
+        if messages:
+            entry['error'] = 'mstconfig rc=%d: %s' % (rc, '; '.join(messages))
+        else:
+            detail = (err or out).strip().splitlines()
+            entry['error'] = 'mstconfig rc=%d, unparsable output (%s): %s' % (rc, exc, ' | '.join(detail[-3:]))
         return entry, None
-    if parsed['errors'] or (rc != 0 and not parsed['params']):
-        messages = parsed['errors'] or [(err or out or '').strip()]
+    if messages or (rc != 0 and not parsed['params']):
+        messages = messages or [(err or out).strip()]
         entry['error'] = 'mstconfig rc=%d: %s' % (rc, '; '.join(m for m in messages if m))
         return entry, None
     entry['extended'] = parsed['extended']
     entry['params'] = summarise(parsed)
     entry['info'] = parsed['device']
     return entry, parsed
+
+
+def _facts_devices(module, host, facts):
+    devices = facts.get('devices')
+    if not isinstance(devices, list) or not all(isinstance(dev, dict) for dev in devices):
+        module.fail_json(msg='%s: option rdma_facts has no devices list (pass the ansible_facts.gpu_tray_rdma result '
+                             'of gpu_tray.cluster.rdma_facts)' % host)
+    return devices
+
+
+def select_targets(module, host, params):
+    """BDFs to query when option devices is not given: the rails (or option rails), plus other ConnectX PFs
+    with include_non_rail_connectx."""
+    facts = params['rdma_facts']
+    if facts is not None:
+        where = 'option rdma_facts'
+        rail_bdfs = facts.get('rail_pci_addresses')
+        other_bdfs = facts.get('connectx_pci_addresses') or []
+        if params['rails'] is None and not isinstance(rail_bdfs, list):
+            module.fail_json(msg='%s: option rdma_facts has no rail_pci_addresses (pass the '
+                                 'ansible_facts.gpu_tray_rdma result of gpu_tray.cluster.rdma_facts, or devices)'
+                                 % host)
+        all_devices = _facts_devices(module, host, facts) if params['rails'] is not None else []
+    else:
+        collected = collect_rdma(params['sysfs_root'])
+        where = collected['class_dir']
+        by_name = dict((dev['name'], dev) for dev in collected['devices'])
+        rail_bdfs = [by_name[name]['pci_address'] for name in collected['rails']]
+        other_bdfs = [by_name[name]['pci_address'] for name in collected['connectx_pfs']]
+        all_devices = collected['devices']
+    if params['rails'] is not None:
+        by_name = dict((dev.get('name'), dev) for dev in all_devices)
+        unknown = [name for name in params['rails'] if name not in by_name or not by_name[name].get('pci_address')]
+        if unknown:
+            module.fail_json(msg='%s: option rails names %s, which %s does not list as PCI RDMA devices (found: %s). '
+                                 'Fix the rails list, or check that the rail is cabled, mlx5_ib is loaded and '
+                                 'sysfs_root is right.'
+                                 % (host, ', '.join(unknown), where, ', '.join(sorted(by_name)) or 'none'))
+        rail_bdfs = [by_name[name]['pci_address'] for name in params['rails']]
+    targets = []
+    for bdf in list(rail_bdfs or []) + (list(other_bdfs) if params['include_non_rail_connectx'] else []):
+        if bdf not in targets:
+            targets.append(bdf)
+    if not targets:
+        module.fail_json(msg='%s: no ConnectX rails to query (%s lists none%s). Expected the ConnectX InfiniBand '
+                             'rails: check that mlx5_ib is loaded and sysfs_root is right, or pass option rails, '
+                             'devices, or include_non_rail_connectx=true.'
+                             % (host, where, '' if facts is not None else
+                                ', devices found: %s' % (', '.join(dev['name'] for dev in all_devices) or 'none')))
+    return targets
 
 
 def main():
@@ -226,21 +332,8 @@ def main():
     if params['min_num_vfs'] is not None and params['min_num_vfs'] < 0:
         module.fail_json(msg='%s: option min_num_vfs must be 0 or more, got %d' % (host, params['min_num_vfs']))
     devices = params['devices']
-    if devices is None and params['rdma_facts'] is not None:
-        facts = params['rdma_facts']
-        devices = facts.get('connectx_pci_addresses') or facts.get('rail_pci_addresses')
-        if not isinstance(devices, list) or not devices:
-            module.fail_json(msg='%s: option rdma_facts holds no connectx_pci_addresses or rail_pci_addresses '
-                                 '(pass the ansible_facts.gpu_tray_rdma result of gpu_tray.cluster.rdma_facts, '
-                                 'or devices)' % host)
-    elif devices is None:
-        facts = collect_rdma(params['sysfs_root'])
-        by_name = dict((dev['name'], dev) for dev in facts['devices'])
-        devices = [by_name[name]['pci_address'] for name in facts['connectx_pfs']]
-        if not devices:
-            module.fail_json(msg='%s: no ConnectX NICs under %s to query (devices found: %s). Pass option devices, '
-                                 'or check sysfs_root and that mlx5_ib is loaded.'
-                                 % (host, facts['class_dir'], ', '.join(sorted(by_name)) or 'none'))
+    if devices is None:
+        devices = select_targets(module, host, params)
     if not devices:
         module.fail_json(msg='%s: option devices is empty: nothing to check' % host)
     tool = find_tool(module, params['mstconfig_path'])
@@ -250,8 +343,9 @@ def main():
     results = {}
     failed = []
     lines = []
+    query_failed = []
     for bdf in devices:
-        entry, parsed = query(module, tool, bdf, params['extended'])
+        entry, parsed = query(module, host, tool, bdf, params['extended'])
         if parsed is not None:
             entry['problems'] = check_firmware(parsed, min_num_vfs=params['min_num_vfs'],
                                                require_sriov=params['require_sriov'],
@@ -263,16 +357,24 @@ def main():
         results[bdf] = entry
         if entry['error']:
             failed.append(bdf)
+            query_failed.append(bdf)
             lines.append('%s: cannot query firmware: %s' % (bdf, entry['error']))
         elif entry['problems']:
             failed.append(bdf)
+            if all(problem['param'] == EMPTY_TABLE for problem in entry['problems']):
+                query_failed.append(bdf)
             lines.extend(describe_problems(bdf, entry))
     output = dict(changed=False, devices=results, failed_devices=failed)
     if not failed:
         output['msg'] = '%s: firmware settings OK on %s' % (host, ', '.join(devices))
         module.exit_json(**output)
+    fixes = []
+    if len(query_failed) < len(failed):
+        fixes.append(FIX)
+    if query_failed:
+        fixes.append(QUERY_FIX)
     output['msg'] = '%s: NIC firmware check failed on %d of %d devices:\n  %s\n%s' % (
-        host, len(failed), len(devices), '\n  '.join(lines), FIX)
+        host, len(failed), len(devices), '\n  '.join(lines), '\n'.join(fixes))
     if params['fail_on_error']:
         module.fail_json(**output)
     module.warn(output['msg'])

@@ -26,6 +26,7 @@ options:
     description:
       - Explicit list of rail device names (for example C([mlx5_0, mlx5_1])). Overrides the automatic selection.
       - Every name must exist under C(sysfs_root/class/infiniband), otherwise the module fails.
+      - The returned I(rails) are sorted in natural order and listed once, whatever the order given here.
     type: list
     elements: str
 extends_documentation_fragment:
@@ -72,7 +73,9 @@ ansible_facts:
           returned: always
           sample: /sys
         rails:
-          description: Names of the rail devices (automatic or the C(rails) option), in natural order.
+          description:
+            - Names of the rail devices (automatic or the C(rails) option), in natural order (C(mlx5_10) after
+              C(mlx5_9)), each once.
           type: list
           elements: str
           returned: always
@@ -86,8 +89,9 @@ ansible_facts:
         connectx_pfs:
           description:
             - Every ConnectX physical function (BlueField and VFs excluded), whatever its link layer.
-            - A rail whose firmware link type was switched to Ethernet is missing from I(rails) but listed here;
-              M(gpu_tray.cluster.nic_firmware) queries these by default so that the link-type check catches it.
+            - A rail whose firmware link type was switched to Ethernet is missing from I(rails) but listed here.
+              M(gpu_tray.cluster.nic_firmware) queries only the rails by default; it queries these too with
+              I(include_non_rail_connectx=true).
           type: list
           elements: str
           returned: always
@@ -153,6 +157,24 @@ ansible_facts:
               description: C(device/sriov_numvfs) for a PF (null for VFs or when absent).
               type: int
               sample: 0
+            vfs:
+              description:
+                - For a PF, every VF from its C(device/virtfn<n>) links, whatever driver it is bound to and whether
+                  or not its RDMA device is visible on the host (a VF moved to a pod network namespace, bound to
+                  C(vfio-pci), or without C(mlx5_ib) has none). Empty for a VF.
+              type: list
+              elements: dict
+              sample: [{index: 0, pci_address: "0000:06:00.1", driver: mlx5_core}]
+              contains:
+                index:
+                  description: The C(<n>) of C(virtfn<n>).
+                  type: int
+                pci_address:
+                  description: PCI address of the VF.
+                  type: str
+                driver:
+                  description: Name of the driver bound to the VF, or null.
+                  type: str
             is_rail:
               description: Whether the device is one of I(rails).
               type: bool
@@ -253,7 +275,7 @@ def main():
     result = {
         'sysfs_root': sysfs_root,
         'rails': facts['rails'],
-        'rail_pci_addresses': [by_name[name]['pci_address'] for name in facts['rails'] if name in by_name],
+        'rail_pci_addresses': [by_name[name]['pci_address'] for name in facts['rails']],
         'connectx_pfs': facts['connectx_pfs'],
         'connectx_pci_addresses': [by_name[name]['pci_address'] for name in facts['connectx_pfs']],
         'devices': facts['devices'],

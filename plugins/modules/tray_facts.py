@@ -34,7 +34,8 @@ options:
     default: /etc/os-release
   systemctl_path:
     description:
-      - The systemctl executable, a name looked up in C(PATH) or an absolute path (a tool double in tests).
+      - The systemctl executable, a name looked up in C(PATH) (and C(/usr/sbin), C(/usr/local/sbin), C(/sbin)) or a
+        path to an executable file (a tool double in tests). When it is not found the unit states are C(unknown).
     type: path
     default: systemctl
 extends_documentation_fragment:
@@ -137,6 +138,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.common import (
     TOOL_ENVIRON,
+    find_tool,
     join_root,
     read_text,
 )
@@ -163,12 +165,6 @@ def build_module():
         ),
         supports_check_mode=True,
     )
-
-
-def find_tool(module, path):
-    if os.path.sep in path:
-        return path if os.access(path, os.X_OK) else None
-    return module.get_bin_path(path, required=False)
 
 
 def systemctl(module, tool, verb, units):

@@ -9,7 +9,6 @@ survives the trip (ansible_facts land in the host's facts).
 
 import json
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -18,8 +17,8 @@ import pytest
 
 import tooldouble
 from trayfixture import set_pkeys
+from unithelpers import containerd_tree, fixture_path
 
-FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'fixtures')
 HOST = socket.gethostname()
 
 
@@ -62,11 +61,8 @@ def test_adhoc_hugepage_check(adhoc, tray):
 
 
 def test_adhoc_containerd_config(adhoc, tmp_path):
-    etc = tmp_path / 'containerd'
-    (etc / 'conf.d').mkdir(parents=True)
-    shutil.copy(os.path.join(FIXTURES, 'containerd', 'root-v3.toml'), str(etc / 'config.toml'))
-    shutil.copy(os.path.join(FIXTURES, 'containerd', '99-nvidia-v3.toml'), str(etc / 'conf.d' / '99-nvidia.toml'))
-    rc, res = adhoc('containerd_config', {'config_path': str(etc / 'config.toml'), 'dropin_dir': str(etc / 'conf.d'),
+    config, dropdir = containerd_tree(tmp_path, 'root-v3.toml', [('99-nvidia-v3.toml', '99-nvidia.toml')])
+    rc, res = adhoc('containerd_config', {'config_path': config, 'dropin_dir': dropdir,
                                           'runtime_config_source': 'file'})
     assert rc == 0 and res['version'] == 3 and res['dropins'][0]['version'] == 3
 
@@ -76,7 +72,7 @@ def test_adhoc_tray_facts(adhoc, tray, tmp_path):
                                                       'is-active': {'nvidia-imex.service': 'active',
                                                                     'containerd.service': 'active'}})
     rc, res = adhoc('tray_facts', {'sysfs_root': tray['sys'], 'proc_root': tray['proc'], 'systemctl_path': tool,
-                                   'os_release_path': os.path.join(FIXTURES, 'os-release', 'ubuntu-24.04')})
+                                   'os_release_path': fixture_path('os-release', 'ubuntu-24.04')})
     assert rc == 0 and res['changed'] is False
     facts = res['ansible_facts']['gpu_tray']
     assert facts['os_version_id'] == '24.04' and facts['kernel_flavour_page_size'] == 65536
@@ -96,9 +92,7 @@ def test_adhoc_unknown_option_is_clean(adhoc, module):
 
 def test_module_defaults_group_sets_roots_for_every_module(tmp_path, tray, collections_root, repo_root):
     """One module_defaults entry for group/gpu_tray.cluster.host_checks must be accepted by all seven modules."""
-    etc = tmp_path / 'containerd'
-    (etc / 'conf.d').mkdir(parents=True)
-    shutil.copy(os.path.join(FIXTURES, 'containerd', 'root-v3.toml'), str(etc / 'config.toml'))
+    config, _dropdir = containerd_tree(tmp_path, 'root-v3.toml')
     systemctl, _log = tooldouble.systemctl(str(tmp_path), {'is-enabled': {}, 'is-active': {}})
     mstconfig, _log = tooldouble.mstconfig(str(tmp_path), {
         bdf: {'e': 'cx7_ok_e.txt'} for bdf in ('0000:03:00.0', '0000:04:00.0', '0000:06:00.0', '0000:07:00.0')})
@@ -113,7 +107,7 @@ def test_module_defaults_group_sets_roots_for_every_module(tmp_path, tray, colle
             {'name': 'firmware', 'gpu_tray.cluster.nic_firmware': {'mstconfig_path': mstconfig, 'min_num_vfs': 16}},
             {'name': 'cmdline', 'gpu_tray.cluster.kernel_cmdline': {'required': ['iommu.passthrough=1']}},
             {'name': 'hugepages', 'gpu_tray.cluster.hugepage_check': {'requested': [{'size': '2M', 'count': 5128}]}},
-            {'name': 'containerd', 'gpu_tray.cluster.containerd_config': {'config_path': str(etc / 'config.toml'),
+            {'name': 'containerd', 'gpu_tray.cluster.containerd_config': {'config_path': config,
                                                                           'runtime_config_source': 'file'}},
             {'name': 'tray', 'gpu_tray.cluster.tray_facts': {'systemctl_path': systemctl}},
             {'name': 'facts landed', 'ansible.builtin.assert': {'that': [
@@ -127,3 +121,41 @@ def test_module_defaults_group_sets_roots_for_every_module(tmp_path, tray, colle
                            str(playbook)], cwd=repo_root, env=env, capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     assert 'ok=8' in proc.stdout and 'failed=0' in proc.stdout
+
+
+def test_pkey_from_inventory_like_variables(tmp_path, tray, collections_root, repo_root):
+    """The preflight role passes pkey: "{{ preflight_pkey }}": a quoted inventory string reaches the module as a
+    string and works; an unquoted YAML 0x8123 arrives as an integer and is refused with the quoting hint."""
+    playbook = tmp_path / 'pkey.yml'
+    playbook.write_text(
+        '- name: P_Key from variables\n'
+        '  hosts: localhost\n'
+        '  gather_facts: false\n'
+        '  vars:\n'
+        '    quoted_pkey: "0xffff"\n'
+        '    unquoted_pkey: 0x8123\n'
+        '    preflight_pkey: "{{ quoted_pkey }}"\n'
+        '  tasks:\n'
+        '    - name: Quoted\n'
+        '      gpu_tray.cluster.ib_pkey_check:\n'
+        '        sysfs_root: %s\n'
+        '        pkey: "{{ preflight_pkey }}"\n'
+        '    - name: Unquoted\n'
+        '      gpu_tray.cluster.ib_pkey_check:\n'
+        '        sysfs_root: %s\n'
+        '        pkey: "{{ unquoted_pkey }}"\n'
+        '      register: unquoted\n'
+        '      ignore_errors: true\n'
+        '    - name: Refused with the hint\n'
+        '      ansible.builtin.assert:\n'
+        '        that:\n'
+        '          - unquoted is failed\n'
+        '          - "\\"quote it, e.g. \'0x8123\'\\" in unquoted.msg"\n' % (tray['sys'], tray['sys']))
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=collections_root, ANSIBLE_HOME=str(tmp_path / 'home'),
+               ANSIBLE_NOCOLOR='1')
+    proc = subprocess.run([os.path.join(os.path.dirname(sys.executable), 'ansible-playbook'),
+                           '-i', 'localhost,', '-c', 'local', '-e', 'ansible_python_interpreter=%s' % sys.executable,
+                           str(playbook)], cwd=repo_root, env=env, capture_output=True, text=True, timeout=300,
+                          check=False)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    assert 'ok=3' in proc.stdout and 'ignored=1' in proc.stdout

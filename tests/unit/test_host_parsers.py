@@ -3,7 +3,6 @@
 """Huge pages, containerd TOML, os-release, kernel flavour, systemctl and option parsers."""
 
 import os
-import shutil
 
 import pytest
 from hypothesis import given
@@ -11,8 +10,7 @@ from hypothesis import strategies as st
 
 from ansible_collections.gpu_tray.cluster.plugins.module_utils import common, containerd, hugepages, tray
 from trayfixture import build_tray
-
-FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'fixtures')
+from unithelpers import containerd_tree, fixture_path, write_toml
 
 
 # ---- option parsers -------------------------------------------------------------------------------
@@ -37,16 +35,56 @@ def test_size_format_roundtrip(kb):
 
 
 @pytest.mark.parametrize('value, expected', [
-    ('0xffff', 0xffff), ('0x8123', 0x8123), ('0123', 0x0123), ('0X7FFF', 0x7fff), (0x8123, 0x8123), ('1', 1),
+    ('0xffff', 0xffff), ('0x8123', 0x8123), ('0123', 0x0123), ('0X7FFF', 0x7fff), ('1', 1), (' 8123 ', 0x8123),
 ])
 def test_parse_pkey_option(value, expected):
     assert common.parse_pkey_option(value) == expected
 
 
-@pytest.mark.parametrize('value', ['xyz', '0x12345', '', '0x', 70000, -1, 'ffff ffff'])
+@pytest.mark.parametrize('value', ['xyz', '0x12345', '', '0x', 70000, -1, 'ffff ffff', None, 1.5, ['0xffff']])
 def test_parse_pkey_option_rejects(value):
     with pytest.raises(ValueError):
         common.parse_pkey_option(value)
+
+
+@pytest.mark.parametrize('value', [0x8123, 8123, 0o123, 0xffff, True])
+def test_parse_pkey_option_refuses_yaml_integers(value):
+    """YAML turns unquoted 0x8123 into 33059, 8123 into decimal, 0123 into octal 83: never guess."""
+    with pytest.raises(ValueError) as info:
+        common.parse_pkey_option(value)
+    assert "quote it, e.g. '0x8123'" in str(info.value)
+
+
+@pytest.mark.parametrize('text, value', [('42', 42), (' 7\n', 7), ('-1', -1), ('', None), (None, None), ('x', None),
+                                         ('1.5', None)])
+def test_to_int(text, value):
+    assert common.to_int(text) == value
+
+
+class _FakeModule(object):
+    def __init__(self, found):
+        self.found = found
+        self.calls = []
+
+    def get_bin_path(self, name, required=False, opt_dirs=None):
+        self.calls.append((name, required, opt_dirs))
+        return self.found
+
+
+def test_find_tool(tmp_path):
+    tool = tmp_path / 'mstconfig'
+    tool.write_text('#!/bin/sh\n')
+    tool.chmod(0o755)
+    plain = tmp_path / 'not-executable'
+    plain.write_text('')
+    module = _FakeModule('/usr/sbin/mstconfig')
+    assert common.find_tool(module, str(tool)) == str(tool)
+    assert common.find_tool(module, str(plain)) is None
+    assert common.find_tool(module, str(tmp_path)) is None            # a directory is executable, not a tool
+    assert common.find_tool(module, str(tmp_path / 'missing')) is None
+    assert module.calls == []                                          # paths are never looked up in PATH
+    assert common.find_tool(module, 'mstconfig') == '/usr/sbin/mstconfig'
+    assert module.calls == [('mstconfig', False, ['/usr/sbin', '/usr/local/sbin', '/sbin'])]
 
 
 # ---- huge pages -----------------------------------------------------------------------------------
@@ -87,17 +125,8 @@ def test_4k_kernel_shortfall(tmp_path):
 
 # ---- containerd -----------------------------------------------------------------------------------
 
-def _containerd_tree(tmp_path, root_name, dropins):
-    etc = tmp_path / 'etc-containerd'
-    (etc / 'conf.d').mkdir(parents=True)
-    shutil.copy(os.path.join(FIXTURES, 'containerd', root_name), str(etc / 'config.toml'))
-    for src, dest in dropins:
-        shutil.copy(os.path.join(FIXTURES, 'containerd', src), str(etc / 'conf.d' / dest))
-    return str(etc / 'config.toml'), str(etc / 'conf.d')
-
-
 def test_v3_root_with_v4_dropin_fails(tmp_path):
-    config, dropdir = _containerd_tree(tmp_path, 'root-v3.toml', [('99-nvidia-v4.toml', '99-nvidia.toml')])
+    config, dropdir = containerd_tree(tmp_path, 'root-v3.toml', [('99-nvidia-v4.toml', '99-nvidia.toml')])
     result, errors, warnings = containerd.inspect(config, dropdir, None)
     assert result['version'] == 3 and result['imports'] == ['conf.d/*.toml']
     assert result['dropins'][0]['version'] == 4 and result['dropins'][0]['imported']
@@ -107,7 +136,7 @@ def test_v3_root_with_v4_dropin_fails(tmp_path):
 
 
 def test_v3_root_file_source_clean(tmp_path):
-    config, dropdir = _containerd_tree(tmp_path, 'root-v3.toml', [('99-nvidia-v3.toml', '99-nvidia.toml')])
+    config, dropdir = containerd_tree(tmp_path, 'root-v3.toml', [('99-nvidia-v3.toml', '99-nvidia.toml')])
     result, errors, warnings = containerd.inspect(config, dropdir, 'file=/etc/containerd/config.toml')
     assert errors == [] and warnings == []
     assert result['toolkit_reads_command'] is False
@@ -116,7 +145,7 @@ def test_v3_root_file_source_clean(tmp_path):
 
 def test_dropin_not_imported_is_warned_not_failed(tmp_path):
     # root-v2 imports /etc/containerd/conf.d/*.toml; the fixture drop-in dir is elsewhere
-    config, dropdir = _containerd_tree(tmp_path, 'root-v2.toml', [('99-nvidia-v4.toml', '99-nvidia.toml')])
+    config, dropdir = containerd_tree(tmp_path, 'root-v2.toml', [('99-nvidia-v4.toml', '99-nvidia.toml')])
     result, errors, warnings = containerd.inspect(config, dropdir, 'file')
     assert errors == []
     assert result['dropins'][0]['imported'] is False
@@ -124,13 +153,67 @@ def test_dropin_not_imported_is_warned_not_failed(tmp_path):
 
 
 def test_broken_dropin_and_root(tmp_path):
-    config, dropdir = _containerd_tree(tmp_path, 'root-v3.toml', [('broken.toml', '50-broken.toml')])
+    config, dropdir = containerd_tree(tmp_path, 'root-v3.toml', [('broken.toml', '50-broken.toml')])
     _result, errors, _warnings = containerd.inspect(config, dropdir, 'file')
     assert len(errors) == 1 and 'is not valid TOML' in errors[0]
     with pytest.raises(containerd.ContainerdConfigError):
-        containerd.inspect(os.path.join(FIXTURES, 'containerd', 'broken.toml'))
+        containerd.inspect(fixture_path('containerd', 'broken.toml'))
     with pytest.raises(containerd.ContainerdConfigError):
         containerd.inspect(str(tmp_path / 'missing.toml'))
+
+
+@pytest.mark.parametrize('dropin', ['99-nvidia-v2.toml', '99-nvidia-v3.toml', '99-nvidia-v4.toml'])
+def test_root_without_version_is_version_1(tmp_path, dropin):
+    """containerd treats a missing version as 1: any v2+ drop-in stops it from starting."""
+    config, dropdir = containerd_tree(tmp_path, 'root-noversion.toml', [(dropin, '99-nvidia.toml')])
+    result, errors, warnings = containerd.inspect(config, dropdir, 'file')
+    assert result['version'] is None and result['dropins'][0]['imported'] is True
+    assert len(errors) == 1
+    assert 'higher than root config version 1' in errors[0] and '1 (no version key)' in errors[0]
+    assert any('has no version key' in w for w in warnings)
+
+
+def test_root_without_version_and_unversioned_dropin_pass(tmp_path):
+    config, dropdir = containerd_tree(tmp_path, 'root-noversion.toml')
+    write_toml(os.path.join(dropdir, '10-plain.toml'), '[plugins.cri]\n  sandbox_image = "pause:3.9"\n')
+    result, errors, _warnings = containerd.inspect(config, dropdir, 'file')
+    assert errors == [] and result['dropins'][0]['version'] is None
+
+
+@pytest.mark.parametrize('text, words', [
+    ('version = "2"\n', ['version', "'2'", 'not an integer']),
+    ('version = 2.0\n', ['version', 'not an integer']),
+    ('version = true\n', ['version', 'not an integer']),
+    ('version = 3\nimports = 5\n', ['imports = 5', 'not a list of strings']),
+    ('version = 3\nimports = "conf.d/*.toml"\n', ['imports', 'not a list of strings']),
+    ('version = 3\nimports = [1, 2]\n', ['imports', 'not a list of strings']),
+])
+def test_root_with_wrong_types_is_an_error_naming_the_file(tmp_path, text, words):
+    path = write_toml(tmp_path / 'config.toml', text)
+    with pytest.raises(containerd.ContainerdConfigError) as info:
+        containerd.inspect(path)
+    for word in words + [path]:
+        assert word in str(info.value)
+
+
+def test_dropin_with_string_version_is_an_error(tmp_path):
+    config, dropdir = containerd_tree(tmp_path, 'root-v3.toml')
+    write_toml(os.path.join(dropdir, '99-nvidia.toml'), 'version = "2"\n')
+    result, errors, _warnings = containerd.inspect(config, dropdir, 'file')
+    assert len(errors) == 1 and 'not an integer' in errors[0] and '99-nvidia.toml' in errors[0]
+    assert result['dropins'][0]['error'] == errors[0]
+
+
+def test_imports_are_followed_recursively_with_cycles(tmp_path):
+    """An imported file's own imports are loaded too (relative to that file), each file once."""
+    config, dropdir = containerd_tree(tmp_path, 'root-v3.toml')
+    write_toml(os.path.join(dropdir, '10-chain.toml'), 'version = 3\nimports = ["../nested/*.toml"]\n')
+    nested = write_toml(tmp_path / 'containerd' / 'nested' / '20-deep.toml',
+                        'version = 4\nimports = ["/nonexistent/*.toml", "../conf.d/10-chain.toml", "../config.toml"]\n')
+    result, errors, _warnings = containerd.inspect(config, dropdir, 'file')
+    assert [(os.path.basename(d['path']), os.path.basename(d['imported_by'])) for d in result['dropins']] == [
+        ('10-chain.toml', 'config.toml'), ('20-deep.toml', '10-chain.toml')]
+    assert len(errors) == 1 and nested in errors[0] and 'version 4, higher than root' in errors[0]
 
 
 @pytest.mark.parametrize('value, sources, command', [
@@ -146,7 +229,7 @@ def test_runtime_config_source(value, sources, command):
 # ---- tray -----------------------------------------------------------------------------------------
 
 def test_os_release():
-    with open(os.path.join(FIXTURES, 'os-release', 'ubuntu-24.04')) as handle:
+    with open(fixture_path('os-release', 'ubuntu-24.04')) as handle:
         data = tray.parse_os_release(handle.read())
     assert data['ID'] == 'ubuntu' and data['VERSION_ID'] == '24.04' and data['VERSION_CODENAME'] == 'noble'
     assert data['PRETTY_NAME'] == 'Ubuntu 24.04.3 LTS'

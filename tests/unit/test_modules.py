@@ -19,9 +19,9 @@ from ansible_collections.gpu_tray.cluster.plugins.modules import (
 )
 import tooldouble
 from trayfixture import build_tray, gb200_devices, port, set_pkeys
+from unithelpers import containerd_tree, fixture_path, write_toml
 
 HOST = socket.gethostname()
-FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'fixtures')
 RAILS = ['mlx5_0', 'mlx5_1', 'mlx5_3', 'mlx5_4']
 
 
@@ -43,12 +43,15 @@ def test_rdma_facts(run_module, tray):
     assert by_name['mlx5_2']['is_rail'] is False and by_name['mlx5_2']['pci_device_id'] == '0xa2dc'
     assert by_name['mlx5_6']['kind'] == 'vf' and by_name['mlx5_6']['physfn'] == '0000:06:00.0'
     assert by_name['mlx5_3']['sriov_numvfs'] == 2 and by_name['mlx5_3']['sriov_totalvfs'] == 16
+    assert [vf['pci_address'] for vf in by_name['mlx5_3']['vfs']] == ['0000:06:00.1', '0000:06:00.2']
     assert by_name['mlx5_0']['ports'][0]['rate_gbps'] == 400
 
 
 def test_rdma_facts_rails_override(run_module, tray):
-    result = run_module(rdma_facts, {'sysfs_root': tray['sys'], 'rails': ['mlx5_3', 'mlx5_0']})
-    assert result['ansible_facts']['gpu_tray_rdma']['rails'] == ['mlx5_3', 'mlx5_0']
+    result = run_module(rdma_facts, {'sysfs_root': tray['sys'], 'rails': ['mlx5_3', 'mlx5_0', 'mlx5_3']})
+    facts = result['ansible_facts']['gpu_tray_rdma']
+    assert facts['rails'] == ['mlx5_0', 'mlx5_3']                      # natural order, once each (as documented)
+    assert facts['rail_pci_addresses'] == ['0000:03:00.0', '0000:06:00.0']
     bad = run_module(rdma_facts, {'sysfs_root': tray['sys'], 'rails': ['mlx5_9']})
     assert bad.failed and 'option rails' in bad['msg'] and 'mlx5_9' in bad['msg'] and HOST in bad['msg']
 
@@ -71,7 +74,8 @@ def test_pkey_all_full_members(run_module, tray):
     assert not result.failed and result['changed'] is False
     assert result['checked_devices'] == ['mlx5_0', 'mlx5_1', 'mlx5_3', 'mlx5_5', 'mlx5_6', 'mlx5_4']
     assert len(result['ports']) == 6 and all(p['ok'] for p in result['ports'])
-    assert result['failed_ports'] == []
+    assert result['failed_ports'] == [] and result['skipped_ports'] == [] and result['unchecked_vfs'] == []
+    assert not result.warning_texts
 
 
 def test_pkey_limited_members_on_vfs(run_module, tray):
@@ -96,12 +100,74 @@ def test_pkey_limited_members_on_vfs(run_module, tray):
 def test_pkey_tenant_key_low_15_bits(run_module, tray):
     for name in ['mlx5_0', 'mlx5_1', 'mlx5_3', 'mlx5_4', 'mlx5_5', 'mlx5_6']:
         set_pkeys(tray, name, ['0x7fff', '0x8123'])
-    for pkey in ('0x8123', '0x0123', '0123', 0x8123):
+    for pkey in ('0x8123', '0x0123', '0123', '8123'):
         result = run_module(ib_pkey_check, {'sysfs_root': tray['sys'], 'pkey': pkey})
         assert not result.failed, result['msg']
         assert result['pkey'] == '0x8123'
     default = run_module(ib_pkey_check, {'sysfs_root': tray['sys']})
     assert default.failed and len(default['failed_ports']) == 6
+
+
+@pytest.mark.parametrize('pkey', [0x8123, 8123, 0o123])
+def test_pkey_unquoted_yaml_integer_is_refused(run_module, tray, pkey):
+    """YAML reads unquoted 0x8123 as 33059, 8123 as decimal (0x1fbb), 0123 as octal: the module must not guess."""
+    for name in ['mlx5_0', 'mlx5_1', 'mlx5_3', 'mlx5_4', 'mlx5_5', 'mlx5_6']:
+        set_pkeys(tray, name, ['0xffff', '0x9fbb', '0x8053', '0x8123'])   # every guess would pass
+    result = run_module(ib_pkey_check, {'sysfs_root': tray['sys'], 'pkey': pkey})
+    assert result.failed and result['msg'].startswith(HOST + ':')
+    assert "option pkey" in result['msg'] and "quote it, e.g. '0x8123'" in result['msg']
+    _no_traceback(result)
+
+
+def test_pkey_tenant_limited_member_only(run_module, tray):
+    """Ports hold the tenant partition only as limited member (0x0123): pkey=0x8123 must fail as 'limited'."""
+    for name in ['mlx5_0', 'mlx5_1', 'mlx5_3', 'mlx5_4', 'mlx5_5', 'mlx5_6']:
+        set_pkeys(tray, name, ['0xffff', '0x0123'])
+    result = run_module(ib_pkey_check, {'sysfs_root': tray['sys'], 'pkey': '0x8123'})
+    assert result.failed and result['pkey'] == '0x8123'
+    assert len(result['failed_ports']) == 6
+    assert [p['membership'] for p in result['ports']] == ['limited'] * 6
+    assert '0x0123 (partition 0x0123, limited member)' in result['msg']
+    assert 'full member (0x8000 bit)' in result['msg']
+
+
+def test_pkey_skips_non_infiniband_ports(run_module, tmp_path):
+    """A two-port device with port 1 InfiniBand and port 2 Ethernet: port 2 is reported as skipped, not judged."""
+    devices = gb200_devices()
+    devices.append({'name': 'mlx5_7', 'bdf': '0000:08:00.0', 'device_id': '0x1021',
+                    'ports': {1: port(pkeys=('0xffff',)), 2: port(link_layer='Ethernet', pkeys=('0x7fff',))}})
+    devices.append({'name': 'mlx5_8', 'bdf': '0000:09:00.0', 'device_id': '0x1021',
+                    'ports': {1: port(link_layer='Ethernet', pkeys=('0x7fff',))}})
+    tray = build_tray(str(tmp_path / 't'), devices=devices)
+    result = run_module(ib_pkey_check, {'sysfs_root': tray['sys'], 'devices': ['mlx5_7']})
+    assert not result.failed, result['msg']
+    assert [(p['device'], p['port']) for p in result['ports']] == [('mlx5_7', 1)]
+    assert [(p['device'], p['port'], p['link_layer']) for p in result['skipped_ports']] == [('mlx5_7', 2, 'Ethernet')]
+    assert any('mlx5_7 port 2 (PF 0000:08:00.0) Ethernet' in w for w in result.warning_texts)
+    assert 'all 1 ports' in result['msg']
+    eth_only = run_module(ib_pkey_check, {'sysfs_root': tray['sys'], 'devices': ['mlx5_8']})
+    assert eth_only.failed and 'no InfiniBand ports' in eth_only['msg']
+    assert 'mlx5_8 port 1 (PF 0000:09:00.0) (Ethernet)' in eth_only['msg']
+
+
+def test_pkey_reports_vfs_it_cannot_see(run_module, tmp_path):
+    """mlx5_3 has sriov_numvfs=4: two VFs visible, one on vfio-pci, one counted but without virtfn link."""
+    devices = gb200_devices()
+    for dev in devices:
+        if dev['name'] == 'mlx5_3':
+            dev['numvfs'] = 4
+    devices.append({'name': None, 'bdf': '0000:06:00.3', 'device_id': '0x101e', 'physfn': '0000:06:00.0',
+                    'driver': 'vfio-pci'})
+    tray = build_tray(str(tmp_path / 't'), devices=devices)
+    result = run_module(ib_pkey_check, {'sysfs_root': tray['sys']})
+    assert not result.failed                                   # the visible ports are fine; the rest is warned
+    assert [(u['pf'], u['pci_address'], u['driver']) for u in result['unchecked_vfs']] == [
+        ('mlx5_3', '0000:06:00.3', 'vfio-pci'), ('mlx5_3', None, None)]
+    warning = [w for w in result.warning_texts if 'VFs of the checked PFs' in w]
+    assert warning and '2 VFs' in warning[0] and '0000:06:00.3 of mlx5_3' in warning[0] and 'vfio-pci' in warning[0]
+    assert 'sriov_numvfs is 4 but only 3 virtfn links exist' in warning[0]
+    pf_only = run_module(ib_pkey_check, {'sysfs_root': tray['sys'], 'include_vfs': False})
+    assert pf_only['unchecked_vfs'] == [] and not pf_only.warning_texts
 
 
 def test_pkey_pf_only_without_vfs(run_module, tray):
@@ -167,7 +233,8 @@ def test_nic_firmware_from_rdma_facts(run_module, tray, tmp_path):
             'in current and next boot') in msg
     assert '0000:06:00.0: LINK_TYPE_P1 is current=ETH(2), next boot=ETH(2) (default=IB(1)); expected IB' in msg
     assert 'cold power-cycle' in msg and 'never writes NIC firmware' in msg and 'mstfwreset' in msg
-    assert [c['argv'][2] for c in tooldouble.read_log(log)] == facts['connectx_pci_addresses']
+    assert 'could not be queried' not in msg                      # every device was read: no query fix
+    assert [c['argv'][2] for c in tooldouble.read_log(log)] == facts['rail_pci_addresses']
 
 
 def test_nic_firmware_rails_from_sysfs(run_module, tray, tmp_path):
@@ -179,7 +246,8 @@ def test_nic_firmware_rails_from_sysfs(run_module, tray, tmp_path):
 
 
 def test_nic_firmware_catches_a_rail_switched_to_ethernet(run_module, tmp_path):
-    """mlx5_3's firmware says ETH: it is no longer a rail by link layer, but nic_firmware still queries it."""
+    """mlx5_3's firmware says ETH: it is no longer a rail by link layer. The default (the rails) does not query it;
+    the expected rails (option rails, or rdma_facts pinned to them) or include_non_rail_connectx do."""
     devices = gb200_devices()
     for dev in devices:
         if dev['name'] == 'mlx5_3':
@@ -187,11 +255,47 @@ def test_nic_firmware_catches_a_rail_switched_to_ethernet(run_module, tmp_path):
     tray = build_tray(str(tmp_path / 'eth'), devices=devices)
     facts = run_module(rdma_facts, {'sysfs_root': tray['sys']})['ansible_facts']['gpu_tray_rdma']
     assert facts['rails'] == ['mlx5_0', 'mlx5_1', 'mlx5_4'] and facts['connectx_pfs'] == RAILS
-    tool, _log = tooldouble.mstconfig(str(tmp_path), TABLE)
+    pinned = run_module(rdma_facts, {'sysfs_root': tray['sys'], 'rails': RAILS})['ansible_facts']['gpu_tray_rdma']
+    tool, log = tooldouble.mstconfig(str(tmp_path), TABLE)
     for args in ({'sysfs_root': tray['sys']}, {'rdma_facts': facts}):
         result = run_module(nic_firmware, dict(args, mstconfig_path=tool))
-        assert result.failed and '0000:06:00.0' in result['failed_devices']
+        assert not result.failed and sorted(result['devices']) == ['0000:03:00.0', '0000:04:00.0', '0000:07:00.0']
+    for args in ({'sysfs_root': tray['sys'], 'rails': RAILS}, {'rdma_facts': facts, 'rails': RAILS},
+                 {'rdma_facts': pinned}, {'sysfs_root': tray['sys'], 'include_non_rail_connectx': True},
+                 {'rdma_facts': facts, 'include_non_rail_connectx': True}):
+        result = run_module(nic_firmware, dict(args, mstconfig_path=tool))
+        assert result.failed and result['failed_devices'] == ['0000:06:00.0'], args
         assert 'LINK_TYPE_P1 is current=ETH(2), next boot=ETH(2) (default=IB(1)); expected IB' in result['msg']
+
+
+def test_nic_firmware_leaves_an_ethernet_storage_card_alone(run_module, tmp_path):
+    """A ConnectX run as Ethernet on purpose (storage) is not a rail: not queried unless asked for."""
+    devices = gb200_devices()
+    devices.append({'name': 'mlx5_7', 'bdf': '0000:08:00.0', 'device_id': '0x1021',
+                    'ports': {1: port(link_layer='Ethernet')}})
+    tray = build_tray(str(tmp_path / 't'), devices=devices)
+    rails_ok = dict((bdf, {'e': 'cx7_ok_e.txt'}) for bdf in ('0000:03:00.0', '0000:04:00.0', '0000:06:00.0',
+                                                             '0000:07:00.0'))
+    tool, log = tooldouble.mstconfig(str(tmp_path), rails_ok)        # 0000:08:00.0 would fail: not in the table
+    result = run_module(nic_firmware, {'sysfs_root': tray['sys'], 'mstconfig_path': tool, 'min_num_vfs': 16})
+    assert not result.failed, result['msg']
+    assert [c['argv'][2] for c in tooldouble.read_log(log)] == ['0000:03:00.0', '0000:04:00.0', '0000:06:00.0',
+                                                                '0000:07:00.0']
+    broad = run_module(nic_firmware, {'sysfs_root': tray['sys'], 'mstconfig_path': tool, 'min_num_vfs': 16,
+                                      'include_non_rail_connectx': True})
+    assert broad.failed and broad['failed_devices'] == ['0000:08:00.0']
+
+
+def test_nic_firmware_rails_option_errors(run_module, tray, tmp_path):
+    tool, _log = tooldouble.mstconfig(str(tmp_path), TABLE)
+    unknown = run_module(nic_firmware, {'sysfs_root': tray['sys'], 'mstconfig_path': tool, 'rails': ['mlx5_9']})
+    assert unknown.failed and 'option rails' in unknown['msg'] and 'mlx5_9' in unknown['msg']
+    both = run_module(nic_firmware, {'mstconfig_path': tool, 'rails': RAILS, 'devices': ['0000:03:00.0']})
+    assert both.failed and 'mutually exclusive' in both['msg'] and 'rails' in both['msg']
+    no_devices = run_module(nic_firmware, {'mstconfig_path': tool, 'rails': RAILS, 'rdma_facts': {'rails': RAILS}})
+    assert no_devices.failed and 'option rdma_facts has no devices' in no_devices['msg']
+    for result in (unknown, both, no_devices):
+        _no_traceback(result)
 
 
 def test_nic_firmware_without_e(run_module, tmp_path):
@@ -216,11 +320,59 @@ def test_nic_firmware_open_error_is_per_device(run_module, tmp_path):
     _no_traceback(result)
 
 
+def test_nic_firmware_query_error_only_gets_the_query_fix(run_module, tmp_path):
+    """Only 'cannot open device': the fix is the address / root / mstflint, not a firmware change."""
+    tool, _log = tooldouble.mstconfig(str(tmp_path), TABLE)
+    result = run_module(nic_firmware, {'devices': ['0000:99:00.0'], 'mstconfig_path': tool})
+    assert result.failed and result['failed_devices'] == ['0000:99:00.0']
+    msg = result['msg']
+    assert 'lspci -D -d 15b3:' in msg and 'become: true' in msg and 'mstflint is installed' in msg
+    assert 'mst start' in msg
+    assert 'cold power-cycle' not in msg and 'mstconfig -d <bdf> -y set' not in msg
+    mixed = run_module(nic_firmware, {'devices': ['0000:04:00.0', '0000:99:00.0'], 'mstconfig_path': tool,
+                                      'min_num_vfs': 16})
+    assert 'cold power-cycle' in mixed['msg'] and 'lspci -D -d 15b3:' in mixed['msg']
+
+
+def test_nic_firmware_errors_on_stderr(run_module, tmp_path):
+    tool, _log = tooldouble.mstconfig(str(tmp_path), TABLE, error_stream='stderr')
+    result = run_module(nic_firmware, {'devices': ['0000:99:00.0'], 'mstconfig_path': tool})
+    assert result.failed
+    assert result['devices']['0000:99:00.0']['error'] == 'mstconfig rc=3: Failed to open the device'
+
+
+def test_nic_firmware_retries_without_e_on_a_usage_error(run_module, tmp_path):
+    tool, log = tooldouble.mstconfig(str(tmp_path), TABLE, no_e=True)
+    result = run_module(nic_firmware, {'devices': ['0000:04:00.0'], 'mstconfig_path': tool, 'min_num_vfs': 16})
+    assert [c['argv'] for c in tooldouble.read_log(log)] == [['-e', '-d', '0000:04:00.0', 'q'],
+                                                             ['-d', '0000:04:00.0', 'q']]
+    assert result.failed and result['devices']['0000:04:00.0']['extended'] is False
+    assert result['devices']['0000:04:00.0']['command'][1:] == ['-d', '0000:04:00.0', 'q']
+    assert '0000:04:00.0: NUM_OF_VFS is next boot=8; expected >= 16 in next boot' in result['msg']
+    assert any('retried once without -e' in w and 'invalid argument: -e' in w for w in result.warning_texts)
+
+
+def test_nic_firmware_cut_off_table_fails(run_module, tmp_path):
+    tool, _log = tooldouble.mstconfig(str(tmp_path), {'0000:03:00.0': {'e': 'cx7_cut_off_e.txt'}})
+    result = run_module(nic_firmware, {'devices': ['0000:03:00.0'], 'mstconfig_path': tool,
+                                       'require_sriov': False})
+    assert result.failed and result['failed_devices'] == ['0000:03:00.0']
+    assert 'table without parameters' in result['msg'] and 'lspci -D -d 15b3:' in result['msg']
+    assert result['devices']['0000:03:00.0']['problems'][0]['param'] == 'CONFIGURATIONS'
+
+
+def test_nic_firmware_tool_path_must_be_a_file(run_module, tmp_path):
+    result = run_module(nic_firmware, {'devices': ['0000:03:00.0'], 'mstconfig_path': str(tmp_path)})
+    assert result.failed and 'mstconfig not found' in result['msg']
+    _no_traceback(result)
+
+
 @pytest.mark.parametrize('args, words', [
     ({'devices': ['0000:03:00.0'], 'min_num_vfs': -1}, ['option min_num_vfs', '-1']),
     ({'devices': ['0000:03:00.0'], 'min_num_vfs': 'many'}, ['min_num_vfs']),
     ({'devices': ['0000:03:00.0'], 'link_type': 'RoCE'}, ['link_type']),
-    ({'sysfs_root': '/nonexistent-sysfs'}, ['no ConnectX NICs', '/nonexistent-sysfs']),
+    ({'sysfs_root': '/nonexistent-sysfs'}, ['no ConnectX rails', '/nonexistent-sysfs']),
+    ({'rdma_facts': {'rail_pci_addresses': []}}, ['no ConnectX rails', 'option rdma_facts lists none']),
     ({'rdma_facts': {'rails': []}}, ['option rdma_facts']),
     ({'devices': ['0000:03:00.0'], 'mstconfig_path': '/nonexistent/mstconfig'}, ['mstconfig not found']),
 ])
@@ -250,7 +402,7 @@ def test_kernel_cmdline_ok(run_module, tray):
 def test_kernel_cmdline_duplicates_missing_forbidden(run_module, tmp_path):
     proc = tmp_path / 'proc'
     proc.mkdir()
-    shutil.copy(os.path.join(FIXTURES, 'cmdline', 'vr200_duplicated.txt'), str(proc / 'cmdline'))
+    shutil.copy(fixture_path('cmdline', 'vr200_duplicated.txt'), str(proc / 'cmdline'))
     result = run_module(kernel_cmdline, {'proc_root': str(proc), 'required': GB200_ARGS + ['pci=realloc'],
                                          'forbidden': ['hugepagesz=1G']})
     assert result.failed
@@ -259,9 +411,33 @@ def test_kernel_cmdline_duplicates_missing_forbidden(run_module, tmp_path):
     assert 'missing: pci=realloc' in msg
     assert 'forbidden but present: hugepagesz=1G' in msg
     assert 'init_on_alloc=0 (x2)' in msg and 'iommu.passthrough=1 (x2)' in msg
+    assert 'hugepages=5128 after hugepagesz=2M (x2)' in msg
     lenient = run_module(kernel_cmdline, {'proc_root': str(proc), 'required': GB200_ARGS,
                                           'fail_on_duplicates': False})
     assert not lenient.failed and lenient['duplicates']
+
+
+def test_kernel_cmdline_one_count_per_hugepage_size_is_no_duplicate(run_module, tmp_path):
+    proc = tmp_path / 'proc'
+    proc.mkdir()
+    (proc / 'cmdline').write_text('BOOT_IMAGE=/vmlinuz ro hugepagesz=2M hugepages=512 hugepagesz=1G hugepages=512\n')
+    result = run_module(kernel_cmdline, {'proc_root': str(proc), 'required': ['hugepages=512']})
+    assert not result.failed, result['msg']
+    assert result['duplicates'] == []
+
+
+def test_kernel_cmdline_not_utf8(run_module, tmp_path):
+    """A /proc/cmdline with bytes that are not UTF-8 is still checked, with a warning (no traceback)."""
+    proc = tmp_path / 'proc'
+    proc.mkdir()
+    (proc / 'cmdline').write_bytes(b'BOOT_IMAGE=/vmlinuz ro label=caf\xe9 iommu.passthrough=1 init_on_alloc=0\n')
+    result = run_module(kernel_cmdline, {'proc_root': str(proc), 'required': ['iommu.passthrough=1'],
+                                         'forbidden': ['init_on_alloc']})
+    _no_traceback(result)
+    assert result.failed and 'forbidden but present: init_on_alloc=0' in result['msg']
+    assert result['present'] == ['iommu.passthrough=1']
+    assert 'label=caf\\xe9' in result['tokens']
+    assert any('not valid UTF-8' in w and str(proc / 'cmdline') in w for w in result.warning_texts)
 
 
 def test_kernel_cmdline_bad_input(run_module, tray, tmp_path):
@@ -294,6 +470,7 @@ def test_hugepage_check_64k_kernel(run_module, tray):
     ([{'count': 1}], ['size']),
     ([{'size': '2M', 'count': 'lots'}], ['count']),
     ('2M', ['requested']),
+    ([], ['option requested is empty']),
 ])
 def test_hugepage_check_bad_input(run_module, tray, requested, words):
     result = run_module(hugepage_check, {'sysfs_root': tray['sys'], 'requested': requested})
@@ -314,6 +491,16 @@ def test_hugepage_check_default_size(run_module, tray):
     assert bad.failed and 'option default_size' in bad['msg']
 
 
+def test_hugepage_check_fix_names_the_sizes_of_this_kernel(run_module, tmp_path):
+    """On a 4k-page kernel the fix must offer 2M and 1G, not the 64k kernel's 512M/16G."""
+    t = build_tray(str(tmp_path / 't'), hugepages={2048: 100, 1048576: 2}, osrelease='6.8.0-1021-nvidia')
+    result = run_module(hugepage_check, {'sysfs_root': t['sys'], 'requested': [{'size': '2M', 'count': 5128},
+                                                                              {'size': '16G', 'count': 1}]})
+    assert result.failed and result['available_sizes'] == ['2M', '1G']
+    assert 'pools on this kernel: 2M, 1G) and counts' in result['msg']
+    assert '512M' not in result['msg']
+
+
 def test_hugepage_check_no_pools(run_module, tmp_path):
     result = run_module(hugepage_check, {'sysfs_root': str(tmp_path), 'requested': [{'size': '2M'}]})
     assert result.failed and 'no huge page pools' in result['msg']
@@ -322,12 +509,7 @@ def test_hugepage_check_no_pools(run_module, tmp_path):
 # ---- containerd_config -----------------------------------------------------------------------------
 
 def _etc(tmp_path, root, dropin):
-    etc = tmp_path / 'containerd'
-    (etc / 'conf.d').mkdir(parents=True)
-    shutil.copy(os.path.join(FIXTURES, 'containerd', root), str(etc / 'config.toml'))
-    if dropin:
-        shutil.copy(os.path.join(FIXTURES, 'containerd', dropin), str(etc / 'conf.d' / '99-nvidia.toml'))
-    return str(etc / 'config.toml'), str(etc / 'conf.d')
+    return containerd_tree(tmp_path, root, [(dropin, '99-nvidia.toml')] if dropin else [])
 
 
 def test_containerd_config_mismatch(run_module, tmp_path):
@@ -354,7 +536,7 @@ def test_containerd_config_clean_and_warning(run_module, tmp_path):
 def test_containerd_config_bad_input(run_module, tmp_path):
     missing = run_module(containerd_config, {'config_path': str(tmp_path / 'none.toml')})
     assert missing.failed and 'cannot read' in missing['msg'] and 'config_path' in missing['msg']
-    broken = run_module(containerd_config, {'config_path': os.path.join(FIXTURES, 'containerd', 'broken.toml')})
+    broken = run_module(containerd_config, {'config_path': fixture_path('containerd', 'broken.toml')})
     assert broken.failed and 'not valid TOML' in broken['msg']
     typed = run_module(containerd_config, {'config_path': str(tmp_path), 'fail_on_error': 'x'})
     assert typed.failed and 'fail_on_error' in typed['msg']
@@ -362,22 +544,43 @@ def test_containerd_config_bad_input(run_module, tmp_path):
         _no_traceback(result)
 
 
+def test_containerd_config_root_without_version(run_module, tmp_path):
+    config, dropdir = _etc(tmp_path, 'root-noversion.toml', '99-nvidia-v2.toml')
+    result = run_module(containerd_config, {'config_path': config, 'dropin_dir': dropdir,
+                                            'runtime_config_source': 'file'})
+    assert result.failed and result['version'] is None
+    assert 'higher than root config version 1' in result['msg']
+    assert any('has no version key' in w for w in result.warning_texts)
+
+
+def test_containerd_config_imports_not_a_list(run_module, tmp_path):
+    config = write_toml(tmp_path / 'config.toml', 'version = 3\nimports = 5\n')
+    result = run_module(containerd_config, {'config_path': config})
+    assert result.failed and result['msg'].startswith(HOST + ':')
+    assert 'imports = 5 is not a list of strings' in result['msg'] and config in result['msg']
+    _no_traceback(result)
+    quoted = run_module(containerd_config, {'config_path': write_toml(tmp_path / 'v.toml', 'version = "2"\n')})
+    assert quoted.failed and "version = '2' is not an integer" in quoted['msg']
+
+
 # ---- tray_facts ------------------------------------------------------------------------------------
 
-def test_tray_facts(run_module, tray, tmp_path):
+def test_tray_facts(run_module, tray, tmp_path, monkeypatch):
     tool, log = tooldouble.systemctl(str(tmp_path), {
         'is-enabled': {'nvidia-imex.service': 'masked'},
         'is-active': {'nvidia-imex.service': 'inactive', 'rke2-agent.service': 'active'},
     })
+    real_sysconf = os.sysconf
+    monkeypatch.setattr(os, 'sysconf', lambda name: 65536 if name == 'SC_PAGE_SIZE' else real_sysconf(name))
     result = run_module(tray_facts, {'sysfs_root': tray['sys'], 'proc_root': tray['proc'], 'systemctl_path': tool,
-                                     'os_release_path': os.path.join(FIXTURES, 'os-release', 'ubuntu-26.04'),
+                                     'os_release_path': fixture_path('os-release', 'ubuntu-26.04'),
                                      '_ansible_check_mode': True})
     assert not result.failed and result['changed'] is False
     facts = result['ansible_facts']['gpu_tray']
     assert facts['os_id'] == 'ubuntu' and facts['os_version_id'] == '26.04'
     assert facts['kernel_release'] == '6.8.0-1021-nvidia-64k'
     assert facts['kernel_flavour_page_size'] == 65536
-    assert facts['page_size'] == os.sysconf('SC_PAGE_SIZE')
+    assert facts['page_size'] == 65536                 # the running kernel's page size, not the fixture's
     assert facts['ib_core_netns_mode'] == 'shared'
     assert facts['modules'] == ['ib_core', 'mlx5_core', 'mlx5_ib', 'printk']
     assert facts['loadable_modules'] == ['ib_core', 'mlx5_core', 'mlx5_ib']
@@ -415,3 +618,6 @@ def test_tray_facts_without_systemd(run_module, tray, tmp_path):
     nosys = run_module(tray_facts, {'sysfs_root': tray['sys'], 'proc_root': tray['proc'],
                                     'systemctl_path': str(tmp_path / 'no-systemctl')})
     assert nosys['ansible_facts']['gpu_tray']['systemd_error'] == 'systemctl not found'
+    a_dir = run_module(tray_facts, {'sysfs_root': tray['sys'], 'proc_root': tray['proc'],
+                                    'systemctl_path': str(tmp_path)})
+    assert not a_dir.failed and a_dir['ansible_facts']['gpu_tray']['systemd_error'] == 'systemctl not found'

@@ -90,6 +90,31 @@ def test_missing_params_are_problems():
     assert sorted(p['param'] for p in problems) == ['NUM_OF_VFS', 'SRIOV_EN']   # no LINK_TYPE_P*: preconfigured
 
 
+@pytest.mark.parametrize('text', [
+    'Configurations:                              Default         Current         Next Boot\n',
+    '\nDevice #1:\n----------\n\nDevice type:    ConnectX7\nDevice:         0000:03:00.0\n\n'
+    'Configurations:                              Default         Current         Next Boot\n'
+    "The '*' shows parameters with next value different from default/current value.\n",
+])
+def test_table_without_parameters_cannot_pass(text):
+    """A cut-off table fails even with require_sriov=false and no min_num_vfs: nothing was verified."""
+    parsed = m.parse_mstconfig(text)
+    assert parsed['params'] == {}
+    problems = m.check_firmware(parsed, min_num_vfs=None, require_sriov=False, link_type=None)
+    assert [p['param'] for p in problems] == [m.EMPTY_TABLE]
+    assert 'without parameters' in problems[0]['detail']
+    assert [p['param'] for p in m.check_firmware(parsed, min_num_vfs=16)] == [m.EMPTY_TABLE]
+
+
+def test_error_lines_and_usage_errors(fixture_text):
+    assert m.error_lines(fixture_text('mstconfig', 'open_error.txt')) == ['Failed to open the device']
+    assert m.error_lines('-W- something\n-E- invalid argument: -e\n-E-\n') == ['invalid argument: -e']
+    assert m.error_lines(None) == [] and m.error_lines(fixture_text('mstconfig', 'cx7_ok_e.txt')) == []
+    assert m.is_usage_error(['invalid argument: -e'])
+    assert not m.is_usage_error(['Failed to open the device'])
+    assert not m.is_usage_error([])
+
+
 def test_unknown_column_is_an_error():
     with pytest.raises(m.MstconfigParseError):
         m.parse_mstconfig('Configurations:      Default      Whatever\n')

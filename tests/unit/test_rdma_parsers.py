@@ -131,6 +131,9 @@ def test_rails_override_and_natural_order(tmp_path):
     tray = build_tray(str(tmp_path / 't'), devices=devices)
     assert rdma.collect_rdma(tray['sys'])['rails'] == ['mlx5_0', 'mlx5_1', 'mlx5_3', 'mlx5_4', 'mlx5_10']
     assert rdma.collect_rdma(tray['sys'], rails=['mlx5_1'])['rails'] == ['mlx5_1']
+    # an explicit list comes back in natural order, each name once
+    assert rdma.collect_rdma(tray['sys'], rails=['mlx5_10', 'mlx5_3', 'mlx5_3', 'mlx5_0'])['rails'] == [
+        'mlx5_0', 'mlx5_3', 'mlx5_10']
 
 
 def test_unreadable_rate_gives_none(tray):
@@ -150,7 +153,8 @@ def test_select_devices_and_check(tray):
     assert [dev['name'] for dev in no_vfs] == ['mlx5_0', 'mlx5_1', 'mlx5_3', 'mlx5_4']
     missing = rdma.select_devices(facts, ['mlx5_9'])[1]
     assert missing == ['mlx5_9']
-    results = rdma.check_pkeys(selected, 0xffff)
+    results, skipped = rdma.check_pkeys(selected, 0xffff)
+    assert skipped == [] and len(results) == 6
     bad = [res for res in results if not res['ok']]
     assert [res['device'] for res in bad] == ['mlx5_6']
     assert bad[0]['membership'] == 'limited'
@@ -174,3 +178,54 @@ def test_soft_and_foreign_devices_are_never_rails(tmp_path):
     assert facts['connectx_pfs'] == ['mlx5_0', 'mlx5_1', 'mlx5_3', 'mlx5_4']
     rxe_dev = [d for d in facts['devices'] if d['name'] == 'rxe0'][0]
     assert rxe_dev['pci_address'] is None and rxe_dev['ports'][0]['state'] == 'ACTIVE'
+
+
+def test_pf_lists_its_vfs_from_virtfn_links(tray):
+    by_name = dict((d['name'], d) for d in rdma.collect_rdma(tray['sys'])['devices'])
+    assert by_name['mlx5_3']['vfs'] == [{'index': 0, 'pci_address': '0000:06:00.1', 'driver': 'mlx5_core'},
+                                        {'index': 1, 'pci_address': '0000:06:00.2', 'driver': 'mlx5_core'}]
+    assert by_name['mlx5_0']['vfs'] == [] and by_name['mlx5_5']['vfs'] == []
+
+
+def _tray_with_hidden_vfs(tmp_path, numvfs):
+    """mlx5_3 (0000:06:00.0): VFs .1/.2 visible, .3 on vfio-pci, .4 on mlx5_core but its RDMA device elsewhere."""
+    devices = gb200_devices()
+    for dev in devices:
+        if dev['name'] == 'mlx5_3':
+            dev['numvfs'] = numvfs
+    devices.append({'name': None, 'bdf': '0000:06:00.3', 'device_id': '0x101e', 'physfn': '0000:06:00.0',
+                    'driver': 'vfio-pci'})
+    devices.append({'name': None, 'bdf': '0000:06:00.4', 'device_id': '0x101e', 'physfn': '0000:06:00.0',
+                    'driver': 'mlx5_core'})
+    return build_tray(str(tmp_path / 't'), devices=devices)
+
+
+def test_unchecked_vfs_fewer_visible_than_sriov_numvfs(tmp_path):
+    tray = _tray_with_hidden_vfs(tmp_path, numvfs=5)
+    facts = rdma.collect_rdma(tray['sys'])
+    selected, _unknown = rdma.select_devices(facts)
+    assert [d['name'] for d in selected] == ['mlx5_0', 'mlx5_1', 'mlx5_3', 'mlx5_5', 'mlx5_6', 'mlx5_4']
+    unchecked = rdma.unchecked_vfs(facts, selected)
+    assert [(u['pf'], u['pci_address'], u['driver']) for u in unchecked] == [
+        ('mlx5_3', '0000:06:00.3', 'vfio-pci'), ('mlx5_3', '0000:06:00.4', 'mlx5_core'), ('mlx5_3', None, None)]
+    assert 'vfio-pci' in unchecked[0]['reason']
+    assert 'network namespace' in unchecked[1]['reason'] and 'mlx5_ib' in unchecked[1]['reason']
+    assert unchecked[2]['reason'] == 'sriov_numvfs is 5 but only 4 virtfn links exist'
+    # the default tray: every VF is visible, nothing is unchecked
+    default = rdma.collect_rdma(build_tray(str(tmp_path / 'd'))['sys'])
+    assert rdma.unchecked_vfs(default, rdma.select_devices(default)[0]) == []
+
+
+def test_check_pkeys_skips_non_infiniband_ports(tmp_path):
+    """A two-port ConnectX with port 1 InfiniBand and port 2 Ethernet: only port 1 has partitions."""
+    devices = gb200_devices()
+    devices.append({'name': 'mlx5_7', 'bdf': '0000:08:00.0', 'device_id': '0x1021',
+                    'ports': {1: port(pkeys=('0x7fff',)), 2: port(link_layer='Ethernet', pkeys=())}})
+    tray = build_tray(str(tmp_path / 't'), devices=devices)
+    facts = rdma.collect_rdma(tray['sys'])
+    assert 'mlx5_7' not in facts['rails'] and 'mlx5_7' in facts['connectx_pfs']
+    selected, _unknown = rdma.select_devices(facts, ['mlx5_7'])
+    results, skipped = rdma.check_pkeys(selected, 0xffff)
+    assert [(r['device'], r['port'], r['ok'], r['membership']) for r in results] == [('mlx5_7', 1, False, 'limited')]
+    assert skipped == [{'device': 'mlx5_7', 'port': 2, 'kind': 'pf', 'pci_address': '0000:08:00.0',
+                        'link_layer': 'Ethernet', 'label': 'mlx5_7 port 2 (PF 0000:08:00.0)'}]
