@@ -5,9 +5,10 @@
 `kcluster` (session): reuses a cluster that is already up, otherwise builds the binaries if needed
 (tests/cluster/build.sh, cached) and starts one; tears down only what it started.
 It skips - with the reason printed in the terminal summary - only when the cluster truly cannot be
-started on this machine (not Linux/x86-64, not root, build impossible). With KCLUSTER_REQUIRE=1
-(set this in CI) those cases fail instead of skipping. A cluster that was built but does not come up
-is always an error, never a skip.
+started on this machine: not Linux/x86-64, not root, or build.sh exits 75 (Debian mirror or PyPI
+unreachable, not enough disk). With KCLUSTER_REQUIRE=1 (set this in CI) those cases fail instead of
+skipping. Any other build failure, and a cluster that was built but does not come up, is always an
+error, never a skip. Tear-down is checked: `kcluster down` must succeed and leave no process running.
 """
 
 import json
@@ -19,11 +20,14 @@ import time
 
 import pytest
 
+import kcluster as kc
+from clusterhelpers import KCLUSTER, check_down, kube_config
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-KCLUSTER = os.path.join(HERE, "kcluster")
 BUILD = os.path.join(HERE, "build.sh")
 sys.path.insert(0, HERE)
+BUILD_ENV_FAILURE = 75   # build.sh: the machine cannot build now (network, disk) - see build.sh
 
 _SKIPS = []
 
@@ -58,13 +62,6 @@ class Cluster(object):
         return subprocess.run([KCLUSTER] + list(args), capture_output=True, text=True, check=True)
 
 
-def _config(kubeconfig):
-    from kubernetes import client, config
-    cfg = client.Configuration()
-    config.load_kube_config(config_file=kubeconfig, client_configuration=cfg)
-    return cfg
-
-
 @pytest.fixture(scope="session")
 def kcluster():
     st = _status()
@@ -77,9 +74,12 @@ def kcluster():
         _cannot_start("needs root (apt-get for etcd-server/golang-go, state in /run)")
     t0 = time.time()
     build = subprocess.run([BUILD], capture_output=True, text=True, check=False)
-    if build.returncode != 0:
-        _cannot_start("tests/cluster/build.sh failed (rc %d) after %.0f s:\n%s"
+    if build.returncode == BUILD_ENV_FAILURE:
+        _cannot_start("tests/cluster/build.sh: the environment does not allow the build (rc %d) after %.0f s:\n%s"
                       % (build.returncode, time.time() - t0, build.stderr[-3000:]))
+    elif build.returncode != 0:
+        pytest.fail("tests/cluster/build.sh failed (rc %d) after %.0f s - a defect, not a skip:\n%s"
+                    % (build.returncode, time.time() - t0, build.stderr[-3000:]), pytrace=False)
     up = subprocess.run([KCLUSTER, "up", "--no-build"], capture_output=True, text=True, check=False)
     if up.returncode != 0:
         subprocess.run([KCLUSTER, "down"], capture_output=True, check=False)
@@ -90,7 +90,7 @@ def kcluster():
     try:
         yield Cluster(st)
     finally:
-        subprocess.run([KCLUSTER, "down"], capture_output=True, check=False)
+        check_down(kc.load_pids())
 
 
 @pytest.fixture(scope="session")
@@ -102,7 +102,7 @@ def kubeconfig(kcluster):
 @pytest.fixture(scope="session")
 def k8s_api(kcluster):
     from kubernetes import client
-    return client.ApiClient(configuration=_config(kcluster.kubeconfig))
+    return client.ApiClient(configuration=kube_config(kcluster.kubeconfig))
 
 
 def pytest_terminal_summary(terminalreporter):

@@ -2,16 +2,25 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Behaviour of the running test cluster: real 1.20 API, TLS + RBAC, the simulated trays, fault injection."""
 
+import json
 import os
+import ssl
 import subprocess
+import sys
 import time
+import urllib.error
+import urllib.request
 import uuid
 
 import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
-import simkubelet as sk
+import kcluster as kc
+from clusterhelpers import KCLUSTER, kube_config
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
 
 
 def _wait(what, check, timeout=45.0, every=0.5):
@@ -67,9 +76,37 @@ def test_api_level_is_honestly_1_20(k8s_api):
     assert "resource.k8s.io" not in groups
 
 
-def test_tls_is_verified_and_rbac_denies_an_unbound_identity(kcluster, k8s_api, namespace):
+def _raw_get(url, cafile, cert=None):
+    ctx = ssl.create_default_context(cafile=cafile)
+    if cert:
+        ctx.load_cert_chain(*cert)
+    with urllib.request.urlopen(url + "/api/v1/namespaces", context=ctx, timeout=10) as resp:
+        return resp.status
+
+
+def test_tls_server_verifies_clients_and_clients_verify_the_server(kcluster, k8s_api, tmp_path):
     cfg = k8s_api.configuration
-    assert cfg.verify_ssl is True and cfg.ssl_ca_cert and cfg.host == "https://127.0.0.1:16443"
+    assert cfg.verify_ssl is True and cfg.ssl_ca_cert and cfg.host == kcluster.info["apiserver"]
+    url, ca = kcluster.info["apiserver"], cfg.ssl_ca_cert
+    # with the admin client certificate: allowed (proves the two negative cases below fail for their reason)
+    assert _raw_get(url, ca, (cfg.cert_file, cfg.key_file)) == 200
+    # no client certificate: anonymous auth is off -> 401, not 403 and not data
+    with pytest.raises(urllib.error.HTTPError) as exc:
+        _raw_get(url, ca)
+    assert exc.value.code == 401
+    # a client that trusts another CA refuses the server's certificate
+    other = tmp_path / "other-ca"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                    "-keyout", str(other) + ".key", "-out", str(other) + ".crt", "-days", "1", "-subj", "/CN=other-ca"],
+                   check=True, capture_output=True)
+    with pytest.raises(urllib.error.URLError) as exc:
+        _raw_get(url, str(other) + ".crt", (cfg.cert_file, cfg.key_file))
+    assert isinstance(exc.value.reason, ssl.SSLCertVerificationError), exc.value
+    assert "certificate verify failed" in str(exc.value.reason)
+
+
+def test_rbac_denies_an_unbound_identity(k8s_api, namespace):
+    cfg = k8s_api.configuration
     core = client.CoreV1Api(k8s_api)
     core.create_namespaced_service_account(namespace, {"metadata": {"name": "nobody"}})
     imp = client.ApiClient(configuration=cfg)
@@ -91,26 +128,42 @@ def test_tls_is_verified_and_rbac_denies_an_unbound_identity(kcluster, k8s_api, 
     assert exc.value.status == 403
 
 
-def test_nodes_look_like_the_platforms_trays(kcluster, core):
+def assert_node_shape(core, platform, trays, control_plane):
+    """The nodes as the platform shows them (see docs/testing.md, "The simulated kubelet")."""
     nodes = {n.metadata.name: n for n in core.list_node().items}
-    assert sorted(nodes) == sorted(kcluster.trays + [kcluster.control_plane])
-    for name in kcluster.trays:
+    assert sorted(nodes) == sorted(trays + [control_plane])
+    for name in trays:
         node = nodes[name]
+        labels = node.metadata.labels
         assert _ready(node)
-        assert node.metadata.labels["nvidia.com/gpu.present"] == "true"
-        assert node.metadata.labels["feature.node.kubernetes.io/rdma.available"] == "true"
+        assert labels["nvidia.com/gpu.present"] == "true"
+        assert labels["feature.node.kubernetes.io/rdma.available"] == "true"
         assert node.status.allocatable["nvidia.com/gpu"] == "4"
         assert not node.spec.taints
-        if kcluster.platform == "nvke-gb200":
+        sriov = sorted(k for k in node.status.allocatable if k.startswith("nvidia.com/sriov_resource_rail_"))
+        if platform == "nvke-gb200":
             assert node.spec.provider_id.startswith("nico://")
-            assert [node.status.allocatable["nvidia.com/sriov_resource_rail_%d" % r] for r in range(4)] == ["16"] * 4
+            assert labels["nvidia.com/gpu.deploy.driver"] == "true"
+            assert [node.status.allocatable[k] for k in sriov] == ["16"] * 4 and len(sriov) == 4
+            assert node.status.node_info.os_image.startswith("Ubuntu 24.04")
         else:
             assert node.spec.provider_id == "rke2://" + name
-    cp = nodes[kcluster.control_plane]
+            assert labels["nvidia.com/gpu.deploy.driver"] == "pre-installed"
+            assert sriov == []       # DRA (dranet) instead of the SR-IOV device plugin
+            assert node.status.node_info.os_image.startswith("Ubuntu 26.04")
+            assert node.status.node_info.kubelet_version.endswith("+rke2r1")
+    cp = nodes[control_plane]
     assert "node-role.kubernetes.io/control-plane" in cp.metadata.labels
     assert "nvidia.com/gpu" not in cp.status.allocatable
-    if kcluster.platform == "nvke-gb200":
+    if platform == "nvke-gb200":
         assert cp.metadata.labels["nvidia.com/gpu.present"] == "true"     # unearned
+    else:
+        assert "nvidia.com/gpu.present" not in cp.metadata.labels
+        assert cp.metadata.labels["node-role.kubernetes.io/etcd"] == "true"
+
+
+def test_nodes_look_like_the_platforms_trays(kcluster, core):
+    assert_node_shape(core, kcluster.platform, kcluster.trays, kcluster.control_plane)
 
 
 def _daemonset(name, selector):
@@ -192,7 +245,7 @@ def test_fault_injection_node_notready(kcluster, core, namespace):
 
 
 def test_fault_command_rejects_unknown_nodes(kcluster):
-    res = subprocess.run([os.path.join(os.path.dirname(sk.__file__), "kcluster"), "fault", "node-notready", "tray99"],
+    res = subprocess.run([KCLUSTER, "fault", "node-notready", "tray99"],
                          capture_output=True, text=True, check=False)
     assert res.returncode == 1 and "no simulated node 'tray99'" in res.stderr
 
@@ -227,3 +280,72 @@ def test_fault_injection_node_unreachable(kcluster, core, namespace):
         kcluster.kcluster("fault", "clear", tray)
     _wait("%s Ready again" % tray, lambda: _ready(core.read_node(tray)), timeout=30)
     _wait("taints gone", lambda: not core.read_node(tray).spec.taints, timeout=30)
+
+
+# A second cluster next to the session's one: own state directory and ports, so neither touches the other.
+HOOK_ENV = {"KCLUSTER_STATE": "/run/gpu-tray-kcluster-hook", "KCLUSTER_ETCD_PORT": "23890",
+            "KCLUSTER_ETCD_PEER_PORT": "23900", "KCLUSTER_APISERVER_PORT": "16543"}
+
+
+def _playbook(path, env, *extra):
+    playbook = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
+    return subprocess.run([playbook, str(path)] + list(extra), cwd=REPO, env=env,
+                          capture_output=True, text=True, check=False)
+
+
+def test_cluster_yml_hook_brings_an_rke2_cluster_up_and_down(kcluster, tmp_path):
+    """cluster.yml present -> kcluster_kubeconfig set, 2 rke2-vr200 trays; absent -> everything gone."""
+    env = dict(os.environ, **HOOK_ENV)
+    env.setdefault("ANSIBLE_CONFIG", os.path.join(REPO, "ansible.cfg"))
+    env.setdefault("ANSIBLE_HOME", os.path.join(REPO, ".ansible"))
+    env.setdefault("ANSIBLE_COLLECTIONS_PATH", os.path.join(REPO, ".collections"))
+    state = HOOK_ENV["KCLUSTER_STATE"]
+    if os.path.exists(state):      # leftovers of an interrupted run of this test
+        subprocess.run([KCLUSTER, "down"], env=env, capture_output=True, check=True)
+    facts = tmp_path / "facts.json"
+    wrapper = tmp_path / "hook.yml"
+    wrapper.write_text(json.dumps([
+        {"name": "Test cluster", "ansible.builtin.import_playbook": os.path.join(HERE, "cluster.yml")},
+        {"name": "Record what the hook published", "hosts": "localhost", "connection": "local", "gather_facts": False,
+         "tasks": [{"name": "Write the facts", "ansible.builtin.copy": {
+             "dest": str(facts), "mode": "0600",
+             "content": "{{ {'kubeconfig': kcluster_kubeconfig | default(''), 'helm': kcluster_helm | default('')} | to_json }}"}}]},
+    ]))
+    session_before = json.loads(subprocess.run([KCLUSTER, "status", "--json"], capture_output=True, text=True,
+                                               check=False).stdout)
+    pids = {}
+    try:
+        res = _playbook(wrapper, env, "-e", "kcluster_state=present", "-e", "kcluster_platform=rke2-vr200",
+                        "-e", "kcluster_nodes=2")
+        assert res.returncode == 0, res.stdout[-4000:] + res.stderr[-2000:]
+        with open(os.path.join(state, "pids.json")) as fh:
+            pids = json.load(fh)
+        published = json.loads(facts.read_text())
+        assert published["kubeconfig"] == os.path.join(state, "admin.kubeconfig")
+        assert os.path.exists(published["helm"]) and published["helm"] == kcluster.helm
+        st = json.loads(subprocess.run([KCLUSTER, "status", "--json"], env=env, capture_output=True, text=True,
+                                       check=True).stdout)
+        assert st["up"] and st["platform"] == "rke2-vr200" and st["nodes"] == 2
+        assert st["apiserver"] == "https://127.0.0.1:%s" % HOOK_ENV["KCLUSTER_APISERVER_PORT"]
+        core = client.CoreV1Api(client.ApiClient(configuration=kube_config(published["kubeconfig"])))
+        assert_node_shape(core, "rke2-vr200", ["tray01", "tray02"], "cp01")
+        # present again = reuse, reported unchanged
+        again = _playbook(os.path.join(HERE, "cluster.yml"), env, "-e", "kcluster_state=present",
+                          "-e", "kcluster_platform=rke2-vr200", "-e", "kcluster_nodes=2")
+        assert again.returncode == 0 and "changed=0" in again.stdout, again.stdout[-3000:]
+
+        res = _playbook(os.path.join(HERE, "cluster.yml"), env, "-e", "kcluster_state=absent")
+        assert res.returncode == 0, res.stdout[-4000:] + res.stderr[-2000:]
+        assert "changed=1" in res.stdout, res.stdout[-3000:]
+        assert not os.path.exists(state)
+        st = json.loads(subprocess.run([KCLUSTER, "status", "--json"], env=env, capture_output=True, text=True,
+                                       check=False).stdout)
+        assert st["up"] is False and not any(pr["running"] for pr in st["processes"].values()), st
+        assert not [n for n, e in pids.items() if kc.alive(e)], pids
+    finally:
+        if os.path.exists(state):   # a failed assertion above: clean up without masking it
+            subprocess.run([KCLUSTER, "down"], env=env, capture_output=True, check=False)
+    # the session's cluster was not touched
+    session_after = json.loads(subprocess.run([KCLUSTER, "status", "--json"], capture_output=True, text=True,
+                                              check=False).stdout)
+    assert session_after["up"] and session_after["processes"] == session_before["processes"]

@@ -8,11 +8,28 @@ import subprocess
 import sys
 import time
 
+import yaml
+from kubernetes import client
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
+NAMESPACE, RELEASE, CRD = "gpu-tray-smoke", "smoke-app", "traychecks.smoke.gpu-tray.test"
 
 
-def test_smoke_playbook(kcluster, tmp_path):
+def _leave_leftovers(kcluster, k8s_api):
+    """What a smoke run that failed half-way leaves on a reused cluster: the CRD and a deployed release."""
+    with open(os.path.join(HERE, "files", "traycheck-crd.yaml")) as fh:
+        crd = yaml.safe_load(fh)
+    ext = client.ApiextensionsV1Api(k8s_api)
+    if CRD not in [c.metadata.name for c in ext.list_custom_resource_definition().items]:
+        ext.create_custom_resource_definition(crd)
+    subprocess.run([kcluster.helm, "upgrade", "--install", RELEASE, os.path.join(HERE, "charts", "smoke-app"),
+                    "--namespace", NAMESPACE, "--create-namespace", "--kubeconfig", kcluster.kubeconfig],
+                   check=True, capture_output=True, text=True)
+
+
+def test_smoke_playbook(kcluster, k8s_api, tmp_path):
+    _leave_leftovers(kcluster, k8s_api)
     result_file = tmp_path / "smoke.json"
     env = dict(os.environ)
     env.setdefault("ANSIBLE_CONFIG", os.path.join(REPO, "ansible.cfg"))
@@ -55,3 +72,7 @@ def test_smoke_playbook(kcluster, tmp_path):
     assert r["helm_after_status"] == "deployed" and str(r["helm_after_revision"]) == "3"
     assert r["deploy_after_image"].endswith(":1.0")
     assert int(r["deploy_after_available"]) == 2
+
+    # cleaned up after itself (the `always:` section), waiting until the objects are really gone
+    assert NAMESPACE not in [n.metadata.name for n in client.CoreV1Api(k8s_api).list_namespace().items]
+    assert CRD not in [c.metadata.name for c in client.ApiextensionsV1Api(k8s_api).list_custom_resource_definition().items]
