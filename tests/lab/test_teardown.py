@@ -20,10 +20,14 @@ def _alive(pid):
 
 
 def _processes():
+    """(pid, argv, root, cgroup file) of every process. A tray's processes (its systemd, sshd, ...) read
+    from the host show root "/" (nspawn pivots into the overlay in their own mount namespace), so the
+    root alone does not find them; their cgroup does: every tray runs below .../gpu-tray-lab/trayNN."""
     for d in pathlib.Path("/proc").iterdir():
         if d.name.isdigit():
             try:
-                yield int(d.name), d.joinpath("cmdline").read_bytes().split(b"\0"), os.readlink(d / "root")
+                yield (int(d.name), d.joinpath("cmdline").read_bytes().split(b"\0"), os.readlink(d / "root"),
+                       d.joinpath("cgroup").read_text())
             except OSError:
                 continue
 
@@ -40,6 +44,9 @@ def test_no_return_from_reboot_then_down_leaves_nothing_behind():
     recorded = []
     for name in ("tray01", "tray02"):                      # each tray runs in its own cgroup
         assert "/gpu-tray-lab/%s" % name in pathlib.Path("/proc/%d/cgroup" % tray_status(name)["nspawn_pid"]).read_text()
+    # the check below can fail: while the lab is up it finds the trays' own processes (sshd, systemd, ...)
+    in_tray_cgroups = [pid for pid, _argv, _root, cgroup in _processes() if "/gpu-tray-lab/" in cgroup]
+    assert len(in_tray_cgroups) > 4, in_tray_cgroups
     for t in lab_status()["trays"]:
         assert t["supervisor_pid"] and t["nspawn_pid"], t
         recorded += [t["supervisor_pid"], t["nspawn_pid"]]
@@ -58,9 +65,9 @@ def test_no_return_from_reboot_then_down_leaves_nothing_behind():
 
     lab("down")
     assert _wait_gone(recorded) == [], "recorded PIDs still alive after lab down"
-    left = [(pid, argv) for pid, argv, root in _processes()
+    left = [(pid, argv) for pid, argv, root, cgroup in _processes()
             if (argv and argv[0].endswith(b"systemd-nspawn") and any(m.encode() in argv for m in MACHINES))
-            or root.startswith(state_dir)]
+            or root.startswith(state_dir) or "/gpu-tray-lab/" in cgroup]
     assert left == [], "processes of the lab still running: %s" % left
     mounts = [line.split()[4] for line in pathlib.Path("/proc/self/mountinfo").read_text().splitlines()
               if line.split()[4].startswith(state_dir)]
