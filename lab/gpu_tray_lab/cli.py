@@ -203,8 +203,8 @@ def _up_locked(spec, current, args):
     bad = {n: r for n, r in res.items() if r[0] != "running"}
     for t in all_trays:
         status, secs, detail = res[t.name]
-        util.log("%s %-10s %-8s %5.1f s%s" % (t.name, t.addr, status, secs,
-                                            (" (" + detail.strip().replace("\n", "; ") + ")") if detail and status != "running" else ""))
+        why = (" (" + detail.strip().replace("\n", "; ") + ")") if detail and status != "running" else ""
+        util.log("%s %-10s %-8s %5.1f s%s" % (t.name, t.addr, status, secs, why))
     if any(started):
         current["timings"] = timings
         util.write_json(lab_file(), current)

@@ -170,8 +170,7 @@ def build_base(timings):
         # every tray gets its own machine-id (written by the lab into the overlay)
         (tmp / "etc/machine-id").write_text("")
         (tmp / "var/lib/dbus/machine-id").unlink(missing_ok=True)
-        (tmp / ".gpu-tray-lab-base").write_text("key=%s\npackages=%s\nsuite=%s\n"
-                                                  % (base_key(), ",".join(PACKAGES), SUITE))
+        (tmp / ".gpu-tray-lab-base").write_text("key=%s\npackages=%s\nsuite=%s\n" % (base_key(), ",".join(PACKAGES), SUITE))
         os.rename(tmp, final)
         timings["rootfs_base_s"] = round(time.monotonic() - t0, 1)
         util.log("base rootfs built in %.1f s" % timings["rootfs_base_s"])

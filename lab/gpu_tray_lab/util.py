@@ -71,8 +71,7 @@ def run(argv, check=True, capture=False, **kw):
     proc = subprocess.run(argv, **kw)
     if check and proc.returncode != 0:
         err = (proc.stderr or "").strip() if capture else ""
-        raise LabError("command failed (rc %d): %s%s" % (proc.returncode, " ".join(map(str, argv)),
-                                                        (": " + err) if err else ""))
+        raise LabError("command failed (rc %d): %s%s" % (proc.returncode, " ".join(map(str, argv)), (": " + err) if err else ""))
     return proc
 
 
