@@ -173,8 +173,9 @@ def main():
         problems.append('missing: %s' % ' '.join(report['missing']))
     if report['forbidden_present']:
         problems.append('forbidden but present: %s' % ' '.join(report['forbidden_present']))
-    duplicate_text = ' '.join('%s%s (x%d)' % (dup['arg'], (' after %s' % dup['context']) if dup['context'] else '',
-                                               dup['count']) for dup in report['duplicates'])
+    duplicate_text = ' '.join(
+        '%s%s (x%d)' % (dup['arg'], (' after %s' % dup['context']) if dup['context'] else '', dup['count'])
+        for dup in report['duplicates'])
     if report['duplicates'] and params['fail_on_duplicates']:
         problems.append('duplicated: %s' % duplicate_text)
     if not problems:

@@ -494,8 +494,8 @@ def test_hugepage_check_default_size(run_module, tray):
 def test_hugepage_check_fix_names_the_sizes_of_this_kernel(run_module, tmp_path):
     """On a 4k-page kernel the fix must offer 2M and 1G, not the 64k kernel's 512M/16G."""
     t = build_tray(str(tmp_path / 't'), hugepages={2048: 100, 1048576: 2}, osrelease='6.8.0-1021-nvidia')
-    result = run_module(hugepage_check, {'sysfs_root': t['sys'], 'requested': [{'size': '2M', 'count': 5128},
-                                                                              {'size': '16G', 'count': 1}]})
+    requested = [{'size': '2M', 'count': 5128}, {'size': '16G', 'count': 1}]
+    result = run_module(hugepage_check, {'sysfs_root': t['sys'], 'requested': requested})
     assert result.failed and result['available_sizes'] == ['2M', '1G']
     assert 'pools on this kernel: 2M, 1G) and counts' in result['msg']
     assert '512M' not in result['msg']
