@@ -6,9 +6,15 @@ import re
 
 import pytest
 
-from labtools import ROOT, lab_up, playbook, ssh
+from labtools import ROOT, lab, lab_up, playbook, ssh
 
 SITE = ROOT / "playbooks" / "site.yml"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def lab_down_at_the_end():
+    yield
+    lab("down")
 
 
 def recap(stdout):
@@ -101,3 +107,14 @@ def test_vr200_1g_hugepage_request_fails_naming_existing_pools(tmp_path):
     assert ev["failed_checks"] == ["hugepages"], ev["checks"]
     msg = next(c["msg"] for c in ev["checks"] if c["check"] == "hugepages")
     assert "1G" in msg and "2M" in msg and "512M" in msg and "16G" in msg
+
+
+def test_rail_switched_to_ethernet_fails_rails_and_firmware(tmp_path):
+    inventory = lab_up("--platform", "nvke-gb200", "--trays", "1", "--fault", "link-type-eth")
+    report = tmp_path / "report"
+    run = playbook(inventory, SITE, extra_vars={"gpu_tray_report_dir": str(report)})
+    assert run.returncode != 0, run.stdout[-6000:]
+    ev = evidence(report, "tray01")
+    assert set(ev["failed_checks"]) == {"rails", "nic_firmware"}, ev["checks"]
+    firmware = next(c["msg"] for c in ev["checks"] if c["check"] == "nic_firmware")
+    assert "LINK_TYPE" in firmware and "ETH" in firmware and "IB" in firmware, firmware
