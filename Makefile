@@ -5,6 +5,7 @@
 #   make lab-up / lab-down / lab-status      the rehearsal lab alone (PLATFORM, TRAYS, FAULTS="name[@N] ...")
 #   make cluster-up / cluster-down           the test Kubernetes cluster (kube-apiserver 1.20 + simulated kubelet)
 #   make lab-reset / lab-bench               replace the lab; time 8-tray boots (prints seconds and ratios)
+#   make cluster-bench                       warm start-up of the test cluster vs its 30 s budget (ratios)
 #   make lint / sanity / units / test-lab / molecule / test-cluster / build   single layers
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
@@ -26,7 +27,7 @@ REPORT_DIR  ?= $(CURDIR)/output/report
 LAB         := $(CURDIR)/lab/lab
 FAULT_ARGS  := $(foreach f,$(FAULTS),--fault $(f))
 
-.PHONY: help setup lint sanity units test build clean lab lab-up lab-down lab-status lab-reset lab-bench test-lab molecule test-cluster cluster-build cluster-up cluster-down
+.PHONY: help setup lint sanity units test build clean lab lab-up lab-down lab-status lab-reset lab-bench test-lab molecule test-cluster cluster-build cluster-up cluster-down cluster-bench
 help:
 	@sed -n 's/^#   //p' $(firstword $(MAKEFILE_LIST))
 
@@ -89,6 +90,9 @@ cluster-up: setup cluster-build
 
 cluster-down:
 	tests/cluster/kcluster down
+
+cluster-bench: setup cluster-build
+	python3 tests/cluster/bench_startup.py --runs 3
 
 clean:
 	rm -rf build .pytest_cache .hypothesis .ansible
