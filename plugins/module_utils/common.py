@@ -136,3 +136,31 @@ def format_size_kb(kb):
         if kb % factor == 0:
             return '%d%s' % (kb // factor, unit)
     return '%dK' % kb
+
+
+def host_paths_argument_spec(**options):
+    """Argument spec of the options every host module takes (doc fragment gpu_tray.cluster.host_paths:
+    sysfs_root, proc_root - so module_defaults for the host_checks action group apply to all of them),
+    plus the module's own options."""
+    spec = dict(
+        sysfs_root=dict(type='path', default='/sys'),
+        proc_root=dict(type='path', default='/proc'),
+    )
+    spec.update(options)
+    return spec
+
+
+def check_argument_spec(**options):
+    """host_paths_argument_spec plus fail_on_error, the option of every check module."""
+    spec = host_paths_argument_spec(**options)
+    spec['fail_on_error'] = dict(type='bool', default=True)
+    return spec
+
+
+def report_failure(module, output):
+    """A failed check: fail with output (its msg names host, object, found, expected, fix), or with
+    fail_on_error=false (a report-only run) warn with the same msg and return the same output."""
+    if module.params['fail_on_error']:
+        module.fail_json(**output)
+    module.warn(output['msg'])
+    module.exit_json(**output)

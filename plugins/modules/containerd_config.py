@@ -121,7 +121,11 @@ msg:
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
-from ansible_collections.gpu_tray.cluster.plugins.module_utils.common import hostname
+from ansible_collections.gpu_tray.cluster.plugins.module_utils.common import (
+    check_argument_spec,
+    hostname,
+    report_failure,
+)
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.containerd import (
     HAS_TOML,
     TOML_IMPORT_ERROR,
@@ -132,13 +136,10 @@ from ansible_collections.gpu_tray.cluster.plugins.module_utils.containerd import
 
 def build_module():
     return AnsibleModule(
-        argument_spec=dict(
-            sysfs_root=dict(type='path', default='/sys'),
-            proc_root=dict(type='path', default='/proc'),
+        argument_spec=check_argument_spec(
             config_path=dict(type='path', default='/etc/containerd/config.toml'),
             dropin_dir=dict(type='path'),
             runtime_config_source=dict(type='str'),
-            fail_on_error=dict(type='bool', default=True),
         ),
         supports_check_mode=True,
     )
@@ -167,10 +168,7 @@ def main():
                      '- set the GPU Operator toolkit env RUNTIME_CONFIG_SOURCE=file so it writes its drop-in at the '
                      'root\'s version, and remove or regenerate the offending drop-in before containerd restarts.'
                      % (host, '; '.join(errors)))
-    if params['fail_on_error']:
-        module.fail_json(**output)
-    module.warn(output['msg'])
-    module.exit_json(**output)
+    report_failure(module, output)
 
 
 if __name__ == '__main__':

@@ -111,11 +111,13 @@ msg:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.common import (
+    check_argument_spec,
     format_size_kb,
     hostname,
     join_root,
     parse_size_kb,
     read_text,
+    report_failure,
 )
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.hugepages import (
     check_requests,
@@ -126,15 +128,12 @@ from ansible_collections.gpu_tray.cluster.plugins.module_utils.hugepages import 
 
 def build_module():
     return AnsibleModule(
-        argument_spec=dict(
-            sysfs_root=dict(type='path', default='/sys'),
-            proc_root=dict(type='path', default='/proc'),
+        argument_spec=check_argument_spec(
             default_size=dict(type='str'),
             requested=dict(type='list', elements='dict', required=True, options=dict(
                 size=dict(type='str', required=True),
                 count=dict(type='int'),
             )),
-            fail_on_error=dict(type='bool', default=True),
         ),
         supports_check_mode=True,
     )
@@ -185,10 +184,7 @@ def main():
                      'this kernel: %s) and counts that fit in memory in the tuning profile, or boot a kernel with the '
                      'needed page size; then reboot.'
                      % (host, '; '.join(problems), ', '.join(sizes) or 'none'))
-    if params['fail_on_error']:
-        module.fail_json(**output)
-    module.warn(output['msg'])
-    module.exit_json(**output)
+    report_failure(module, output)
 
 
 if __name__ == '__main__':

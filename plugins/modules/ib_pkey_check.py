@@ -180,9 +180,11 @@ msg:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.common import (
+    check_argument_spec,
     format_pkey,
     hostname,
     parse_pkey_option,
+    report_failure,
 )
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.rdma import (
     check_pkeys,
@@ -197,13 +199,10 @@ from ansible_collections.gpu_tray.cluster.plugins.module_utils.rdma import (
 
 def build_module():
     return AnsibleModule(
-        argument_spec=dict(
-            proc_root=dict(type='path', default='/proc'),
-            sysfs_root=dict(type='path', default='/sys'),
+        argument_spec=check_argument_spec(
             devices=dict(type='list', elements='str'),
             include_vfs=dict(type='bool', default=True),
             pkey=dict(type='raw', default='0xffff', no_log=False),
-            fail_on_error=dict(type='bool', default=True),
         ),
         supports_check_mode=True,
     )
@@ -255,9 +254,7 @@ def main():
                          'ConnectX rails; check that mlx5_ib is loaded, the rails are in InfiniBand mode and '
                          'sysfs_root is right.'
                          % (host, facts['class_dir'], found, ', '.join(facts['rails']) or 'none', skipped_text))
-        if params['fail_on_error']:
-            module.fail_json(**output)
-        module.exit_json(**output)
+        report_failure(module, output)
     failing = [res for res in results if not res['ok']]
     output['failed_ports'] = [res['label'] for res in failing]
     if not failing:
@@ -277,10 +274,7 @@ def main():
     fix += '. Links stay up with limited membership, but RDMA between hosts fails with retry-exceeded.'
     output['msg'] = ('%s: %d of %d InfiniBand ports are not full members of partition %s:\n  %s\n%s'
                      % (host, len(failing), len(results), describe_pkey(required), '\n  '.join(lines), fix))
-    if params['fail_on_error']:
-        module.fail_json(**output)
-    module.warn(output['msg'])
-    module.exit_json(**output)
+    report_failure(module, output)
 
 
 if __name__ == '__main__':

@@ -126,18 +126,20 @@ msg:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.cmdline import check_cmdline, parse_spec
-from ansible_collections.gpu_tray.cluster.plugins.module_utils.common import hostname, join_root
+from ansible_collections.gpu_tray.cluster.plugins.module_utils.common import (
+    check_argument_spec,
+    hostname,
+    join_root,
+    report_failure,
+)
 
 
 def build_module():
     return AnsibleModule(
-        argument_spec=dict(
-            sysfs_root=dict(type='path', default='/sys'),
-            proc_root=dict(type='path', default='/proc'),
+        argument_spec=check_argument_spec(
             required=dict(type='list', elements='str', default=[]),
             forbidden=dict(type='list', elements='str', default=[]),
             fail_on_duplicates=dict(type='bool', default=True),
-            fail_on_error=dict(type='bool', default=True),
         ),
         supports_check_mode=True,
     )
@@ -188,10 +190,7 @@ def main():
                      '/etc/default/grub.d/*.cfg - a later file can overwrite GRUB_CMDLINE_LINUX_DEFAULT, tuned\'s '
                      '/etc/tuned/bootcmdline and $tuned_params can add the same arguments twice), run update-grub '
                      'and reboot.' % (host, path, '; '.join(problems)))
-    if params['fail_on_error']:
-        module.fail_json(**output)
-    module.warn(output['msg'])
-    module.exit_json(**output)
+    report_failure(module, output)
 
 
 if __name__ == '__main__':

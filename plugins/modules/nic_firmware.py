@@ -171,7 +171,13 @@ msg:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpu_tray.cluster.plugins.module_utils.common import TOOL_ENVIRON, find_tool, hostname
+from ansible_collections.gpu_tray.cluster.plugins.module_utils.common import (
+    TOOL_ENVIRON,
+    check_argument_spec,
+    find_tool,
+    hostname,
+    report_failure,
+)
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.mstconfig import (
     EMPTY_TABLE,
     MstconfigParseError,
@@ -220,9 +226,7 @@ def describe_problems(bdf, entry):
 
 def build_module():
     return AnsibleModule(
-        argument_spec=dict(
-            proc_root=dict(type='path', default='/proc'),
-            sysfs_root=dict(type='path', default='/sys'),
+        argument_spec=check_argument_spec(
             devices=dict(type='list', elements='str'),
             rails=dict(type='list', elements='str'),
             include_non_rail_connectx=dict(type='bool', default=False),
@@ -232,7 +236,6 @@ def build_module():
             min_num_vfs=dict(type='int'),
             require_sriov=dict(type='bool', default=True),
             link_type=dict(type='str', choices=['IB', 'ETH'], default='IB'),
-            fail_on_error=dict(type='bool', default=True),
         ),
         mutually_exclusive=[['devices', 'rails']],
         supports_check_mode=True,
@@ -375,10 +378,7 @@ def main():
         fixes.append(QUERY_FIX)
     output['msg'] = '%s: NIC firmware check failed on %d of %d devices:\n  %s\n%s' % (
         host, len(failed), len(devices), '\n  '.join(lines), '\n'.join(fixes))
-    if params['fail_on_error']:
-        module.fail_json(**output)
-    module.warn(output['msg'])
-    module.exit_json(**output)
+    report_failure(module, output)
 
 
 if __name__ == '__main__':

@@ -241,15 +241,16 @@ ansible_facts:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpu_tray.cluster.plugins.module_utils.common import hostname
+from ansible_collections.gpu_tray.cluster.plugins.module_utils.common import (
+    host_paths_argument_spec,
+    hostname,
+)
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.rdma import collect_rdma
 
 
 def build_module():
     return AnsibleModule(
-        argument_spec=dict(
-            proc_root=dict(type='path', default='/proc'),
-            sysfs_root=dict(type='path', default='/sys'),
+        argument_spec=host_paths_argument_spec(
             rails=dict(type='list', elements='str'),
         ),
         supports_check_mode=True,

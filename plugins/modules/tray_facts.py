@@ -139,6 +139,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.common import (
     TOOL_ENVIRON,
     find_tool,
+    host_paths_argument_spec,
     join_root,
     read_text,
 )
@@ -157,9 +158,7 @@ from ansible_collections.gpu_tray.cluster.plugins.module_utils.tray import (
 
 def build_module():
     return AnsibleModule(
-        argument_spec=dict(
-            sysfs_root=dict(type='path', default='/sys'),
-            proc_root=dict(type='path', default='/proc'),
+        argument_spec=host_paths_argument_spec(
             os_release_path=dict(type='path', default='/etc/os-release'),
             systemctl_path=dict(type='path', default='systemctl'),
         ),
