@@ -27,6 +27,16 @@ def recap(stdout):
     return out
 
 
+def run_site(inventory, report):
+    """The site playbook against the lab inventory, evidence written to report."""
+    return playbook(inventory, SITE, extra_vars={"gpu_tray_report_dir": str(report)})
+
+
+def check_msg(ev, check):
+    """The message a check recorded in a tray's evidence."""
+    return next(c["msg"] for c in ev["checks"] if c["check"] == check)
+
+
 def evidence(report_dir, tray):
     return json.loads((report_dir / tray / "preflight.json").read_text())
 
@@ -34,7 +44,7 @@ def evidence(report_dir, tray):
 def test_healthy_gb200_trays_pass_and_rerun_changes_nothing(tmp_path):
     inventory = lab_up("--platform", "nvke-gb200", "--trays", "2")
     report = tmp_path / "report"
-    first = playbook(inventory, SITE, extra_vars={"gpu_tray_report_dir": str(report)})
+    first = run_site(inventory, report)
     assert first.returncode == 0, first.stdout[-6000:]
     for tray in ("tray01", "tray02"):
         ev = evidence(report, tray)
@@ -44,7 +54,7 @@ def test_healthy_gb200_trays_pass_and_rerun_changes_nothing(tmp_path):
         assert {c["check"] for c in ev["checks"]} >= {"os_image", "rails", "pkeys", "nic_firmware", "kernel_cmdline"}
     summary = (report / "preflight-summary.md").read_text()
     assert "| tray01 | nvke-gb200 | PASS |" in summary and "| tray02 | nvke-gb200 | PASS |" in summary
-    second = playbook(inventory, SITE, extra_vars={"gpu_tray_report_dir": str(report)})
+    second = run_site(inventory, report)
     assert second.returncode == 0, second.stdout[-6000:]
     counts = recap(second.stdout)
     assert set(counts) == {"tray01", "tray02"}, second.stdout[-3000:]
@@ -58,7 +68,7 @@ def faulty_gb200(tmp_path_factory):
     # the SR-IOV operator creates the VFs on a real tray; do it the same way (a sysfs write) on tray02
     ssh("tray02", "for d in /var/lib/gpu-tray-lab/sys/class/infiniband/mlx5_[0134]; do echo 2 > $d/device/sriov_numvfs; done")
     report = tmp_path_factory.mktemp("report")
-    run = playbook(inventory, SITE, extra_vars={"gpu_tray_report_dir": str(report)})
+    run = run_site(inventory, report)
     return run, report
 
 
@@ -75,7 +85,7 @@ def test_limited_vf_pkey_message_names_vf_ports_and_fabric_fix(faulty_gb200):
     _, report = faulty_gb200
     ev = evidence(report, "tray02")
     assert ev["failed_checks"] == ["pkeys"]
-    msg = next(c["msg"] for c in ev["checks"] if c["check"] == "pkeys")
+    msg = check_msg(ev, "pkeys")
     assert "tray02" in msg and "VF of" in msg and "0x7fff" in msg
     assert "UFM" in msg and "fixing the PFs alone is not enough" in msg
     failing = [p for p in ev["pkeys"] if not p["ok"]]
@@ -85,7 +95,7 @@ def test_limited_vf_pkey_message_names_vf_ports_and_fabric_fix(faulty_gb200):
 def test_firmware_message_names_device_values_and_human_fix(faulty_gb200):
     _, report = faulty_gb200
     ev = evidence(report, "tray03")
-    msg = next(c["msg"] for c in ev["checks"] if c["check"] == "nic_firmware")
+    msg = check_msg(ev, "nic_firmware")
     assert "tray03" in msg and "NUM_OF_VFS" in msg and "8" in msg and "16" in msg
     assert "mstfwreset" in msg
 
@@ -101,20 +111,20 @@ def test_preflight_changed_nothing_on_the_trays(faulty_gb200):
 def test_vr200_1g_hugepage_request_fails_naming_existing_pools(tmp_path):
     inventory = lab_up("--platform", "rke2-vr200", "--trays", "1", "--fault", "hugepage-1g")
     report = tmp_path / "report"
-    run = playbook(inventory, SITE, extra_vars={"gpu_tray_report_dir": str(report)})
+    run = run_site(inventory, report)
     assert run.returncode != 0, run.stdout[-6000:]
     ev = evidence(report, "tray01")
     assert ev["failed_checks"] == ["hugepages"], ev["checks"]
-    msg = next(c["msg"] for c in ev["checks"] if c["check"] == "hugepages")
+    msg = check_msg(ev, "hugepages")
     assert "1G" in msg and "2M" in msg and "512M" in msg and "16G" in msg
 
 
 def test_rail_switched_to_ethernet_fails_rails_and_firmware(tmp_path):
     inventory = lab_up("--platform", "nvke-gb200", "--trays", "1", "--fault", "link-type-eth")
     report = tmp_path / "report"
-    run = playbook(inventory, SITE, extra_vars={"gpu_tray_report_dir": str(report)})
+    run = run_site(inventory, report)
     assert run.returncode != 0, run.stdout[-6000:]
     ev = evidence(report, "tray01")
     assert set(ev["failed_checks"]) == {"rails", "nic_firmware"}, ev["checks"]
-    firmware = next(c["msg"] for c in ev["checks"] if c["check"] == "nic_firmware")
+    firmware = check_msg(ev, "nic_firmware")
     assert "LINK_TYPE" in firmware and "ETH" in firmware and "IB" in firmware, firmware
