@@ -50,9 +50,10 @@ def test_inventory_groups_vars_and_inventory_level_fault(state):
     spec = {"platform": "rke2-vr200", "trays": 3, "faults": ["pkey-limited-vf@1", "hugepage-1g@2"]}
     path = cli.write_inventory(spec)
     inv = yaml.safe_load(path.read_text())["all"]["children"]
-    hosts = inv["gpu_trays"]["hosts"]
+    assert list(inv) == ["gpu_trays"]                               # each tray listed once, in its
+    assert list(inv["gpu_trays"]["children"]) == ["rke2_vr200"]     # platform group under gpu_trays
+    hosts = inv["gpu_trays"]["children"]["rke2_vr200"]["hosts"]
     assert sorted(hosts) == ["tray01", "tray02", "tray03"]
-    assert sorted(inv["rke2_vr200"]["hosts"]) == ["tray01", "tray02", "tray03"]
     assert hosts["tray02"]["ansible_host"] == "198.18.2.2"
     assert hosts["tray01"]["gpu_tray_lab_faults"] == ["pkey-limited-vf"]
     assert hosts["tray02"]["gpu_tray_tuning_hugepages"] == [{"size": "2M", "count": 5128},
@@ -115,7 +116,7 @@ def test_inventory_fault_vars_come_from_fixtures_only(state, monkeypatch):
     monkeypatch.setattr(cli.fixtures_module(), "inventory_vars",
                         lambda platform, faults: {"gpu_tray_tuning_hugepages": [{"size": "7M", "count": 1}]})
     path = cli.write_inventory({"platform": "rke2-vr200", "trays": 1, "faults": ["hugepage-1g@1"]})
-    hosts = yaml.safe_load(path.read_text())["all"]["children"]["gpu_trays"]["hosts"]
+    hosts = yaml.safe_load(path.read_text())["all"]["children"]["gpu_trays"]["children"]["rke2_vr200"]["hosts"]
     assert hosts["tray01"]["gpu_tray_tuning_hugepages"] == [{"size": "7M", "count": 1}]
 
 
