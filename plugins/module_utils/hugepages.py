@@ -59,12 +59,29 @@ def read_pools(sysfs_root):
     return base, pools
 
 
-def check_requests(pools, requested):
+# Why a pool can hold fewer pages than the kernel command line asks for, after the reboot that applied it.
+SHORTFALL_CAUSES = ('not enough free memory at boot for that many pages, a later GRUB drop-in overriding '
+                    'our hugepages= arguments, or the tray booted another boot entry')
+
+CHECKS = ('sizes', 'counts')
+
+
+def nr_hugepages_path(base, size_kb):
+    """``<base>/hugepages-<size>kB/nr_hugepages``."""
+    return os.path.join(base, 'hugepages-%dkB' % size_kb, 'nr_hugepages')
+
+
+def check_requests(pools, requested, check='counts', base=''):
     """Compare ``requested`` ([{'size': '1G', 'count': 2}]) with ``pools``.
 
-    Returns a list of result dicts with ``ok`` and a ``problem`` text.
+    ``check='sizes'``: every requested size must have a pool (before the change: the counts are
+    allocated by the ``hugepages=`` argument only after the reboot). ``check='counts'``: the pool
+    must also hold at least ``count`` pages; an unreadable ``nr_hugepages`` (under ``base``) is a
+    failure, never a pass. Returns a list of result dicts with ``ok`` and a ``problem`` text.
     Sizes must already be valid (``parse_size_kb`` raises on bad input).
     """
+    if check not in CHECKS:
+        raise ValueError('check must be one of %s, got %r' % (', '.join(CHECKS), check))
     results = []
     existing = ', '.join(pools[size]['size'] for size in sorted(pools)) or 'none'
     for item in requested:
@@ -80,14 +97,18 @@ def check_requests(pools, requested):
             'ok': True,
             'problem': None,
         }
-        wanted = result['size'] if count is None else '%s x %d' % (result['size'], count)
         if pool is None:
             result['ok'] = False
-            result['problem'] = ('requested %s but the running kernel has no %s huge page pool '
-                                 '(pools on this kernel: %s)' % (wanted, result['size'], existing))
-        elif count is not None and (pool['nr_hugepages'] is None or pool['nr_hugepages'] < count):
-            result['ok'] = False
-            result['problem'] = ('requested %s but the %s pool holds %s pages (nr_hugepages)'
-                                 % (wanted, result['size'], pool['nr_hugepages']))
+            result['problem'] = ('the running kernel has no %s huge page pool (pools on this kernel: %s)'
+                                 % (result['size'], existing))
+        elif check == 'counts' and count is not None:
+            if pool['nr_hugepages'] is None:
+                result['ok'] = False
+                result['problem'] = ('cannot read the page count of the %s pool (%s): no integer in it'
+                                     % (result['size'], nr_hugepages_path(base, size_kb)))
+            elif pool['nr_hugepages'] < count:
+                result['ok'] = False
+                result['problem'] = ('the %s pool holds %d of the %d requested pages (nr_hugepages); likely causes: %s'
+                                     % (result['size'], pool['nr_hugepages'], count, SHORTFALL_CAUSES))
         results.append(result)
     return results

@@ -18,7 +18,13 @@ description:
     64k-page arm64 kernel (C(-64k) flavour) has 2M, 512M and 16G pools and no 1G pool, so the
     C(hugepagesz=1G hugepages=2) in the GB200/VR200 tuning profiles is silently ignored there
     (nodewright-packages#135).
-  - Fails when a pool holds fewer pages (C(nr_hugepages)) than requested - the kernel did not honour the request.
+  - With C(check=counts) (the default, after the reboot that applied the tuning) also fails when a pool holds fewer
+    pages (C(nr_hugepages)) than requested - the kernel did not honour the request - and names the likely causes - not
+    enough memory, a later GRUB drop-in overriding the C(hugepages=) arguments, or the tray booted another entry.
+  - With C(check=sizes) (before any change - the pages are allocated only by the C(hugepages=) argument after the
+    reboot) only the page sizes must exist on the running kernel; counts are not compared.
+  - Input it cannot read fails the check and names what could not be read (an C(nr_hugepages) without an integer
+    in C(check=counts), a C(meminfo) without C(Hugepagesize) when O(default_size) is set).
 author:
   - gpu_tray.cluster contributors (!UNKNOWN)
 options:
@@ -37,16 +43,27 @@ options:
       count:
         description:
           - Number of pages requested. Must be 0 or more. When omitted only the existence of the pool is checked.
+          - Compared only with O(check=counts).
         type: int
+  check:
+    description:
+      - V(counts) - every requested pool must exist and hold at least its O(requested[].count) pages (after the reboot).
+      - V(sizes) - every requested page size must have a pool on the running kernel; counts are not compared (before
+        the change, in preflight).
+    type: str
+    choices: [sizes, counts]
+    default: counts
   default_size:
     description:
       - The default huge page size the kernel must use (C(Hugepagesize) in C(proc_root/meminfo)), for example C(2M)
         for a profile with C(default_hugepagesz=2M). Not checked when omitted. On a 64k-page kernel the default is
         512M unless C(default_hugepagesz) is set.
+      - With O(check=sizes) only a pool of that size must exist (C(default_hugepagesz=) takes effect with the reboot).
     type: str
   fail_on_error:
     description:
-      - Fail on a missing pool, a shortfall or a different default size. With C(false) the module only reports.
+      - Fail on a missing pool, a shortfall, unreadable input or a different default size. With V(false) the module
+        only reports (and warns with RV(msg)).
     type: bool
     default: true
 extends_documentation_fragment:
@@ -64,6 +81,12 @@ EXAMPLES = r'''
     requested:
       - {size: 2M, count: 5128}
       - {size: 1G, count: 2}
+
+- name: Preflight, before the tuning reboot - the sizes must exist, the counts come with the reboot
+  gpu_tray.cluster.hugepage_check:
+    check: sizes
+    requested:
+      - {size: 2M, count: 5128}
 
 - name: Only the 2M pool, report only
   gpu_tray.cluster.hugepage_check:
@@ -94,6 +117,11 @@ default_hugepage_size:
   type: str
   returned: always
   sample: 512M
+checked:
+  description: What was checked - V(sizes) (pools exist) or V(counts) (pools exist and hold their counts).
+  type: str
+  returned: always
+  sample: counts
 results:
   description: One entry per requested pool.
   type: list
@@ -101,11 +129,23 @@ results:
   returned: always
   sample:
     - {size: 1G, size_kb: 1048576, count: 2, pool_exists: false, nr_hugepages: null, ok: false,
-       problem: "requested 1G x 2 but the running kernel has no 1G huge page pool (pools on this kernel: 2M, 512M, 16G)"}
-msg:
-  description: Summary naming every problem.
+       problem: "the running kernel has no 1G huge page pool (pools on this kernel: 2M, 512M, 16G)"}
+problems:
+  description: Every problem found, one text each (empty when the check passed).
+  type: list
+  elements: str
+  returned: always
+  sample: ["the 2M pool holds 0 of the 5128 requested pages (nr_hugepages); likely causes: ..."]
+fix:
+  description: What to do about the problems found, or null when the check passed.
   type: str
   returned: always
+  sample: request only sizes the running kernel has (pools on this kernel - 2M, 512M, 16G) in the tuning profile
+msg:
+  description: One sentence naming every problem (the fix is in RV(fix)).
+  type: str
+  returned: always
+  sample: "huge page check (counts) failed: the 2M pool holds 0 of the 5128 requested pages (nr_hugepages); ..."
 '''
 
 from ansible.module_utils.basic import AnsibleModule
@@ -113,13 +153,13 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.common import (
     check_argument_spec,
     format_size_kb,
-    hostname,
     join_root,
     parse_size_kb,
     read_text,
     report_failure,
 )
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.hugepages import (
+    CHECKS,
     check_requests,
     meminfo_hugepagesize_kb,
     read_pools,
@@ -129,6 +169,7 @@ from ansible_collections.gpu_tray.cluster.plugins.module_utils.hugepages import 
 def build_module():
     return AnsibleModule(
         argument_spec=check_argument_spec(
+            check=dict(type='str', choices=list(CHECKS), default='counts'),
             default_size=dict(type='str'),
             requested=dict(type='list', elements='dict', required=True, options=dict(
                 size=dict(type='str', required=True),
@@ -139,51 +180,81 @@ def build_module():
     )
 
 
-def main():
-    module = build_module()
-    host = hostname()
+def validate(module):
+    """Option errors the argument spec cannot express; returns the default size in KiB or None."""
     params = module.params
     if not params['requested']:
-        module.fail_json(msg='%s: option requested is empty: nothing to check. List the pools the tuning profile '
-                             'requests (for example [{size: 2M, count: 5128}]), or skip the task when it requests '
-                             'none.' % host)
+        module.fail_json(msg='option requested is empty: nothing to check; list the pools the tuning profile '
+                             'requests (for example [{size: 2M, count: 5128}]) or skip the task when it requests none')
     for index, item in enumerate(params['requested']):
         try:
             parse_size_kb(item['size'])
         except ValueError as exc:
-            module.fail_json(msg='%s: option requested[%d].size: %s' % (host, index, exc))
+            module.fail_json(msg='option requested[%d].size: %s' % (index, exc))
         if item['count'] is not None and item['count'] < 0:
-            module.fail_json(msg='%s: option requested[%d].count must be 0 or more, got %d'
-                                 % (host, index, item['count']))
-    default_kb = None
-    if params['default_size'] is not None:
-        try:
-            default_kb = parse_size_kb(params['default_size'])
-        except ValueError as exc:
-            module.fail_json(msg='%s: option default_size: %s' % (host, exc))
+            module.fail_json(msg='option requested[%d].count must be 0 or more, got %d' % (index, item['count']))
+    if params['default_size'] is None:
+        return None
+    try:
+        return parse_size_kb(params['default_size'])
+    except ValueError as exc:
+        module.fail_json(msg='option default_size: %s' % exc)
+
+
+def main():
+    module = build_module()
+    params = module.params
+    default_kb = validate(module)
     base, pools = read_pools(params['sysfs_root'])
     meminfo_path = join_root(params['proc_root'], 'meminfo')
-    current_kb = meminfo_hugepagesize_kb(read_text(meminfo_path))
-    results = check_requests(pools, params['requested'])
+    meminfo = read_text(meminfo_path)
+    current_kb = meminfo_hugepagesize_kb(meminfo)
+    results = check_requests(pools, params['requested'], check=params['check'], base=base)
     sizes = [pools[size]['size'] for size in sorted(pools)]
-    output = dict(changed=False, pools=[pools[size] for size in sorted(pools)], available_sizes=sizes,
-                  default_hugepage_size=format_size_kb(current_kb) if current_kb else None, results=results)
+    output = dict(changed=False, checked=params['check'], pools=[pools[size] for size in sorted(pools)],
+                  available_sizes=sizes, default_hugepage_size=format_size_kb(current_kb) if current_kb else None,
+                  results=results)
     problems = [res['problem'] for res in results if not res['ok']]
-    if default_kb is not None and current_kb != default_kb:
-        problems.append('default huge page size is %s (Hugepagesize in %s), expected %s - add '
-                        'default_hugepagesz=%s to the kernel command line'
-                        % (output['default_hugepage_size'] or 'unknown', meminfo_path, format_size_kb(default_kb),
-                           format_size_kb(default_kb)))
+    fixes = []
     if not pools:
-        problems.insert(0, 'no huge page pools under %s (check option sysfs_root)' % base)
+        problems.insert(0, 'no huge page pools under %s' % base)
+        fixes.append('check option sysfs_root')
+    elif any(not res['pool_exists'] for res in results):
+        fixes.append('request only sizes the running kernel has (pools on this kernel: %s) in the tuning profile, '
+                     'or boot a kernel with the needed page size, then reboot' % ', '.join(sizes))
+    if any(res['pool_exists'] and res['nr_hugepages'] is None and not res['ok'] for res in results):
+        fixes.append('check option sysfs_root and that nr_hugepages of each requested pool is readable')
+    if any(res['pool_exists'] and res['nr_hugepages'] is not None and not res['ok'] for res in results):
+        fixes.append('compare MemTotal in %s with the pages requested, make sure no later /etc/default/grub.d '
+                     'drop-in overrides GRUB_CMDLINE_LINUX_DEFAULT, and that %s carries the hugepages= arguments '
+                     '(else the tray booted another entry); then reboot'
+                     % (meminfo_path, join_root(params['proc_root'], 'cmdline')))
+    if default_kb is not None and params['check'] == 'sizes':
+        if pools and default_kb not in pools:
+            problems.append('the running kernel has no %s huge page pool for default_size' % format_size_kb(default_kb))
+            fixes.append('set default_hugepagesz to a size this kernel has (%s)' % ', '.join(sizes))
+    elif default_kb is not None:
+        if meminfo is None:
+            problems.append('cannot read %s for the default huge page size' % meminfo_path)
+            fixes.append('check option proc_root')
+        elif current_kb is None:
+            problems.append('cannot read the default huge page size: no Hugepagesize line in %s' % meminfo_path)
+            fixes.append('check option proc_root (it must be the proc file system of the tray)')
+        elif current_kb != default_kb:
+            problems.append('the default huge page size is %s (Hugepagesize in %s), expected %s'
+                            % (output['default_hugepage_size'], meminfo_path, format_size_kb(default_kb)))
+            fixes.append('add default_hugepagesz=%s to the kernel command line, then reboot'
+                         % format_size_kb(default_kb))
+    output['problems'] = problems
+    output['fix'] = '; '.join(fixes) or None
     if not problems:
-        output['msg'] = '%s: huge page pools OK (%s)' % (
-            host, ', '.join('%s x %s' % (res['size'], res['nr_hugepages']) for res in results))
+        if params['check'] == 'counts':
+            found = ', '.join('%s x %s' % (res['size'], res['nr_hugepages']) for res in results)
+        else:
+            found = ', '.join(res['size'] for res in results)
+        output['msg'] = 'huge page %s OK (%s)' % (params['check'], found)
         module.exit_json(**output)
-    output['msg'] = ('%s: huge page check failed: %s. Fix: request only sizes the running kernel has (pools on '
-                     'this kernel: %s) and counts that fit in memory in the tuning profile, or boot a kernel with the '
-                     'needed page size; then reboot.'
-                     % (host, '; '.join(problems), ', '.join(sizes) or 'none'))
+    output['msg'] = 'huge page check (%s) failed: %s' % (params['check'], '; '.join(problems))
     report_failure(module, output)
 
 

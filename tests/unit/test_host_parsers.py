@@ -120,7 +120,25 @@ def test_4k_kernel_shortfall(tmp_path):
     results = hugepages.check_requests(pools, [{'size': '2048kB', 'count': 5128}, {'size': '1G', 'count': 2},
                                                {'size': '2M', 'count': None}])
     assert [r['ok'] for r in results] == [False, True, True]
-    assert 'holds 100 pages' in results[0]['problem']
+    assert results[0]['problem'].startswith('the 2M pool holds 100 of the 5128 requested pages (nr_hugepages); '
+                                            'likely causes: not enough free memory')
+    # before the reboot only the sizes count: the same pools pass, a missing size still fails
+    sizes = hugepages.check_requests(pools, [{'size': '2M', 'count': 5128}, {'size': '16G', 'count': 1}], 'sizes')
+    assert [r['ok'] for r in sizes] == [True, False] and 'no 16G huge page pool' in sizes[1]['problem']
+
+
+def test_unreadable_count_fails_only_in_counts(tmp_path):
+    t = build_tray(str(tmp_path / 't'), hugepages={2048: 1})
+    base, pools = hugepages.read_pools(t['sys'])
+    pools[2048]['nr_hugepages'] = None                 # what read_pools gives for an unreadable file
+    counts = hugepages.check_requests(pools, [{'size': '2M', 'count': 0}], 'counts', base)
+    assert not counts[0]['ok']
+    assert counts[0]['problem'] == ('cannot read the page count of the 2M pool (%s/hugepages-2048kB/nr_hugepages): '
+                                    'no integer in it' % base)
+    assert hugepages.check_requests(pools, [{'size': '2M', 'count': 0}], 'sizes', base)[0]['ok']
+    assert hugepages.check_requests(pools, [{'size': '2M'}], 'counts', base)[0]['ok']   # no count: existence only
+    with pytest.raises(ValueError):
+        hugepages.check_requests(pools, [{'size': '2M'}], 'pages')
 
 
 # ---- containerd -----------------------------------------------------------------------------------

@@ -458,7 +458,8 @@ def test_hugepage_check_64k_kernel(run_module, tray):
     assert result.failed and result['changed'] is False
     assert result['available_sizes'] == ['2M', '512M', '16G']
     assert 'no 1G huge page pool' in result['msg'] and '2M, 512M, 16G' in result['msg']
-    assert result['msg'].startswith(HOST + ':')
+    assert HOST not in result['msg'] and result['checked'] == 'counts'          # Ansible prints the host
+    assert '2M, 512M, 16G' in result['fix'] and result['problems'] == [result['results'][1]['problem']]
     ok = run_module(hugepage_check, {'sysfs_root': tray['sys'], 'requested': [{'size': '2048kB', 'count': 5128},
                                                                               {'size': '16G'}]})
     assert not ok.failed and [r['ok'] for r in ok['results']] == [True, True]
@@ -484,7 +485,7 @@ def test_hugepage_check_default_size(run_module, tray):
     base = {'sysfs_root': tray['sys'], 'proc_root': tray['proc'], 'requested': [{'size': '2M', 'count': 5128}]}
     result = run_module(hugepage_check, dict(base, default_size='2M'))
     assert result.failed and result['default_hugepage_size'] == '512M'
-    assert 'default huge page size is 512M' in result['msg'] and 'default_hugepagesz=2M' in result['msg']
+    assert 'default huge page size is 512M' in result['msg'] and 'default_hugepagesz=2M' in result['fix']
     assert not run_module(hugepage_check, dict(base, default_size='524288kB')).failed
     assert not run_module(hugepage_check, base).failed             # not checked when omitted
     bad = run_module(hugepage_check, dict(base, default_size='big'))
@@ -497,13 +498,105 @@ def test_hugepage_check_fix_names_the_sizes_of_this_kernel(run_module, tmp_path)
     requested = [{'size': '2M', 'count': 5128}, {'size': '16G', 'count': 1}]
     result = run_module(hugepage_check, {'sysfs_root': t['sys'], 'requested': requested})
     assert result.failed and result['available_sizes'] == ['2M', '1G']
-    assert 'pools on this kernel: 2M, 1G) and counts' in result['msg']
-    assert '512M' not in result['msg']
+    assert 'pools on this kernel: 2M, 1G)' in result['msg'] and 'pools on this kernel: 2M, 1G)' in result['fix']
+    assert '512M' not in result['msg'] + result['fix']
+
+
+FRESH_VR200 = [{'size': '2M', 'count': 5128}, {'size': '512M', 'count': 0}]
+
+
+def test_hugepage_check_sizes_before_the_reboot(run_module, tmp_path):
+    """Preflight on a fresh tray: the pools exist but hold 0 pages (hugepages= applies with the reboot)."""
+    t = build_tray(str(tmp_path / 't'), hugepages={2048: 0, 524288: 0, 16777216: 0})
+    sizes = run_module(hugepage_check, {'sysfs_root': t['sys'], 'check': 'sizes', 'requested': FRESH_VR200})
+    assert not sizes.failed and sizes['checked'] == 'sizes' and sizes['problems'] == [] and sizes['fix'] is None
+    assert sizes['msg'] == 'huge page sizes OK (2M, 512M)'
+    # the sizes check still refuses a size the kernel has no pool for (1G on a 64k kernel)
+    no_1g = run_module(hugepage_check, {'sysfs_root': t['sys'], 'check': 'sizes',
+                                        'requested': [{'size': '1G', 'count': 2}]})
+    assert no_1g.failed and no_1g['checked'] == 'sizes' and 'no 1G huge page pool' in no_1g['msg']
+    # the same tray fails the counts check (the default), naming pool, found count and causes
+    counts = run_module(hugepage_check, {'sysfs_root': t['sys'], 'requested': FRESH_VR200})
+    assert counts.failed and counts['checked'] == 'counts'
+    assert counts['problems'] == ['the 2M pool holds 0 of the 5128 requested pages (nr_hugepages); likely causes: '
+                                  'not enough free memory at boot for that many pages, a later GRUB drop-in '
+                                  'overriding our hugepages= arguments, or the tray booted another boot entry']
+    assert counts['msg'] == 'huge page check (counts) failed: ' + counts['problems'][0]
+    assert 'MemTotal' in counts['fix'] and '/etc/default/grub.d' in counts['fix'] and 'cmdline' in counts['fix']
+    assert [r['ok'] for r in counts['results']] == [False, True]       # 0 of 0 is enough
+
+
+def test_hugepage_check_counts_boundary(run_module, tmp_path):
+    t = build_tray(str(tmp_path / 't'), hugepages={2048: 5127, 524288: 0})
+    short = run_module(hugepage_check, {'sysfs_root': t['sys'], 'requested': [{'size': '2M', 'count': 5128}]})
+    assert short.failed and 'holds 5127 of the 5128 requested pages' in short['msg']
+    enough = run_module(hugepage_check, {'sysfs_root': t['sys'], 'requested': [{'size': '2M', 'count': 5127}]})
+    assert not enough.failed and enough['msg'] == 'huge page counts OK (2M x 5127)'
+
+
+def test_hugepage_check_sizes_default_size(run_module, tmp_path):
+    """check=sizes: default_size needs a pool of that size, not yet the running default (it comes with the reboot)."""
+    t = build_tray(str(tmp_path / 't'), default_hugepage_kb=524288)
+    base = {'sysfs_root': t['sys'], 'proc_root': t['proc'], 'check': 'sizes', 'requested': [{'size': '2M'}]}
+    assert not run_module(hugepage_check, dict(base, default_size='2M')).failed
+    bad = run_module(hugepage_check, dict(base, default_size='1G'))
+    assert bad.failed and 'no 1G huge page pool for default_size' in bad['msg'] and '2M, 512M, 16G' in bad['fix']
+
+
+def test_hugepage_check_bad_check_option(run_module, tray):
+    result = run_module(hugepage_check, {'sysfs_root': tray['sys'], 'check': 'pages', 'requested': [{'size': '2M'}]})
+    assert result.failed and 'check' in result['msg'] and 'sizes' in result['msg']
+    _no_traceback(result)
+
+
+@pytest.mark.parametrize('content', ['', 'lots', '12x'])
+def test_hugepage_check_unreadable_count_fails(run_module, tmp_path, content):
+    """An nr_hugepages without an integer is a failure that names the file, never a pass."""
+    t = build_tray(str(tmp_path / 't'), hugepages={2048: 5128})
+    path = os.path.join(t['sys'], 'kernel', 'mm', 'hugepages', 'hugepages-2048kB', 'nr_hugepages')
+    with open(path, 'w') as handle:
+        handle.write(content)
+    result = run_module(hugepage_check, {'sysfs_root': t['sys'], 'requested': [{'size': '2M', 'count': 1}]})
+    assert result.failed and 'cannot read the page count of the 2M pool' in result['msg'] and path in result['msg']
+    assert 'nr_hugepages' in result['fix']
+    # the sizes check does not need the count
+    assert not run_module(hugepage_check, {'sysfs_root': t['sys'], 'check': 'sizes',
+                                           'requested': [{'size': '2M', 'count': 1}]}).failed
+
+
+def test_hugepage_check_unreadable_count_missing_file(run_module, tmp_path):
+    t = build_tray(str(tmp_path / 't'), hugepages={2048: 5128})
+    os.remove(os.path.join(t['sys'], 'kernel', 'mm', 'hugepages', 'hugepages-2048kB', 'nr_hugepages'))
+    result = run_module(hugepage_check, {'sysfs_root': t['sys'], 'requested': [{'size': '2M', 'count': 0}]})
+    assert result.failed and 'cannot read the page count' in result['msg']
+
+
+def test_hugepage_check_unreadable_meminfo_fails(run_module, tmp_path):
+    """default_size set but meminfo missing or without Hugepagesize: fail naming the file."""
+    t = build_tray(str(tmp_path / 't'), default_hugepage_kb=None)
+    base = {'sysfs_root': t['sys'], 'proc_root': t['proc'], 'requested': [{'size': '2M'}], 'default_size': '2M'}
+    missing = run_module(hugepage_check, base)
+    meminfo = os.path.join(t['proc'], 'meminfo')
+    assert missing.failed and 'cannot read %s for the default huge page size' % meminfo in missing['msg']
+    assert missing['default_hugepage_size'] is None and 'proc_root' in missing['fix']
+    with open(meminfo, 'w') as handle:
+        handle.write('MemTotal:       1003263424 kB\n')
+    no_line = run_module(hugepage_check, base)
+    assert no_line.failed and 'no Hugepagesize line in %s' % meminfo in no_line['msg']
+    # without default_size meminfo is not needed
+    assert not run_module(hugepage_check, dict(base, default_size=None)).failed
+
+
+def test_hugepage_check_report_only(run_module, tmp_path):
+    t = build_tray(str(tmp_path / 't'), hugepages={2048: 0})
+    result = run_module(hugepage_check, {'sysfs_root': t['sys'], 'fail_on_error': False,
+                                         'requested': [{'size': '2M', 'count': 8}]})
+    assert not result.failed and result['problems'] and result['msg'] in result.warning_texts
 
 
 def test_hugepage_check_no_pools(run_module, tmp_path):
     result = run_module(hugepage_check, {'sysfs_root': str(tmp_path), 'requested': [{'size': '2M'}]})
-    assert result.failed and 'no huge page pools' in result['msg']
+    assert result.failed and 'no huge page pools' in result['msg'] and 'sysfs_root' in result['fix']
 
 
 # ---- containerd_config -----------------------------------------------------------------------------
