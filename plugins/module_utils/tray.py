@@ -35,7 +35,9 @@ _ENABLED_STATES = frozenset(['enabled', 'enabled-runtime', 'linked', 'linked-run
                              'bad', 'not-found'])
 _ACTIVE_STATES = frozenset(['active', 'reloading', 'inactive', 'failed', 'activating', 'deactivating',
                             'maintenance', 'refreshing', 'unknown'])
-_PAGE_FLAVOUR = re.compile(r'-(\d+)k(?:-|$)')
+# The page-size flavour: Ubuntu ``-64k`` (``6.8.0-1021-nvidia-64k``), RHEL family ``+64k``
+# (``5.14.0-427.13.1.el9_4.aarch64+64k``); either may be followed by another suffix (``+64k-debug``).
+_PAGE_FLAVOUR = re.compile(r'[-+](\d+)k(?:[-+]|$)')
 
 
 def parse_os_release(text):
@@ -61,8 +63,10 @@ def kernel_flavour_page_size(release):
     """Page size implied by the kernel flavour suffix, in bytes.
 
     Ubuntu/NVIDIA arm64 kernels name a 64 KiB-page build ``-64k``
-    (``6.8.0-1021-nvidia-64k``, ``7.0.0-5-nvidia-bos-64k``). Without such a
-    suffix the flavour implies 4 KiB; ``None`` when no release is known.
+    (``6.8.0-1021-nvidia-64k``, ``7.0.0-5-nvidia-bos-64k``), RHEL-family
+    kernel-64k builds ``+64k`` (``5.14.0-427.13.1.el9_4.aarch64+64k``).
+    Without such a suffix the flavour implies 4 KiB; ``None`` when no
+    release is known.
     """
     if not release:
         return None

@@ -258,12 +258,18 @@ def test_os_release():
 @pytest.mark.parametrize('release, size', [
     ('6.8.0-1021-nvidia-64k', 65536), ('7.0.0-5-nvidia-bos-64k', 65536), ('6.8.0-1021-nvidia', 4096),
     ('6.1.0-18-arm64', 4096), ('6.8.0-64-generic', 4096), ('6.8.0-1021-nvidia-16k', 16384), (None, None),
+    # RHEL family (kernel-64k): the flavour follows a '+' after the architecture
+    ('5.14.0-427.13.1.el9_4.aarch64+64k', 65536), ('6.12.0-55.9.1.el10_0.aarch64+64k', 65536),
+    ('5.14.0-427.13.1.el9_4.aarch64', 4096), ('5.14.0-427.13.1.el9_4.aarch64+debug', 4096),
+    ('5.14.0-427.13.1.el9_4.aarch64+64k-debug', 65536), ('6.8.0-1021-nvidia-64k+dbg', 65536),
 ])
 def test_kernel_flavour_page_size(release, size):
     assert tray.kernel_flavour_page_size(release) == size
 
 
-@pytest.mark.parametrize('text, mode', [('Y', 'shared'), ('N\n', 'exclusive'), (None, None), ('?', 'unknown')])
+@pytest.mark.parametrize('text, mode', [('Y', 'shared'), ('N\n', 'exclusive'), (None, None), ('?', 'unknown'),
+                                        ('1', 'shared'), ('0\n', 'exclusive'), ('y', 'shared'), ('n', 'exclusive'),
+                                        ('', 'unknown')])
 def test_netns_mode(text, mode):
     assert tray.parse_netns_mode(text) == mode
 

@@ -686,6 +686,23 @@ def test_tray_facts(run_module, tray, tmp_path, monkeypatch):
     assert all(c['LC_ALL'] == 'C' for c in calls)
 
 
+@pytest.mark.parametrize('release, flavour', [
+    ('5.14.0-427.13.1.el9_4.aarch64+64k', 65536),        # RHEL-family kernel-64k
+    ('7.0.0-5-nvidia-bos-64k', 65536),                   # VR200 Ubuntu 26.04
+    ('5.14.0-427.13.1.el9_4.aarch64', 4096),
+])
+def test_tray_facts_page_flavour_both_spellings(run_module, tmp_path, release, flavour):
+    t = build_tray(str(tmp_path / 't'), osrelease=release, modules={
+        'ib_core': {'initstate': 'live', 'parameters': {'netns_mode': '0'}}})
+    tool, _log = tooldouble.systemctl(str(tmp_path), {'is-enabled': {'nvidia-imex.service': 'masked-runtime'},
+                                                      'is-active': {'nvidia-imex.service': 'inactive'}})
+    result = run_module(tray_facts, {'sysfs_root': t['sys'], 'proc_root': t['proc'], 'systemctl_path': tool})
+    facts = result['ansible_facts']['gpu_tray']
+    assert facts['kernel_release'] == release and facts['kernel_flavour_page_size'] == flavour
+    assert facts['ib_core_netns_mode'] == 'exclusive'                    # netns_mode written as 0
+    assert facts['nvidia_imex']['enabled'] == 'masked-runtime'           # a runtime mask (/run) is kept as such
+
+
 def test_tray_facts_exclusive_missing_unit_no_ib_core(run_module, tray, tmp_path):
     netns = os.path.join(tray['sys'], 'module', 'ib_core', 'parameters', 'netns_mode')
     with open(netns, 'w') as handle:
