@@ -20,6 +20,9 @@ LAB_VARS = {
     "gpu_tray_sysfs_root": "/var/lib/gpu-tray-lab/sys",
     "gpu_tray_proc_root": "/proc",
     "gpu_tray_boot_time_command": "cat /run/gpu-tray-lab/boot_id",
+    # /proc/sys is read-only in a tray (a container shares the host kernel): roles write sysctl.d files but
+    # do not set the values live (kernel_tuning_sysctl_apply)
+    "gpu_tray_sysctl_apply": False,
 }
 
 
