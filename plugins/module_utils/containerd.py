@@ -92,28 +92,36 @@ def config_imports(data, path='<string>'):
     return list(value)
 
 
-def resolve_imports(imports, root_dir):
-    """Expand import globs like containerd: relative paths are relative to the importing file's dir."""
+def under_root(root, path):
+    """``path`` as seen by a host whose file system is mounted at ``root`` (``/`` gives ``path`` itself)."""
+    return os.path.join(root or '/', path.lstrip('/')) if os.path.isabs(path) else path
+
+
+def resolve_imports(imports, root_dir, root='/'):
+    """Expand import globs like containerd: relative paths are relative to the importing file's dir
+    (``root_dir``, a real path); absolute ones are paths of the host whose file system is at ``root``."""
     files = []
     for pattern in imports:
-        full = pattern if os.path.isabs(pattern) else os.path.join(root_dir, pattern)
+        full = under_root(root, pattern) if os.path.isabs(pattern) else os.path.join(root_dir, pattern)
         for match in sorted(glob.glob(full)):
             if os.path.isfile(match) and match not in files:
                 files.append(match)
     return files
 
 
-def load_imports(config_path, imports):
+def load_imports(config_path, imports, root='/'):
     """Follow ``imports`` recursively, like containerd's LoadConfig: breadth first, each file once.
+
+    ``config_path`` is the real path of the root config; absolute imports resolve under ``root``.
 
     Returns a list of ``{'path', 'imported_by', 'version', 'error'}`` in load
     order. A file that cannot be read/parsed gets ``error`` (its own imports
     are then unknown); a file already loaded (a cycle, or the root itself) is
     not loaded again.
     """
-    root = os.path.abspath(config_path)
-    loaded = set([root])
-    pending = [(path, root) for path in resolve_imports(imports, os.path.dirname(root))]
+    config = os.path.abspath(config_path)
+    loaded = set([config])
+    pending = [(path, config) for path in resolve_imports(imports, os.path.dirname(config), root)]
     out = []
     while pending:
         path, parent = pending.pop(0)
@@ -130,7 +138,7 @@ def load_imports(config_path, imports):
         except ContainerdConfigError as exc:
             entry['error'] = str(exc)
         out.append(entry)
-        pending.extend((child, path) for child in resolve_imports(nested, os.path.dirname(path)))
+        pending.extend((child, path) for child in resolve_imports(nested, os.path.dirname(path), root))
     return out
 
 
@@ -146,21 +154,27 @@ def toolkit_reads_command(sources):
     return bool(sources) and sources[0].split('=', 1)[0] == 'command'
 
 
-def inspect(config_path, dropin_dir=None, runtime_config_source=None):
+def inspect(config_path, dropin_dir=None, runtime_config_source=None, root='/'):
     """Read the root and drop-ins; return (result, errors, warnings).
+
+    ``root`` is where the file system of the host the config belongs to is (``/``, or a mounted image
+    or a test tree): ``config_path``, ``dropin_dir`` and every absolute ``imports`` glob are paths of
+    that host and are read under ``root``; the returned paths are the real ones read.
 
     Raises ContainerdConfigError when the root config cannot be read/parsed,
     or its ``version``/``imports`` have a type containerd cannot load.
     """
-    root = load_file(config_path)
-    root_version = config_version(root, config_path)
-    imports = config_imports(root, config_path)
+    config_path = under_root(root, config_path)
+    data = load_file(config_path)
+    root_version = config_version(data, config_path)
+    imports = config_imports(data, config_path)
     root_effective = effective_version(root_version)
     root_shown = root_version if root_version is not None else '1 (no version key)'
-    loaded = load_imports(config_path, imports)
+    loaded = load_imports(config_path, imports, root)
     imported = [entry['path'] for entry in loaded]
     in_dir = []
     if dropin_dir:
+        dropin_dir = under_root(root, dropin_dir)
         in_dir = sorted(os.path.abspath(path) for path in glob.glob(os.path.join(dropin_dir, '*.toml'))
                         if os.path.isfile(path))
     errors = []

@@ -24,18 +24,28 @@ description:
     C(command) (C(containerd config dump) migrates to version 4, so the toolkit would write a version 4 drop-in).
     The fix is the toolkit env C(RUNTIME_CONFIG_SOURCE=file).
   - Warns about a C(*.toml) in I(dropin_dir) that the root's C(imports) do not match (containerd ignores it).
+  - I(config_path), I(dropin_dir) and every absolute C(imports) glob are paths of the host the config belongs to and
+    are read under I(root) - so a config read from a mounted image or a test tree checks the drop-ins of that tree,
+    never those of the machine the module runs on.
   - Not for RKE2, which renders its own containerd config under C(/var/lib/rancher/rke2/agent/etc/containerd).
 author:
   - gpu_tray.cluster contributors (!UNKNOWN)
 options:
   config_path:
     description:
-      - The containerd root config.
+      - The containerd root config, read under I(root).
     type: path
     default: /etc/containerd/config.toml
+  root:
+    description:
+      - Where the file system of the host whose containerd config is checked is mounted. I(config_path),
+        I(dropin_dir) and the absolute C(imports) globs (C(/etc/containerd/conf.d/*.toml)) are read under it.
+      - Set it to check a mounted image or a simulated tray; the default C(/) checks the host itself.
+    type: path
+    default: /
   dropin_dir:
     description:
-      - Directory whose C(*.toml) drop-ins are checked in addition to the imported files (the NVIDIA toolkit writes
+      - Directory (under I(root)) whose C(*.toml) drop-ins are checked in addition to the imported files (the NVIDIA toolkit writes
         C(99-nvidia.toml) there). Omit to check only what the root imports.
     type: path
   runtime_config_source:
@@ -63,6 +73,11 @@ EXAMPLES = r'''
     dropin_dir: /etc/containerd/conf.d
     runtime_config_source: file
 
+- name: The config of an image mounted at /mnt/image (its imports resolve under /mnt/image too)
+  gpu_tray.cluster.containerd_config:
+    root: /mnt/image
+    dropin_dir: /etc/containerd/conf.d
+
 - name: Before installing the GPU Operator with its default source
   gpu_tray.cluster.containerd_config:
     dropin_dir: /etc/containerd/conf.d
@@ -71,7 +86,7 @@ EXAMPLES = r'''
 
 RETURN = r'''
 config_path:
-  description: The root config that was read.
+  description: The root config that was read (under O(root)).
   type: str
   returned: always
   sample: /etc/containerd/config.toml
@@ -138,6 +153,7 @@ def build_module():
     return AnsibleModule(
         argument_spec=check_argument_spec(
             config_path=dict(type='path', default='/etc/containerd/config.toml'),
+            root=dict(type='path', default='/'),
             dropin_dir=dict(type='path'),
             runtime_config_source=dict(type='str'),
         ),
@@ -154,7 +170,7 @@ def main():
                          exception=TOML_IMPORT_ERROR)
     try:
         result, errors, warnings = inspect(params['config_path'], params['dropin_dir'],
-                                           params['runtime_config_source'])
+                                           params['runtime_config_source'], root=params['root'])
     except ContainerdConfigError as exc:
         module.fail_json(msg='%s: %s (check option config_path)' % (host, exc), changed=False)
     for warning in warnings:

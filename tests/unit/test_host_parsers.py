@@ -162,12 +162,43 @@ def test_v3_root_file_source_clean(tmp_path):
 
 
 def test_dropin_not_imported_is_warned_not_failed(tmp_path):
-    # root-v2 imports /etc/containerd/conf.d/*.toml; the fixture drop-in dir is elsewhere
-    config, dropdir = containerd_tree(tmp_path, 'root-v2.toml', [('99-nvidia-v4.toml', '99-nvidia.toml')])
-    result, errors, warnings = containerd.inspect(config, dropdir, 'file')
+    # root-v2 imports /etc/containerd/conf.d/*.toml; the drop-in dir checked is elsewhere in that root
+    containerd_tree(tmp_path / 'opt', 'root-v2.toml', [('99-nvidia-v4.toml', '99-nvidia.toml')])
+    os.makedirs(str(tmp_path / 'etc' / 'containerd' / 'conf.d'))
+    os.rename(str(tmp_path / 'opt' / 'containerd' / 'config.toml'), str(tmp_path / 'etc' / 'containerd' / 'config.toml'))
+    result, errors, warnings = containerd.inspect('/etc/containerd/config.toml', '/opt/containerd/conf.d', 'file',
+                                                  root=str(tmp_path))
     assert errors == []
     assert result['dropins'][0]['imported'] is False
     assert any('containerd does not read it' in w for w in warnings)
+
+
+def test_absolute_imports_resolve_under_root(tmp_path):
+    """A config read under another root (a mounted image, a test tree) checks the drop-ins of THAT root:
+    root-v2 imports /etc/containerd/conf.d/*.toml, which must be <root>/etc/containerd/conf.d/*.toml."""
+    image = tmp_path / 'image'
+    containerd_tree(image / 'etc', 'root-v2.toml', [('99-nvidia-v4.toml', '99-nvidia.toml')])
+    result, errors, warnings = containerd.inspect('/etc/containerd/config.toml', '/etc/containerd/conf.d', 'file',
+                                                  root=str(image))
+    dropin = str(image / 'etc' / 'containerd' / 'conf.d' / '99-nvidia.toml')
+    assert result['config_path'] == str(image / 'etc' / 'containerd' / 'config.toml')
+    assert [(d['path'], d['imported'], d['version']) for d in result['dropins']] == [(dropin, True, 4)]
+    assert len(errors) == 1 and 'higher than root' in errors[0] and dropin in errors[0]
+    assert not any('does not read it' in w for w in warnings)
+
+
+def test_nested_absolute_imports_resolve_under_root(tmp_path):
+    image = tmp_path / 'image'
+    config, dropdir = containerd_tree(image / 'etc', 'root-v2.toml')
+    write_toml(os.path.join(dropdir, '10-chain.toml'), 'version = 2\nimports = ["/opt/extra/*.toml"]\n')
+    deep = write_toml(image / 'opt' / 'extra' / '20-deep.toml', 'version = 3\n')
+    result, errors, _warnings = containerd.inspect('/etc/containerd/config.toml', None, 'file', root=str(image))
+    assert [d['path'] for d in result['dropins']] == [os.path.join(dropdir, '10-chain.toml'), deep]
+    assert len(errors) == 1 and deep in errors[0]
+    # the root config itself, imported again through the mounted path, is not loaded twice
+    write_toml(os.path.join(dropdir, '30-loop.toml'), 'version = 2\nimports = ["/etc/containerd/config.toml"]\n')
+    again, _errors, _warnings = containerd.inspect('/etc/containerd/config.toml', None, 'file', root=str(image))
+    assert config not in [d['path'] for d in again['dropins']]
 
 
 def test_broken_dropin_and_root(tmp_path):

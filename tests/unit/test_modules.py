@@ -646,6 +646,31 @@ def test_containerd_config_root_without_version(run_module, tmp_path):
     assert any('has no version key' in w for w in result.warning_texts)
 
 
+def test_containerd_config_root_option(run_module, tmp_path):
+    """Under root=<image>, root-v2's import /etc/containerd/conf.d/*.toml is <image>/etc/containerd/conf.d."""
+    image = tmp_path / 'image'
+    containerd_tree(image / 'etc', 'root-v2.toml', [('99-nvidia-v4.toml', '99-nvidia.toml')])
+    result = run_module(containerd_config, {'root': str(image), 'dropin_dir': '/etc/containerd/conf.d',
+                                            'runtime_config_source': 'file'})
+    dropin = str(image / 'etc' / 'containerd' / 'conf.d' / '99-nvidia.toml')
+    assert result.failed and result['config_path'] == str(image / 'etc' / 'containerd' / 'config.toml')
+    assert result['dropins'] == [{'path': dropin, 'imported': True, 'imported_by': result['config_path'],
+                                  'version': 4, 'error': None}]
+    assert 'higher than root config version 2' in result['msg'] and not result.warning_texts
+    missing = run_module(containerd_config, {'root': str(tmp_path / 'nothing')})
+    assert missing.failed and str(tmp_path / 'nothing' / 'etc' / 'containerd' / 'config.toml') in missing['msg']
+
+
+def test_containerd_config_v4_root(run_module, tmp_path):
+    """A version 4 root (containerd 2.2+): a v4 drop-in is fine and the command source warns about nothing."""
+    image = tmp_path / 'image'
+    write_toml(image / 'etc' / 'containerd' / 'config.toml', 'version = 4\nimports = ["conf.d/*.toml"]\n')
+    write_toml(image / 'etc' / 'containerd' / 'conf.d' / '99-nvidia.toml', 'version = 4\n')
+    result = run_module(containerd_config, {'root': str(image), 'dropin_dir': '/etc/containerd/conf.d'})
+    assert not result.failed and result['version'] == 4 and result['toolkit_reads_command'] is True
+    assert [d['version'] for d in result['dropins']] == [4] and not result.warning_texts
+
+
 def test_containerd_config_imports_not_a_list(run_module, tmp_path):
     config = write_toml(tmp_path / 'config.toml', 'version = 3\nimports = 5\n')
     result = run_module(containerd_config, {'config_path': config})
