@@ -84,10 +84,17 @@ def test_build_excludes_dev_content(tmp_path):
         assert "plugins/modules/%s.py" % mod in names
 
 
-def test_action_group_lists_every_module():
+def host_module_names():
+    """Modules that take the shared host paths (doc fragment gpu_tray.cluster.host_paths)."""
+    return [m for m in module_names()
+            if "gpu_tray.cluster.host_paths" in (ROOT / "plugins" / "modules" / ("%s.py" % m)).read_text()]
+
+
+def test_action_group_lists_every_host_module():
     runtime = yaml.safe_load((ROOT / "meta" / "runtime.yml").read_text())
     group = set(runtime["action_groups"]["host_checks"])
-    missing = [m for m in module_names() if m not in group]
+    assert {"tray_facts", "rdma_facts", "hugepage_check"} <= set(host_module_names())
+    missing = [m for m in host_module_names() if m not in group]
     unknown = sorted(group - set(module_names()))
     assert not missing and not unknown, "action group drift: missing %s, unknown %s" % (missing, unknown)
 

@@ -37,12 +37,14 @@ def test_preflight_rejects_bad_input_by_name(extra_vars, variable, words, tmp_pa
     assert "Traceback" not in out, out
     if variable is None:
         # a comma-separated string where a list is expected is accepted and split; the checks then run against
-        # the nonexistent sysfs root and fail on their own, naming the rails that were asked for
+        # the nonexistent sysfs root and fail on their own, naming the rails that were asked for (evidence)
+        assert "Preflight failed (" in out and "rails" in out, out
+        evidence = (tmp_path / "report" / "localhost" / "preflight.json").read_text()
         for word in words:
-            assert word in out, out
+            assert word in evidence, evidence
         return
     assert "Validating arguments against arg spec" in out, out
-    assert "TASK [gpu_tray.cluster.preflight : Gather tray facts" not in out, "a task ran despite bad input:\n" + out
+    assert "TASK [gpu_tray.cluster.preflight : Read the tray" not in out, "a task ran despite bad input:\n" + out
     assert variable in out, out
     for word in words:
         assert word in out, out

@@ -1,0 +1,354 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpu_tray.cluster contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+---
+module: tray_state
+short_description: Read everything a GPU tray check needs in one read-only module call
+version_added: 0.2.0
+description:
+  - Reads the tray's state once - OS and kernel, modules, runtime units (as M(gpu_tray.cluster.tray_facts)), RDMA
+    devices, ports and P_Key tables (as M(gpu_tray.cluster.rdma_facts)), huge page pools, the booted kernel command
+    line, the containerd configuration and, on request, the raw C(mstconfig) query output of the rails.
+  - Judges nothing. The decisions are made on the controller by the C(gpu_tray.cluster.preflight_checks) filter,
+    which calls the same pure functions as the check modules (M(gpu_tray.cluster.ib_pkey_check),
+    M(gpu_tray.cluster.nic_firmware), M(gpu_tray.cluster.hugepage_check), M(gpu_tray.cluster.kernel_cmdline),
+    M(gpu_tray.cluster.containerd_config)). One module call per tray instead of one per check is what keeps a
+    fleet-wide preflight close to the cost of a ping.
+  - Input it cannot read is returned as an C(error) text in the part concerned, never as a failure of the module,
+    so that the filter can name what could not be read.
+  - Runs only read-only tools - C(systemctl is-enabled/is-active) and C(mstconfig [-e] -d <bdf> q) - with argv lists.
+author:
+  - gpu_tray.cluster contributors (!UNKNOWN)
+options:
+  os_release_path:
+    description: The os-release file (C(/usr/lib/os-release) is read when the default is absent).
+    type: path
+    default: /etc/os-release
+  systemctl_path:
+    description: Path or name of C(systemctl).
+    type: path
+    default: systemctl
+  query_firmware:
+    description:
+      - Query the NIC firmware settings of the rails with C(mstconfig) (read-only C(q)).
+    type: bool
+    default: false
+  rails:
+    description:
+      - Rail device names whose PCI functions are queried with I(query_firmware), whatever their current link layer
+        (a rail switched to Ethernet is still queried). Default is the rails found under I(sysfs_root) (ConnectX PFs
+        with InfiniBand ports, BlueField excluded). Names that do not exist are returned in C(firmware.unknown).
+    type: list
+    elements: str
+  mstconfig_path:
+    description: Path or name of C(mstconfig) on the tray.
+    type: path
+    default: mstconfig
+  extended:
+    description:
+      - Query with C(-e) (Default, Current and Next Boot columns). An mstconfig that rejects C(-e) is queried again
+        without it (C(firmware.devices[].retried_without_e)).
+    type: bool
+    default: true
+  containerd_config_path:
+    description: The containerd root configuration. Read only when it exists; its C(imports) are resolved too.
+    type: path
+    default: /etc/containerd/config.toml
+  containerd_root:
+    description:
+      - Where the file system the containerd configuration belongs to is mounted; I(containerd_config_path) and
+        absolute C(imports) globs are read below it (as option C(root) of M(gpu_tray.cluster.containerd_config)).
+    type: path
+    default: /
+  runtime_config_source:
+    description:
+      - The GPU Operator toolkit's C(RUNTIME_CONFIG_SOURCE), passed to the containerd inspection (warnings only).
+    type: str
+extends_documentation_fragment:
+  - gpu_tray.cluster.host_paths
+  - gpu_tray.cluster.host_paths.sysfs
+  - gpu_tray.cluster.host_paths.proc
+  - gpu_tray.cluster.host_paths.facts
+seealso:
+  - module: gpu_tray.cluster.tray_facts
+  - module: gpu_tray.cluster.rdma_facts
+  - module: gpu_tray.cluster.nic_firmware
+'''
+
+EXAMPLES = r'''
+- name: Read the tray once (the preflight role does this)
+  gpu_tray.cluster.tray_state:
+    sysfs_root: "{{ gpu_tray_sysfs_root | default('/sys') }}"
+    query_firmware: true
+    rails: "{{ gpu_tray_rails }}"
+  register: state
+
+- name: Decide on the controller, with the check modules' rules
+  ansible.builtin.set_fact:
+    checks: "{{ state | gpu_tray.cluster.preflight_checks({'pkey': '0xffff', 'hugepages': [{'size': '2M', 'count': 5128}]}) }}"
+'''
+
+RETURN = r'''
+ansible_facts:
+  description: The facts M(gpu_tray.cluster.tray_facts) and M(gpu_tray.cluster.rdma_facts) return, unchanged in shape.
+  type: dict
+  returned: always
+  contains:
+    gpu_tray:
+      description: As C(ansible_facts.gpu_tray) of M(gpu_tray.cluster.tray_facts).
+      type: dict
+    gpu_tray_rdma:
+      description: As C(ansible_facts.gpu_tray_rdma) of M(gpu_tray.cluster.rdma_facts) (rails detected, not I(rails)).
+      type: dict
+rdma:
+  description:
+    - What the checks need beyond C(ansible_facts.gpu_tray_rdma) - C(class_dir) (where the devices were read) and
+      C(vfs_by_pf) (VF device names by PF PCI address).
+  type: dict
+  returned: always
+  sample: {class_dir: /sys/class/infiniband, vfs_by_pf: {"0000:06:00.0": [mlx5_5, mlx5_6]}}
+hugepages:
+  description: Huge page pools (C(base), C(pools) keyed by size in KiB as strings) and C(meminfo_default_kb).
+  type: dict
+  returned: always
+  sample: {base: /sys/kernel/mm/hugepages, pools: {"2048": {size: 2M, size_kb: 2048, nr_hugepages: 0}},
+           meminfo_default_kb: 524288}
+cmdline:
+  description: The booted command line (C(text)) read from C(path), or C(error) when it could not be read.
+  type: dict
+  returned: always
+  sample: {path: /proc/cmdline, text: "BOOT_IMAGE=/boot/vmlinuz-7.0.0-5-nvidia-bos-64k ro", error: null}
+firmware:
+  description:
+    - With I(query_firmware), the raw mstconfig output per queried PCI function (C(devices) - C(name), C(bdf),
+      C(command), C(rc), C(stdout), C(stderr), C(retried_without_e)), rail names that do not exist (C(unknown)) and
+      C(error) when mstconfig is missing. C(queried=false) otherwise.
+  type: dict
+  returned: always
+containerd:
+  description:
+    - C(present) (the root config exists), and when present the inspection M(gpu_tray.cluster.containerd_config)
+      makes (C(result), C(problems), C(warnings)) or C(error) when the root config cannot be read.
+  type: dict
+  returned: always
+'''
+
+import os
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.gpu_tray.cluster.plugins.module_utils.common import (
+    TOOL_ENVIRON,
+    find_tool,
+    host_paths_argument_spec,
+    join_root,
+    read_text,
+)
+from ansible_collections.gpu_tray.cluster.plugins.module_utils.containerd import (
+    HAS_TOML,
+    ContainerdConfigError,
+    inspect,
+    under_root,
+)
+from ansible_collections.gpu_tray.cluster.plugins.module_utils.hugepages import (
+    meminfo_hugepagesize_kb,
+    read_pools,
+)
+from ansible_collections.gpu_tray.cluster.plugins.module_utils.mstconfig import error_lines, is_usage_error
+from ansible_collections.gpu_tray.cluster.plugins.module_utils.rdma import collect_rdma
+from ansible_collections.gpu_tray.cluster.plugins.module_utils.tray import (
+    IMEX_UNIT,
+    RUNTIME_UNITS,
+    active_runtime,
+    kernel_flavour_page_size,
+    parse_is_active,
+    parse_is_enabled,
+    parse_netns_mode,
+    parse_os_release,
+    read_modules,
+)
+
+
+def build_module():
+    return AnsibleModule(
+        argument_spec=host_paths_argument_spec(
+            os_release_path=dict(type='path', default='/etc/os-release'),
+            systemctl_path=dict(type='path', default='systemctl'),
+            query_firmware=dict(type='bool', default=False),
+            rails=dict(type='list', elements='str'),
+            mstconfig_path=dict(type='path', default='mstconfig'),
+            extended=dict(type='bool', default=True),
+            containerd_config_path=dict(type='path', default='/etc/containerd/config.toml'),
+            containerd_root=dict(type='path', default='/'),
+            runtime_config_source=dict(type='str'),
+        ),
+        supports_check_mode=True,
+    )
+
+
+def _systemctl(module, tool, verb, units):
+    """``systemctl <verb> units...`` -> (stdout, error text or None), as tray_facts reads it."""
+    rc, out, err = module.run_command([tool, verb] + list(units), environ_update=TOOL_ENVIRON)
+    text = (err or '').strip()
+    if (not out.strip() and text) or 'not been booted with systemd' in text or 'Failed to connect to bus' in text:
+        return '', text
+    return out, None
+
+
+def unit_states(module, tool):
+    """({imex: enabled state}, {unit: active state}, error or None) - tray_facts' reading of the units."""
+    units = [IMEX_UNIT] + list(RUNTIME_UNITS)
+    if tool is None:
+        return {IMEX_UNIT: 'unknown'}, dict((unit, 'unknown') for unit in units), 'systemctl not found'
+    out, error = _systemctl(module, tool, 'is-enabled', [IMEX_UNIT])
+    if error and ('No such file' in error or 'not found' in error.lower()) and 'bus' not in error:
+        enabled, error = {IMEX_UNIT: 'not-found'}, None
+    else:
+        enabled = parse_is_enabled(out, [IMEX_UNIT]) if error is None else {IMEX_UNIT: 'unknown'}
+    out, active_error = _systemctl(module, tool, 'is-active', units)
+    active = parse_is_active(out, units) if active_error is None else dict((unit, 'unknown') for unit in units)
+    return enabled, active, error or active_error
+
+
+def read_tray(module, params):
+    """The ansible_facts.gpu_tray dict of tray_facts."""
+    os_text = read_text(params['os_release_path'])
+    if os_text is None and params['os_release_path'] == '/etc/os-release':
+        os_text = read_text('/usr/lib/os-release')
+    os_release = parse_os_release(os_text)
+    release = read_text(join_root(params['proc_root'], 'sys/kernel/osrelease'))
+    try:
+        page_size = os.sysconf('SC_PAGE_SIZE')
+    except (ValueError, OSError, AttributeError):
+        page_size = None
+    modules, loadable = read_modules(params['sysfs_root'])
+    enabled, active, error = unit_states(module, find_tool(module, params['systemctl_path']))
+    runtime, runtime_units = active_runtime(active)
+    return {
+        'os_id': os_release.get('ID'),
+        'os_version_id': os_release.get('VERSION_ID'),
+        'os_release': os_release,
+        'kernel_release': release,
+        'page_size': page_size,
+        'kernel_flavour_page_size': kernel_flavour_page_size(release),
+        'ib_core_netns_mode': parse_netns_mode(
+            read_text(join_root(params['sysfs_root'], 'module/ib_core/parameters/netns_mode'))),
+        'modules': modules,
+        'loadable_modules': loadable,
+        'nvidia_imex': {'unit': IMEX_UNIT, 'enabled': enabled[IMEX_UNIT], 'active': active[IMEX_UNIT]},
+        'container_runtime_units': dict((unit, active[unit]) for unit in RUNTIME_UNITS),
+        'container_runtime': runtime,
+        'container_runtime_active_units': runtime_units,
+        'systemd_error': error,
+    }
+
+
+def rdma_facts(rdma):
+    """The ansible_facts.gpu_tray_rdma dict of rdma_facts (detected rails)."""
+    by_name = dict((dev['name'], dev) for dev in rdma['devices'])
+    devices = [dict(dev, is_rail=dev['name'] in rdma['rails']) for dev in rdma['devices']]
+    return {
+        'rails': rdma['rails'],
+        'rail_pci_addresses': [by_name[name]['pci_address'] for name in rdma['rails']],
+        'connectx_pfs': rdma['connectx_pfs'],
+        'connectx_pci_addresses': [by_name[name]['pci_address'] for name in rdma['connectx_pfs']],
+        'devices': devices,
+    }
+
+
+def read_cmdline(proc_root):
+    path = join_root(proc_root, 'cmdline')
+    try:
+        with open(path, 'rb') as handle:
+            raw = handle.read()
+    except (OSError, IOError) as exc:
+        return {'path': path, 'text': None, 'error': 'cannot read %s: %s' % (path, exc)}
+    # as kernel_cmdline: undecodable bytes stay visible as \xNN, NULs become separators
+    text = raw.decode('utf-8', 'backslashreplace').rstrip('\n').replace('\x00', ' ')
+    return {'path': path, 'text': text, 'error': None}
+
+
+def read_hugepages(sysfs_root, proc_root):
+    base, pools = read_pools(sysfs_root)
+    return {'base': base, 'pools': dict((str(size), pool) for size, pool in pools.items()),
+            'meminfo_default_kb': meminfo_hugepagesize_kb(read_text(join_root(proc_root, 'meminfo')))}
+
+
+def _mstconfig(module, tool, bdf, extended):
+    argv = [tool] + (['-e'] if extended else []) + ['-d', bdf, 'q']
+    rc, out, err = module.run_command(argv, environ_update=TOOL_ENVIRON)
+    return {'bdf': bdf, 'command': argv, 'rc': rc, 'stdout': out or '', 'stderr': err or ''}
+
+
+def query_firmware(module, params, rdma):
+    """Raw mstconfig query output of the rails' PCI functions (read-only ``q``)."""
+    by_name = dict((dev['name'], dev) for dev in rdma['devices'])
+    names = rdma['rails'] if params['rails'] is None else list(params['rails'])
+    unknown = [name for name in names if not (by_name.get(name) or {}).get('pci_address')]
+    out = {'queried': True, 'tool': None, 'error': None, 'unknown': unknown, 'devices': []}
+    targets = [(name, by_name[name]['pci_address']) for name in names if name not in unknown]
+    if not targets:
+        return out
+    tool = find_tool(module, params['mstconfig_path'])
+    if tool is None:
+        out['error'] = 'mstconfig not found (mstconfig_path=%s); install mstflint on the tray' % params['mstconfig_path']
+        return out
+    out['tool'] = tool
+    seen = set()
+    for name, bdf in targets:
+        if bdf in seen:
+            continue
+        seen.add(bdf)
+        entry = _mstconfig(module, tool, bdf, params['extended'])
+        entry['retried_without_e'] = False
+        messages = error_lines(entry['stdout']) + error_lines(entry['stderr'])
+        if params['extended'] and entry['rc'] != 0 and is_usage_error(messages):
+            entry = _mstconfig(module, tool, bdf, False)
+            entry['retried_without_e'] = True
+        entry['name'] = name
+        out['devices'].append(entry)
+    return out
+
+
+def read_containerd(params):
+    path = under_root(params['containerd_root'], params['containerd_config_path'])
+    out = {'present': os.path.isfile(path), 'config_path': path, 'result': None, 'problems': [], 'warnings': [],
+           'error': None}
+    if not out['present']:
+        return out
+    if not HAS_TOML:
+        out['error'] = 'cannot parse %s: no TOML parser on the tray (tomli, or Python >= 3.11 for tomllib)' % path
+        return out
+    try:
+        out['result'], out['problems'], out['warnings'] = inspect(params['containerd_config_path'], None,
+                                                                      params['runtime_config_source'],
+                                                                      root=params['containerd_root'])
+    except ContainerdConfigError as exc:
+        out['error'] = str(exc)
+    return out
+
+
+def main():
+    module = build_module()
+    params = module.params
+    rdma = collect_rdma(params['sysfs_root'])
+    result = {
+        'changed': False,
+        'rdma': {'class_dir': rdma['class_dir'], 'vfs_by_pf': rdma['vfs_by_pf']},
+        'hugepages': read_hugepages(params['sysfs_root'], params['proc_root']),
+        'cmdline': read_cmdline(params['proc_root']),
+        'firmware': query_firmware(module, params, rdma) if params['query_firmware'] else {'queried': False},
+        'containerd': read_containerd(params),
+        'ansible_facts': {'gpu_tray': read_tray(module, params), 'gpu_tray_rdma': rdma_facts(rdma)},
+    }
+    module.exit_json(**result)
+
+
+if __name__ == '__main__':
+    main()
