@@ -19,7 +19,7 @@ import time
 if __package__ in (None, ""):
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 
-from gpu_tray_lab import cgroups, inventory, net, rootfs, trays, util  # noqa: E402
+from gpu_tray_lab import cgroups, hostlimits, inventory, net, rootfs, trays, util  # noqa: E402
 
 PLATFORMS = ("nvke-gb200", "rke2-vr200")
 
@@ -163,6 +163,9 @@ def _up_locked(spec, current, args):
         current = dict(spec, rootfs=str(root), created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
         util.state_dir().mkdir(parents=True, exist_ok=True)
         util.write_json(lab_file(), current)      # before anything exists, so `down` can always clean up
+    note = hostlimits.ensure(spec["trays"])      # before any tray boots (their systemd draws on it)
+    if note:
+        util.log(note)
     pubkey = inventory.ensure_ssh_key()
     per_tray, _inv = split_faults(spec, spec["trays"])
     write_inventory(spec)
@@ -262,6 +265,12 @@ def _down_locked():
     if errors:
         raise util.LabError("lab down did not finish (%d problem(s)); the rest was cleaned up, state kept in %s:"
                             "\n  %s" % (len(errors), sd, "\n  ".join(errors)))
+    try:
+        note = hostlimits.restore()                 # every tray is stopped by now
+    except (OSError, ValueError) as exc:
+        note = "host: could not restore fs.inotify.max_user_instances: %s" % exc
+    if note:
+        util.log(note)
     if sd.exists():
         util.run(["rm", "-rf", "--one-file-system", str(sd)])
     util.log("lab down (%d tray(s)) in %.1f s" % (len(all_trays), time.monotonic() - t0))

@@ -119,6 +119,8 @@ def prepare_rootfs(rootfs):
     _divert(rootfs, '/sbin/rmmod', '/usr/local/sbin/rmmod')
     _link(rootfs, 'etc/systemd/system/sysinit.target.wants/gpu-tray-lab-boot.service',
           '/usr/lib/systemd/system/gpu-tray-lab-boot.service')
+    _link(rootfs, 'etc/systemd/system/multi-user.target.wants/gpu-tray-lab-power.service',
+          '/usr/lib/systemd/system/gpu-tray-lab-power.service')
     for rel in ('var/log/gpu-tray-lab', 'var/lib/gpu-tray-lab', 'boot/grub', 'etc/default/grub.d',
                 'etc/modules-load.d', 'etc/modprobe.d'):
         (rootfs / rel).mkdir(parents=True, exist_ok=True)

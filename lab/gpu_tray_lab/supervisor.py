@@ -56,7 +56,9 @@ def main(state):
     logf = open(state / "supervisor.log", "a", buffering=1)
 
     def log(msg):
-        logf.write("%s supervisor[%d] %s: %s\n" % (time.strftime("%Y-%m-%dT%H:%M:%S"), os.getpid(), cfg["hostname"], msg))
+        now = time.time()
+        logf.write("%s.%03d supervisor[%d] %s: %s\n" % (time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(now)),
+                                                         int(now * 1000) % 1000, os.getpid(), cfg["hostname"], msg))
 
     # own cgroup per tray (see cgroups.py: trays sharing one cgroup race on their units' cgroups)
     cgroups.record(state, cgroups.join_tray_cgroup(cfg["hostname"], log))
