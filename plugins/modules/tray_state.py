@@ -326,9 +326,9 @@ def read_containerd(params):
         out['error'] = 'cannot parse %s: no TOML parser on the tray (tomli, or Python >= 3.11 for tomllib)' % path
         return out
     try:
-        out['result'], out['problems'], out['warnings'] = inspect(params['containerd_config_path'], None,
-                                                                      params['runtime_config_source'],
-                                                                      root=params['containerd_root'])
+        found = inspect(params['containerd_config_path'], None, params['runtime_config_source'],
+                        root=params['containerd_root'])
+        out['result'], out['problems'], out['warnings'] = found
     except ContainerdConfigError as exc:
         out['error'] = str(exc)
     return out

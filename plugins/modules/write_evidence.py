@@ -50,13 +50,16 @@ attributes:
     description: Runs on the controller as an action plugin.
   async:
     support: none
+    description: Runs in the controller process, not as an asynchronous job.
   bypass_host_loop:
     support: none
+    description: Runs once per host of the loop; use C(run_once) to write every tray's files in one task.
   check_mode:
     support: none
     description: Writes in check mode too - the evidence records what a check-mode run found.
   diff_mode:
     support: none
+    description: No diff is shown; the files written are listed in RV(written).
   platform:
     support: full
     platforms: posix

@@ -243,8 +243,8 @@ def test_fresh_vr200_tray_passes_sizes_and_fails_counts_like_hugepage_check(run_
 
 def test_1g_pool_is_refused_in_sizes_mode_naming_the_pools_that_exist(run_module, tools, tmp_path):
     state = gather(run_module, vr200_tray(str(tmp_path / 't'), 0), tools, tmp_path)
-    res = by_check(preflight_report(state, dict(GB200_SPEC, hugepages=[{'size': '2M', 'count': 5128},
-                                                                         {'size': '1G', 'count': 2}])))['hugepages']
+    requested = [{'size': '2M', 'count': 5128}, {'size': '1G', 'count': 2}]
+    res = by_check(preflight_report(state, dict(GB200_SPEC, hugepages=requested)))['hugepages']
     assert res['failed'] and res['msg'] == 'The running kernel has no 1G huge page pool.'
     assert res['details'] == ['the running kernel has no 1G huge page pool (pools on this kernel: 2M, 512M, 16G)']
     assert '2M, 512M, 16G' in res['fix']
