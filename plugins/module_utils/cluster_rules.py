@@ -369,3 +369,72 @@ def dra_driver_rules(version, platform, service, admission_plugins=()):
         findings.append(('warning', 'DRA driver 0.5.0 with OwnerReferencesPermissionEnforcement enabled on the API '
                                     'server: %s; use 0.5.1 or later' % fix))
     return findings
+
+
+# ---- deployed component versions ------------------------------------------------------------------
+
+VERSION_LABELS = ('app.kubernetes.io/version',)
+VERSION_ANNOTATIONS = ('app.kubernetes.io/version', 'nvidia.com/version')
+_CHART_LABEL = re.compile(r'-([vV]?\d+\.\d+(?:\.\d+)?(?:[-+.][0-9A-Za-z.+-]*)?)$')
+
+# Where each component's version can be read, as AICR's charts deploy them (namespaces: AICR recipes/registry).
+KNOWN_COMPONENTS = {
+    'gpu-operator': dict(kind='Deployment', namespace='gpu-operator', name='gpu-operator'),
+    'network-operator': dict(kind='Deployment', namespace='nvidia-network-operator', name='network-operator'),
+    'nvidia-dra-driver-gpu': dict(kind='DaemonSet', namespace='nvidia-dra-driver',
+                                  name='nvidia-dra-driver-gpu-kubelet-plugin'),
+}
+
+
+def image_tag(image):
+    """``'nvcr.io/nvidia/gpu-operator:v26.7.0@sha256:ab..'`` -> ``'v26.7.0'``; None without a tag."""
+    if not image:
+        return None
+    name = image.split('@', 1)[0]
+    last = name.rsplit('/', 1)[-1]
+    if ':' not in last:
+        return None
+    return last.rsplit(':', 1)[1] or None
+
+
+def _is_version(text):
+    try:
+        normalise_version(text)
+        return True
+    except ValueError:
+        return False
+
+
+def workload_version(obj, container=None):
+    """Deployed version of a workload (a Deployment/DaemonSet/StatefulSet dict as the API returns it).
+
+    Looks, in this order, at: the ``app.kubernetes.io/version`` label (workload, then pod template), the
+    ``helm.sh/chart`` label's version suffix, the image tag of ``container`` (or the first container), the
+    ``app.kubernetes.io/version`` / ``nvidia.com/version`` annotations. Returns (version, source) or
+    (None, reason).
+    """
+    metadata = obj.get('metadata') or {}
+    template = ((obj.get('spec') or {}).get('template') or {})
+    template_meta = template.get('metadata') or {}
+    for where, labels in (('label', metadata.get('labels') or {}), ('pod template label', template_meta.get('labels') or {})):
+        for key in VERSION_LABELS:
+            if labels.get(key) and _is_version(labels[key]):
+                return labels[key], '%s %s' % (where, key)
+    chart = (metadata.get('labels') or {}).get('helm.sh/chart', '')
+    match = _CHART_LABEL.search(chart)
+    if match and _is_version(match.group(1)):
+        return match.group(1), 'label helm.sh/chart %s' % chart
+    containers = (template.get('spec') or {}).get('containers') or []
+    chosen = [item for item in containers if container is None or item.get('name') == container]
+    if container is not None and not chosen:
+        return None, 'no container %s (containers: %s)' % (container, ', '.join(item.get('name', '?') for item in containers))
+    if chosen:
+        tag = image_tag(chosen[0].get('image'))
+        if tag and _is_version(tag):
+            return tag, 'image tag of container %s (%s)' % (chosen[0].get('name'), chosen[0].get('image'))
+    for where, annotations in (('annotation', metadata.get('annotations') or {}),
+                               ('pod template annotation', template_meta.get('annotations') or {})):
+        for key in VERSION_ANNOTATIONS:
+            if annotations.get(key) and _is_version(annotations[key]):
+                return annotations[key], '%s %s' % (where, key)
+    return None, 'no version label, versioned image tag or version annotation'

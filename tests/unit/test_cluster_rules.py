@@ -214,3 +214,37 @@ def test_admission_plugins_from_args():
     assert rules.admission_plugins_from_args(args) == ['NodeRestriction', 'OwnerReferencesPermissionEnforcement']
     assert rules.admission_plugins_from_args(['--enable-admission-plugins', 'A, B']) == ['A', 'B']
     assert rules.admission_plugins_from_args(['--secure-port=6443']) == []
+
+
+# ---- component versions -----------------------------------------------------------------------------
+
+def workload(labels=None, annotations=None, images=(('main', 'nvcr.io/nvidia/gpu-operator:v26.7.0'),), template_labels=None):
+    return dict(metadata=dict(name='w', labels=labels or {}, annotations=annotations or {}),
+                spec=dict(template=dict(metadata=dict(labels=template_labels or {}),
+                                        spec=dict(containers=[dict(name=n, image=i) for n, i in images]))))
+
+
+@pytest.mark.parametrize('image, tag', [
+    ('nvcr.io/nvidia/gpu-operator:v26.7.0', 'v26.7.0'),
+    ('registry.local:5000/nvidia/k8s-dra-driver-gpu:v0.5.0@sha256:abcd', 'v0.5.0'),
+    ('registry.local:5000/nvidia/driver', None),
+    ('nvcr.io/nvidia/driver@sha256:abcd', None),
+    ('', None),
+])
+def test_image_tag(image, tag):
+    assert rules.image_tag(image) == tag
+
+
+def test_workload_version_order():
+    both = workload(labels={'app.kubernetes.io/version': 'v26.7.0'}, images=(('main', 'x/op:v26.3.1'),))
+    assert rules.workload_version(both) == ('v26.7.0', 'label app.kubernetes.io/version')
+    chart = workload(labels={'helm.sh/chart': 'nvidia-dra-driver-gpu-0.5.0'}, images=(('main', 'x/d:latest'),))
+    assert rules.workload_version(chart)[0] == '0.5.0'
+    assert rules.workload_version(workload(template_labels={'app.kubernetes.io/version': '1.2.3'}))[0] == '1.2.3'
+    image = workload(images=(('init', 'busybox:1.36'), ('plugin', 'x/dra:v0.4.1')))
+    assert rules.workload_version(image) == ('1.36', 'image tag of container init (busybox:1.36)')
+    assert rules.workload_version(image, 'plugin')[0] == 'v0.4.1'
+    assert rules.workload_version(image, 'nope') == (None, 'no container nope (containers: init, plugin)')
+    annotated = workload(annotations={'nvidia.com/version': '0.5.1'}, images=(('main', 'x/d:latest'),))
+    assert rules.workload_version(annotated) == ('0.5.1', 'annotation nvidia.com/version')
+    assert rules.workload_version(workload(images=(('main', 'x/d:latest'),)))[0] is None

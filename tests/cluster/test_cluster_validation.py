@@ -1,0 +1,253 @@
+# Copyright: (c) 2026, gpu_tray.cluster contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""cluster_preflight and component_version against the test cluster: good and bad states seeded through the API.
+
+The modules run as Ansible runs them (`ansible localhost -m gpu_tray.cluster.<module>`), reaching the API through
+K8S_AUTH_KUBECONFIG like kubernetes.core. Every check is made to pass and to fail here.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+
+import pytest
+from kubernetes import client
+from kubernetes.client.rest import ApiException
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+NVKE = 'gb200-nvke-ubuntu-training'
+VR200 = 'vr200-rke2-ubuntu-training'
+INFERENCE = 'vr200-rke2-ubuntu-inference'
+DYNAMO = 'vr200-rke2-ubuntu-inference-dynamo'
+
+
+@pytest.fixture(scope='module')
+def run(kubeconfig, tmp_path_factory):
+    home = str(tmp_path_factory.mktemp('ansible-home'))
+
+    def _run(module, **args):
+        env = dict(os.environ)
+        env.update({
+            'ANSIBLE_CONFIG': os.path.join(REPO, 'ansible.cfg'),
+            'ANSIBLE_HOME': home,
+            'ANSIBLE_LOCAL_TEMP': os.path.join(home, 'tmp'),
+            'ANSIBLE_COLLECTIONS_PATH': os.path.join(REPO, '.collections'),
+            'ANSIBLE_STDOUT_CALLBACK': 'ansible.builtin.json',
+            'ANSIBLE_LOAD_CALLBACK_PLUGINS': '1',
+            'ANSIBLE_NOCOLOR': '1',
+            'K8S_AUTH_KUBECONFIG': kubeconfig,
+        })
+        argv = [os.path.join(os.path.dirname(sys.executable), 'ansible'), 'localhost', '-i', 'localhost,',
+                '-c', 'local', '-e', 'ansible_python_interpreter=%s' % sys.executable,
+                '-m', 'gpu_tray.cluster.%s' % module, '-a', json.dumps(args)]
+        res = subprocess.run(argv, capture_output=True, text=True, env=env, check=False)
+        try:
+            data = json.loads(res.stdout)
+        except ValueError:
+            raise AssertionError('no JSON from ansible (rc %d):\n%s\n%s' % (res.returncode, res.stdout, res.stderr))
+        result = data['plays'][0]['tasks'][0]['hosts']['localhost']
+        result['rc'] = res.returncode
+        return result
+    return _run
+
+
+def check(result, name):
+    return next(item for item in result['checks'] if item['name'] == name)
+
+
+@pytest.fixture
+def core(k8s_api):
+    return client.CoreV1Api(k8s_api)
+
+
+@pytest.fixture
+def namespace(core):
+    name = 'v-' + uuid.uuid4().hex[:8]
+    core.create_namespace({'metadata': {'name': name}})
+    yield name
+    core.delete_namespace(name)
+
+
+# ---- cluster_preflight ------------------------------------------------------------------------------
+
+def test_server_version_1_20_fails_every_window(run, kcluster):
+    for recipe, window in ((NVKE, '>= 1.34'), (VR200, '>= 1.34.1'), (INFERENCE, '>= 1.34.1, < 1.36.0')):
+        result = run('cluster_preflight', recipe=recipe, checks=['server-version'])
+        assert result.get('failed') and result['rc'] != 0 and result['changed'] is False
+        item = check(result, 'server-version')
+        assert item['status'] == 'failed' and item['found'].startswith('v1.20.') and item['expected'] == window
+        assert 'is outside %s for %s' % (window, recipe) in result['msg']
+    assert 'Traefik' in check(run('cluster_preflight', recipe=INFERENCE, checks=['server-version']),
+                              'server-version')['message']
+
+
+def test_service_from_provider_id(run, kcluster):
+    own, other = (NVKE, VR200) if kcluster.platform == 'nvke-gb200' else (VR200, NVKE)
+    scheme, service = ('nico', 'nvke') if kcluster.platform == 'nvke-gb200' else ('rke2', 'rke2')
+    good = run('cluster_preflight', recipe=own, checks=['service'])
+    assert not good.get('failed') and good['service'] == service and check(good, 'service')['status'] == 'passed'
+    bad = run('cluster_preflight', recipe=other, checks=['service'])
+    assert bad.get('failed') and check(bad, 'service')['status'] == 'failed'
+    assert 'looks like %s (providerID %s:// on ' % (service, scheme) in bad['msg'] and 'tray01' in bad['msg']
+
+
+def test_control_plane_gpu_labels(run, kcluster, core):
+    cp = kcluster.control_plane
+    seeded = {}
+    if kcluster.platform != 'nvke-gb200':          # rke2-vr200's cp01 has no GPU labels: seed them
+        seeded = {'nvidia.com/gpu.present': 'true', 'feature.node.kubernetes.io/pci-15b3.present': 'true'}
+        core.patch_node(cp, {'metadata': {'labels': seeded}})
+    try:
+        result = run('cluster_preflight', recipe=NVKE, checks=['control-plane-gpu-labels'])
+        item = check(result, 'control-plane-gpu-labels')
+        assert not result.get('failed') and item['status'] == 'warning'      # a warning, not a failure
+        assert '%s (' % cp in item['message'] and 'nvidia.com/gpu.present' in item['message']
+        assert 'nvidia.com/gpu.deploy.operands=false' in item['message']
+        assert any('control-plane-gpu-labels' in str(w) for w in result.get('warnings', []))
+        assert all(not name.startswith('tray') for name in [n['name'] for n in item['nodes']])
+        core.patch_node(cp, {'metadata': {'labels': {'nvidia.com/gpu.deploy.operands': 'false'}}})
+        result = run('cluster_preflight', recipe=NVKE, checks=['control-plane-gpu-labels'])
+        item = check(result, 'control-plane-gpu-labels')
+        assert item['status'] == 'passed' and 'excluded' in item['message'] and cp in item['message']
+    finally:
+        labels = dict((key, None) for key in seeded)
+        labels['nvidia.com/gpu.deploy.operands'] = None
+        core.patch_node(cp, {'metadata': {'labels': labels}})
+
+
+def test_asap2_pod_cap(run, kcluster, core):
+    node = kcluster.trays[0]
+    pods = len([p for p in core.list_pod_for_all_namespaces(field_selector='spec.nodeName=%s' % node).items
+                if p.status.phase not in ('Succeeded', 'Failed')])
+    result = run('cluster_preflight', recipe=NVKE, checks=['asap2-pod-cap'], added_pods_per_gpu_node=40)
+    assert check(result, 'asap2-pod-cap')['message'] == 'no node advertises nvidia.com/asap2_vf'
+    core.patch_node_status(node, {'status': {'capacity': {'nvidia.com/asap2_vf': '8'},
+                                             'allocatable': {'nvidia.com/asap2_vf': '8'}}})
+    try:
+        at_cap = run('cluster_preflight', recipe=NVKE, checks=['asap2-pod-cap'], added_pods_per_gpu_node=28 - pods)
+        item = check(at_cap, 'asap2-pod-cap')
+        assert item['status'] == 'passed' and item['nodes'] == [
+            {'name': node, 'pods': pods, 'added': 28 - pods, 'total': 28, 'cap': 28, 'over': False}]
+        over = run('cluster_preflight', recipe=NVKE, checks=['asap2-pod-cap'], added_pods_per_gpu_node=29 - pods)
+        item = check(over, 'asap2-pod-cap')
+        assert item['status'] == 'warning' and not over.get('failed')
+        assert '%s (%d pods now + %d from the recipe = 29)' % (node, pods, 29 - pods) in item['message']
+    finally:
+        core.patch_node_status(node, {'status': {'capacity': {'nvidia.com/asap2_vf': None},
+                                                 'allocatable': {'nvidia.com/asap2_vf': None}}})
+
+
+def test_default_storage_class(run, k8s_api):
+    storage = client.StorageV1Api(k8s_api)
+    assert check(run('cluster_preflight', recipe=VR200, checks=['default-storage-class']),
+                 'default-storage-class')['status'] == 'skipped'
+    result = run('cluster_preflight', recipe=DYNAMO, checks=['default-storage-class'])
+    assert result.get('failed') and 'no default StorageClass' in result['msg']
+    names = ['v-sc-' + uuid.uuid4().hex[:6] for _ in range(2)]
+    try:
+        for name in names:
+            storage.create_storage_class({'metadata': {'name': name, 'annotations': {
+                'storageclass.kubernetes.io/is-default-class': 'true'}}, 'provisioner': 'rancher.io/local-path'})
+            result = run('cluster_preflight', recipe=DYNAMO, checks=['default-storage-class'])
+            if name == names[0]:
+                assert not result.get('failed') and check(result, 'default-storage-class')['found'] == [name]
+        item = check(result, 'default-storage-class')
+        assert item['status'] == 'warning' and 'several default StorageClasses' in item['message']
+    finally:
+        for name in names:
+            try:
+                storage.delete_storage_class(name)
+            except ApiException:
+                pass
+
+
+def test_load_balancer(run, core, namespace):
+    assert check(run('cluster_preflight', recipe=VR200, checks=['load-balancer']), 'load-balancer')['status'] == 'skipped'
+    core.create_namespaced_service(namespace, {'metadata': {'name': 'gateway'}, 'spec': {
+        'type': 'LoadBalancer', 'ports': [{'port': 80}], 'selector': {'app': 'gateway'}}})
+    result = run('cluster_preflight', recipe=INFERENCE, checks=['load-balancer'])
+    assert result.get('failed') and 'no LoadBalancer implementation' in result['msg']
+    assert 'still pending: %s/gateway' % namespace in result['msg']
+    name = 'kubevip'
+    try:
+        core.create_namespaced_config_map('kube-system', {'metadata': {'name': name},
+                                                          'data': {'range-global': '198.18.200.10-198.18.200.20'}})
+        result = run('cluster_preflight', recipe=INFERENCE, checks=['load-balancer'])
+        item = check(result, 'load-balancer')
+        assert not result.get('failed') and item['status'] == 'passed'
+        assert 'kube-vip ConfigMap kube-system/kubevip (range-global)' in item['message']
+    finally:
+        core.delete_namespaced_config_map(name, 'kube-system')
+
+
+def test_preflight_report_only_and_bad_connection(run, tmp_path):
+    result = run('cluster_preflight', recipe=NVKE, fail_on_error=False)
+    assert not result.get('failed') and result['rc'] == 0 and 'server-version' in result['failed_checks']
+    assert [item['name'] for item in result['checks']] == ['server-version', 'service', 'control-plane-gpu-labels',
+                                                            'asap2-pod-cap', 'default-storage-class', 'load-balancer']
+    missing = str(tmp_path / 'nope.kubeconfig')
+    result = run('cluster_preflight', recipe=NVKE, kubeconfig=missing)
+    assert result.get('failed') and 'cannot load the kubeconfig' in result['msg']   # the path itself is no_log
+    assert 'Traceback' not in result['msg']
+    result = run('cluster_preflight', recipe='h100-eks-training')
+    assert result.get('failed') and 'value of recipe must be one of' in result['msg']
+
+
+# ---- component_version --------------------------------------------------------------------------
+
+def _daemonset(name, image, labels=None):
+    return {'metadata': {'name': name, 'labels': labels or {}},
+            'spec': {'selector': {'matchLabels': {'app': name}},
+                     'template': {'metadata': {'labels': {'app': name}},
+                                  'spec': {'containers': [{'name': 'plugin', 'image': image}]}}}}
+
+
+def test_dra_driver_rules_on_a_deployed_daemonset(run, k8s_api, namespace):
+    apps = client.AppsV1Api(k8s_api)
+    name = 'nvidia-dra-driver-gpu-kubelet-plugin'
+    apps.create_namespaced_daemon_set(namespace, _daemonset(name, 'registry.k8s.io/dra-driver-nvidia/dra-driver-nvidia-gpu:v0.4.1'))
+    args = dict(component='nvidia-dra-driver-gpu', namespace=namespace)
+    result = run('component_version', recipe=VR200, **args)
+    assert result.get('failed') and result['version'] == 'v0.4.1' and result['object'] == 'DaemonSet %s/%s' % (namespace, name)
+    assert 'crash-loops on VR200' in result['msg'] and 'image tag of container plugin' in result['source']
+    assert not run('component_version', recipe=NVKE.replace('training', 'kubeflow'), constraint='>= 0.4.0',
+                   **dict(args, component='other', name=name, kind='DaemonSet')).get('failed')
+    apps.patch_namespaced_daemon_set(name, namespace, {'metadata': {'labels': {'app.kubernetes.io/version': '0.5.0'}}})
+    result = run('component_version', recipe=NVKE, **args)
+    assert result.get('failed') and result['version'] == '0.5.0' and 'needs 0.5.1 or later' in result['msg']
+    result = run('component_version', recipe=VR200, admission_plugins=['OwnerReferencesPermissionEnforcement'], **args)
+    assert not result.get('failed') and result['findings'][0]['status'] == 'warning'
+    assert not run('component_version', recipe=VR200, **args)['findings']
+
+
+def test_constraint_on_a_deployment(run, k8s_api, namespace):
+    apps = client.AppsV1Api(k8s_api)
+    body = {'metadata': {'name': 'gpu-operator', 'labels': {'app.kubernetes.io/version': 'v26.3.1'}},
+            'spec': {'selector': {'matchLabels': {'app': 'gpu-operator'}},
+                     'template': {'metadata': {'labels': {'app': 'gpu-operator'}},
+                                  'spec': {'containers': [{'name': 'gpu-operator', 'image': 'nvcr.io/nvidia/gpu-operator:v26.7.0'}]}}}}
+    apps.create_namespaced_deployment(namespace, body)
+    args = dict(component='gpu-operator', namespace=namespace, constraint='>= v26.7.0')
+    result = run('component_version', **args)
+    assert result.get('failed') and result['version'] == 'v26.3.1'                # label wins over the image tag
+    assert 'does not meet >= v26.7.0 (fails >= v26.7.0)' in result['msg'] and 'Deployment %s/gpu-operator' % namespace in result['msg']
+    apps.patch_namespaced_deployment('gpu-operator', namespace, {'metadata': {'labels': {'app.kubernetes.io/version': 'v26.10.0'}}})
+    result = run('component_version', **args)
+    assert not result.get('failed') and result['passed'] and 'meets >= v26.7.0' in result['msg']
+    selected = run('component_version', component='gpu-operator', namespace=namespace, label_selector='app.kubernetes.io/version',
+                   constraint='>= 26.7.0, < 27')
+    assert not selected.get('failed') and selected['version'] == 'v26.10.0'
+
+
+def test_component_missing_and_bad_options(run, namespace):
+    result = run('component_version', component='gpu-operator', namespace=namespace, constraint='>= v26.7.0')
+    assert result.get('failed') and 'gpu-operator is not deployed: no Deployment %s/gpu-operator' % namespace in result['msg']
+    result = run('component_version', component='kai-scheduler', constraint='>= 1')
+    assert result.get('failed') and 'has no built-in location' in result['msg']
+    result = run('component_version', component='gpu-operator', constraint='newer than 26')
+    assert result.get('failed') and 'option constraint' in result['msg']
+    result = run('component_version', component='gpu-operator', namespace=namespace, label_selector='app=none')
+    assert result.get('failed') and '0 Deployments match app=none' in result['msg']

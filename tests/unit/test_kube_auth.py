@@ -1,0 +1,77 @@
+# Copyright: (c) 2026, gpu_tray.cluster contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""module_utils/kube.py: kubernetes.core's connection options and K8S_AUTH_* fallbacks, without a cluster."""
+
+import pytest
+import yaml
+
+from ansible_collections.gpu_tray.cluster.plugins.module_utils import kube
+from ansible_collections.gpu_tray.cluster.plugins.modules import cluster_preflight, component_version
+
+KUBECONFIG = {
+    'apiVersion': 'v1', 'kind': 'Config', 'current-context': 'a',
+    'clusters': [{'name': 'a', 'cluster': {'server': 'https://198.51.100.1:6443', 'insecure-skip-tls-verify': True}},
+                 {'name': 'b', 'cluster': {'server': 'https://198.51.100.2:6443', 'insecure-skip-tls-verify': True}}],
+    'users': [{'name': 'u', 'user': {'token': 't0ken'}}],
+    'contexts': [{'name': 'a', 'context': {'cluster': 'a', 'user': 'u'}},
+                 {'name': 'b', 'context': {'cluster': 'b', 'user': 'u'}}],
+}
+
+
+def test_options_win_over_environment():
+    env = {'K8S_AUTH_KUBECONFIG': '/env/kubeconfig', 'K8S_AUTH_CONTEXT': 'env-ctx', 'K8S_AUTH_VERIFY_SSL': 'no',
+           'K8S_AUTH_SSL_CA_CERT': '/env/ca.pem'}
+    auth = kube.auth_settings({'kubeconfig': '/opt/kc', 'context': None}, env)
+    assert auth == {'kubeconfig': '/opt/kc', 'context': 'env-ctx', 'validate_certs': False, 'ca_cert': '/env/ca.pem'}
+    assert kube.auth_settings({}, {'K8S_AUTH_VALIDATE_CERTS': 'true'}) == {'validate_certs': True}
+    assert kube.auth_settings({}, {}) == {}
+
+
+def test_kubeconfig_file_and_context(tmp_path):
+    path = tmp_path / 'kubeconfig'
+    path.write_text(yaml.safe_dump(KUBECONFIG))
+    api = kube.api_client({'kubeconfig': str(path)})
+    assert api.configuration.host == 'https://198.51.100.1:6443'
+    assert 'Bearer t0ken' in api.configuration.api_key.values()
+    api = kube.api_client({'kubeconfig': str(path), 'context': 'b', 'validate_certs': True})
+    assert api.configuration.host == 'https://198.51.100.2:6443' and api.configuration.verify_ssl is True
+    api = kube.api_client({'kubeconfig': KUBECONFIG, 'context': 'b'})
+    assert api.configuration.host == 'https://198.51.100.2:6443'
+
+
+def test_explicit_host_and_token_read_no_kubeconfig(tmp_path, monkeypatch):
+    monkeypatch.setenv('KUBECONFIG', str(tmp_path / 'absent'))
+    api = kube.api_client({'host': 'https://203.0.113.9:6443/', 'api_key': 'abc', 'ca_cert': '/etc/ca.pem'})
+    assert api.configuration.host == 'https://203.0.113.9:6443'
+    assert api.configuration.api_key == {'authorization': 'Bearer abc'} and api.configuration.ssl_ca_cert == '/etc/ca.pem'
+
+
+@pytest.mark.parametrize('auth, text', [
+    ({'kubeconfig': '/nonexistent/kubeconfig'}, 'cannot load the kubeconfig /nonexistent/kubeconfig'),
+    ({'kubeconfig': KUBECONFIG, 'context': 'zzz'}, 'context zzz'),
+    ({'kubeconfig': 42}, 'kubeconfig must be a path or a dict'),
+])
+def test_bad_kubeconfig_is_a_clean_error(auth, text):
+    with pytest.raises(kube.KubeConfigError) as info:
+        kube.api_client(auth)
+    assert text in str(info.value)
+
+
+def test_modules_report_unreachable_api_server(run_module, tmp_path):
+    # kubeconfig is no_log (as in kubernetes.core: it may hold credentials), so its values are masked in the
+    # output: the names here are long enough not to mask the message.
+    config = {'apiVersion': 'v1', 'kind': 'Config', 'current-context': 'closed-port',
+              'clusters': [{'name': 'closed-cluster', 'cluster': {'server': 'https://127.0.0.1:1'}}],
+              'users': [{'name': 'token-user', 'user': {'token': 'secret-token-123'}}],
+              'contexts': [{'name': 'closed-port', 'context': {'cluster': 'closed-cluster', 'user': 'token-user'}}]}
+    result = run_module(cluster_preflight, {'kubeconfig': config, 'recipe': 'gb200-nvke-ubuntu-training',
+                                            'checks': ['server-version']})
+    assert result.failed and 'cannot reach the API server' in result['msg']   # the URL is masked: it is in the kubeconfig
+    assert 'Connection refused' in result['msg'] and 'secret-token-123' not in str(result)
+    result = run_module(component_version, {'kubeconfig': config, 'component': 'gpu-operator'})
+    assert result.failed and 'cannot reach the API server' in result['msg']
+    result = run_module(cluster_preflight, {'kubeconfig': config, 'recipe': 'x'})
+    assert result.failed and 'value of recipe must be one of' in result['msg']
+    result = run_module(cluster_preflight, {'kubeconfig': config, 'recipe': 'gb200-nvke-ubuntu-training',
+                                            'added_pods_per_gpu_node': -1})
+    assert result.failed and 'option added_pods_per_gpu_node must be 0 or more' in result['msg']
