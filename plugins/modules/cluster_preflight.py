@@ -343,9 +343,8 @@ def main():
         output['msg'] = '%s: cluster preflight for %s passed (%d checks%s)' % (
             server, params['recipe'], len(results), ', warnings: %s' % ', '.join(warned) if warned else '')
         module.exit_json(**output)
-    output['msg'] = '%s: cluster preflight for %s failed: %s' % (
-        server, params['recipe'], ' | '.join('%s: %s' % (item['name'], item['message'])
-                                            for item in results if item['status'] == 'failed'))
+    failures = ' | '.join('%s: %s' % (item['name'], item['message']) for item in results if item['status'] == 'failed')
+    output['msg'] = '%s: cluster preflight for %s failed: %s' % (server, params['recipe'], failures)
     if params['fail_on_error']:
         module.fail_json(**output)
     module.warn(output['msg'])

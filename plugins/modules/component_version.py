@@ -247,8 +247,8 @@ def main():
         if obj is not None and plugins is None and component == 'nvidia-dra-driver-gpu' and params['recipe']:
             plugins = apiserver_admission_plugins(api)
     except ApiException as exc:
-        module.fail_json(msg='%s: reading %s %s/%s failed: %s' % (server, kind, namespace, name or selector,
-                                                                 api_error(exc)), **output)
+        module.fail_json(msg='%s: reading %s %s/%s failed: %s'
+                         % (server, kind, namespace, name or selector, api_error(exc)), **output)
     except Exception as exc:  # connection refused, TLS errors
         module.fail_json(msg='%s: cannot reach the API server: %s (check host/kubeconfig/context and the CA)'
                              % (server, exc), exception=traceback.format_exc(), **output)
@@ -282,8 +282,8 @@ def main():
             module.warn('%s: %s (%s): %s' % (server, component, output['object'], item['message']))
     output['passed'] = not failed
     if failed:
-        output['msg'] = '%s: %s (%s) is %s (%s): %s' % (server, component, output['object'], version, source,
-                                                          '; '.join(item['message'] for item in failed))
+        reasons = '; '.join(item['message'] for item in failed)
+        output['msg'] = '%s: %s (%s) is %s (%s): %s' % (server, component, output['object'], version, source, reasons)
     else:
         output['msg'] = '%s: %s (%s) is %s (%s)%s' % (
             server, component, output['object'], version, source,

@@ -75,6 +75,7 @@ attributes:
   platform:
     support: full
     platforms: posix
+    description: Reads the log on the host the task runs on (or parses I(content) anywhere).
 notes:
   - The module only reads. It always returns C(changed=false).
   - Run the test with C(NCCL_DEBUG=INFO) so the transport (C(Using network IB)) and NVLS can be verified;
@@ -275,7 +276,8 @@ def main():
         min_busbw=min_busbw, threshold=threshold, problems=problems, passed=not problems,
     )
     if not problems:
-        output['msg'] = ('%s: %s: all_reduce_perf %s OK: busbw %g GB/s at %d bytes >= %g GB/s (floor %g, tolerance '
+        # No problem means complete rows exist, so busbw and largest_size are numbers here.
+        output['msg'] = ('%s: %s: all_reduce_perf %s OK: busbw %s GB/s at %s bytes >= %g GB/s (floor %g, tolerance '
                          '%g), transport %s' % (host, source, params['variant'], result['busbw'], result['largest_size'],
                                                 threshold, min_busbw, tolerance, result['transport'] or 'unknown'))
         module.exit_json(**output)

@@ -50,10 +50,10 @@ def test_socket_fallback_fails_net_and_nvls_but_not_default():
     result = parse('gb200_net_socket.log')
     assert result['transport'] == 'Socket' and result['nvls'] is False
     assert result['busbw'] == 11.2 and result['largest_size'] == 8589934592
-    problems, _ = nccl.evaluate(result, 'net', 40.0, 0.1)
+    problems = nccl.evaluate(result, 'net', 40.0, 0.1)[0]
     assert any('Socket transport' in p for p in problems)
     assert any('11.2 GB/s' in p and 'below 36 GB/s' in p for p in problems)
-    problems, _ = nccl.evaluate(result, 'default', 10.0, 0.1)
+    problems = nccl.evaluate(result, 'default', 10.0, 0.1)[0]
     assert problems == []
 
 
@@ -61,7 +61,7 @@ def test_wrong_values_and_out_of_bounds():
     result = parse('gb200_net_wrong.log')
     assert result['out_of_bounds'] == 3 and result['out_of_bounds_status'] == 'FAILED'
     assert result['wrong'] == 2 * (2 + 131072) and result['wrong_sizes'] == [1073741824, 4294967296]
-    problems, _ = nccl.evaluate(result, 'net', 40.0, 0.1)
+    problems = nccl.evaluate(result, 'net', 40.0, 0.1)[0]
     assert len(problems) == 2
     assert '3 out-of-bounds values' in problems[0]
     assert '#wrong is 262148' in problems[1] and '1073741824, 4294967296' in problems[1]
@@ -73,7 +73,7 @@ def test_graph_run_with_srun_prefixes_and_min_bw_footer():
     assert result['largest_size'] == 17179869184 and result['busbw'] == 611.69
     assert result['avg_status'] == 'OK' and result['transport'] == 'IBext_v8'
     assert nccl.evaluate(result, 'nvls', 500.0, 0.1) == ([], [])
-    problems, _ = nccl.evaluate(result, 'nvls', 700.0, 0.1)
+    problems = nccl.evaluate(result, 'nvls', 700.0, 0.1)[0]
     assert problems == ['out-of-place busbw 611.69 GB/s at the largest size 17179869184 bytes is below 630 GB/s '
                         '(floor 700 GB/s minus 10% tolerance)']
 
@@ -82,7 +82,7 @@ def test_truncated_log():
     result = parse('vr200_truncated.log')
     assert result['largest_size'] == 2147483648 and result['busbw'] == 736.24
     assert result['partial_rows'] == [4294967296] and not result['concluded'] and result['out_of_bounds'] is None
-    problems, _ = nccl.evaluate(result, 'nvls', 600.0, 0.1)
+    problems = nccl.evaluate(result, 'nvls', 600.0, 0.1)[0]
     text = ' '.join(problems)
     assert 'cut off at sizes 4294967296' in text
     assert 'ends before the "# Out of bounds values" footer' in text
@@ -93,7 +93,7 @@ def test_no_rows_aborted_run():
     result = parse('vr200_nvls_no_rows.log')
     assert result['rows'] == [] and result['busbw'] is None and result['largest_size'] is None
     assert len(result['errors']) == 3 and 'Cuda failure 801' in result['errors'][0]
-    problems, _ = nccl.evaluate(result, 'nvls', 600.0, 0.1)
+    problems = nccl.evaluate(result, 'nvls', 600.0, 0.1)[0]
     assert 'no all_reduce_perf result rows' in problems[0]
     assert any('NVLS did not initialise' in p for p in problems)
     assert any('Cuda failure 801' in p for p in problems)
