@@ -1,0 +1,145 @@
+# Copyright: (c) 2026, gpu_tray.cluster contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Validation evidence (module_utils/evidence.py, filter validation_evidence): CTRF, JUnit, Markdown, HTML."""
+
+import json
+import xml.etree.ElementTree as ET
+from html.parser import HTMLParser
+
+import pytest
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.gpu_tray.cluster.plugins.filter.validation_evidence import validation_evidence
+from ansible_collections.gpu_tray.cluster.plugins.module_utils import evidence
+
+META = {'recipe': 'vr200-rke2-ubuntu-training', 'recipe_digest': 'sha256:1111', 'cluster': 'https://198.18.0.1:6443',
+        'generated': '2026-12-03T00:40:00Z'}
+PREFLIGHT_RESULT = {  # a registered cluster_preflight result
+    'changed': False, 'failed': True, 'msg': '...',
+    'checks': [
+        {'name': 'server-version', 'status': 'failed', 'found': 'v1.20.2', 'expected': '>= 1.34.1',
+         'message': 'Kubernetes v1.20.2 is outside >= 1.34.1 for vr200-rke2-ubuntu-training'},
+        {'name': 'service', 'status': 'passed', 'message': 'the cluster is rke2'},
+        {'name': 'control-plane-gpu-labels', 'status': 'warning', 'message': 'cp01 carries <gpu> labels & more'},
+        {'name': 'load-balancer', 'status': 'skipped', 'message': 'only the inference recipes need one'},
+    ]}
+NCCL_RESULT = {'changed': False, 'failed': True, 'passed': False, 'check_name': 'nccl-all-reduce-bw-nvls',
+               'msg': 'busbw 420 GB/s is below 540 GB/s'}
+VERSION_RESULT = {'changed': False, 'passed': True, 'component': 'gpu-operator', 'object': 'Deployment gpu-operator/gpu-operator',
+                  'msg': 'gpu-operator is v26.7.0'}
+
+
+def phases():
+    return [
+        {'name': 'readiness', 'checks': [PREFLIGHT_RESULT], 'start': 1000, 'stop': 3500},
+        {'name': 'deployment', 'checks': [VERSION_RESULT, {'name': 'dra', 'status': 'passed', 'message': 'ok',
+                                                           'duration': 1250}], 'start': 3500, 'stop': 5000},
+        {'name': 'performance', 'checks': [NCCL_RESULT, {'skipped': True, 'skip_reason': 'no NCCL log given',
+                                                         'check_name': 'nccl-all-reduce-bw-net'}]},
+        {'name': 'conformance', 'checks': []},
+    ]
+
+
+def test_ctrf_per_phase():
+    report = evidence.ctrf(phases()[0], META)
+    assert report['reportFormat'] == 'CTRF'
+    results = report['results']
+    assert results['tool']['name'] == 'gpu_tray.cluster'
+    assert results['summary'] == {'tests': 4, 'passed': 2, 'failed': 1, 'skipped': 1, 'pending': 0, 'other': 0,
+                                  'start': 1000, 'stop': 3500}
+    by_name = dict((test['name'], test) for test in results['tests'])
+    assert by_name['server-version']['status'] == 'failed' and by_name['server-version']['suite'] == ['readiness']
+    assert by_name['control-plane-gpu-labels']['status'] == 'passed'
+    assert by_name['control-plane-gpu-labels']['extra'] == {'warning': True}       # CTRF has no warning status
+    assert results['environment'] == {'recipe': 'vr200-rke2-ubuntu-training', 'recipe_digest': 'sha256:1111',
+                                      'cluster': 'https://198.18.0.1:6443'}
+    json.dumps(report)
+
+
+def test_registered_results_become_checks():
+    checks = evidence.checks_from_result(NCCL_RESULT)
+    assert checks == [{'name': 'nccl-all-reduce-bw-nvls', 'status': 'failed', 'message': 'busbw 420 GB/s is below 540 GB/s',
+                       'object': ''}]
+    assert evidence.checks_from_result(VERSION_RESULT)[0]['name'] == 'gpu-operator'
+    assert evidence.checks_from_result(VERSION_RESULT)[0]['status'] == 'passed'
+    warned = dict(VERSION_RESULT, warnings=[{'event': {}, 'msg': 'DRA 0.5.0 with OwnerReferences...'}])
+    assert evidence.checks_from_result(warned)[0]['status'] == 'warning'
+    assert evidence.checks_from_result({'skipped': True, 'check_name': 'x'})[0]['status'] == 'skipped'
+    with pytest.raises(ValueError, match='needs a check_name'):
+        evidence.checks_from_result({'changed': False, 'msg': 'anonymous'})
+    with pytest.raises(ValueError, match="status 'ok'"):
+        evidence.normalise_check({'name': 'a', 'status': 'ok'})
+
+
+def test_junit_xml():
+    root = ET.fromstring(evidence.junit(phases(), META).split('\n', 1)[1])
+    assert root.tag == 'testsuites' and root.get('tests') == '8' and root.get('failures') == '2' and root.get('skipped') == '2'
+    suites = dict((suite.get('name'), suite) for suite in root)
+    assert list(suites) == ['readiness', 'deployment', 'performance', 'conformance']
+    assert suites['readiness'].get('time') == '2.500' and suites['conformance'].get('tests') == '0'
+    failure = suites['readiness'].find("testcase[@name='server-version']/failure")
+    assert failure.get('message').startswith('Kubernetes v1.20.2 is outside')
+    warning = suites['readiness'].find("testcase[@name='control-plane-gpu-labels']/system-out")
+    assert warning.text == 'WARNING: cp01 carries <gpu> labels & more'          # escaped by ElementTree, parsed back
+    assert suites['deployment'].find("testcase[@name='dra']").get('time') == '1.250'
+    assert suites['performance'].find("testcase[@name='nccl-all-reduce-bw-net']/skipped") is not None
+
+
+def test_markdown_failures_first_and_stale():
+    text = evidence.markdown(phases(), META)
+    assert text.startswith('# Validation report: vr200-rke2-ubuntu-training')
+    assert '| readiness | FAILED | 1 | 1 | 1 | 1 |' in text and '| conformance | SKIPPED | 0 | 0 | 0 | 0 |' in text
+    readiness = text.split('## readiness: FAILED')[1].split('##')[0]
+    rows = [line.split('|')[1].strip() for line in readiness.splitlines() if line.startswith('| ') and 'Check' not in line]
+    assert rows == ['server-version', 'control-plane-gpu-labels', 'load-balancer', 'service']
+    assert 'STALE' not in text
+    stale = evidence.markdown(phases(), dict(META, recorded_digest='sha256:0000'))
+    assert 'STALE: this evidence was recorded for recipe digest sha256:0000, the recipe is now sha256:1111' in stale
+    assert evidence.stale_note('sha256:1', 'sha256:1') == '' and evidence.stale_note(None, 'sha256:1') == ''
+
+
+class _Text(HTMLParser):
+    def __init__(self):
+        HTMLParser.__init__(self)
+        self.text, self.tags = [], []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+def test_html_is_self_contained_and_escaped():
+    page = evidence.html_report(phases(), dict(META, recorded_digest='sha256:0000'))
+    parser = _Text()
+    parser.feed(page)
+    text = ' '.join(parser.text)
+    assert 'Kubernetes v1.20.2 is outside >= 1.34.1' in text and 'cp01 carries <gpu> labels & more' in text
+    assert 'STALE' in text
+    assert '<gpu>' not in page and '&lt;gpu&gt; labels &amp; more' in page
+    tags = [tag for tag, _attrs in parser.tags]
+    assert 'script' not in tags and 'link' not in tags and 'img' not in tags
+    assert not [attrs for _tag, attrs in parser.tags if 'src' in attrs or 'href' in attrs]
+    rows = [attrs.get('class') for tag, attrs in parser.tags if tag == 'tr' and attrs.get('class')]
+    assert rows[:4] == ['failed', 'passed', 'failed', 'skipped']                 # the phase summary
+    assert rows[4:8] == ['failed', 'warning', 'skipped', 'passed']              # readiness, failures first
+
+
+def test_evidence_files_and_filter():
+    files = validation_evidence(phases(), META)
+    paths = [item['path'] for item in files]
+    assert paths == ['ctrf/readiness.json', 'ctrf/deployment.json', 'ctrf/performance.json', 'ctrf/conformance.json',
+                     'junit.xml', 'report.md', 'report.html', 'summary.json']
+    summary = json.loads(files[-1]['content'])
+    assert summary == {'recipe': 'vr200-rke2-ubuntu-training', 'recipe_digest': 'sha256:1111',
+                       'generated': '2026-12-03T00:40:00Z', 'result': 'failed',
+                       'phases': {'readiness': 'failed', 'deployment': 'passed', 'performance': 'failed',
+                                  'conformance': 'skipped'}}
+    assert json.loads(files[2]['content'])['results']['summary']['failed'] == 1
+    with pytest.raises(AnsibleFilterError, match="unknown phase 'smoke'"):
+        validation_evidence([{'name': 'smoke', 'checks': []}])
+    with pytest.raises(AnsibleFilterError, match='must be a list'):
+        validation_evidence({'name': 'readiness'})
+    with pytest.raises(AnsibleFilterError, match='a check must be a dict'):
+        validation_evidence([{'name': 'readiness', 'checks': ['x']}])
