@@ -1,0 +1,46 @@
+# Copyright: (c) 2026, gpu_tray.cluster contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Helpers for the chart-stack tests (a plain module: test files must not import conftest)."""
+
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+BIN = os.path.dirname(sys.executable)
+
+
+def ansible_env(**extra):
+    env = dict(os.environ)
+    env.setdefault("ANSIBLE_CONFIG", os.path.join(REPO, "ansible.cfg"))
+    env.setdefault("ANSIBLE_HOME", os.path.join(REPO, ".ansible"))
+    env.setdefault("ANSIBLE_COLLECTIONS_PATH", os.path.join(REPO, ".collections"))
+    env.update({"ANSIBLE_NOCOLOR": "1", "ANSIBLE_FORCE_COLOR": "0", "PATH": BIN + os.pathsep + env.get("PATH", "")})
+    env.update(extra)
+    return env
+
+
+def playbook_argv(playbook, *args, inventory="localhost,"):
+    return [os.path.join(BIN, "ansible-playbook"), "-i", inventory, "-c", "local", playbook] + list(args)
+
+
+def run_playbook(playbook, *args, inventory="localhost,", **env):
+    """Run ansible-playbook from the repository root; returns (rc, combined output)."""
+    proc = subprocess.run(playbook_argv(playbook, *args, inventory=inventory), cwd=REPO, env=ansible_env(**env),
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, check=False)
+    return proc.returncode, proc.stdout
+
+
+def start_playbook(playbook, *args, inventory="localhost,", **env):
+    """Start ansible-playbook in the background (several renders share the 2 cores better than in a row)."""
+    return subprocess.Popen(playbook_argv(playbook, *args, inventory=inventory), cwd=REPO, env=ansible_env(**env),
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def recap(output, host="localhost"):
+    """The PLAY RECAP counters of one host as a dict of ints."""
+    for line in output.splitlines():
+        if line.startswith(host + " ") and "ok=" in line:
+            return dict((k, int(v)) for k, v in (f.split("=") for f in line.split(":", 1)[1].split()))
+    raise AssertionError("no PLAY RECAP line for %s in:\n%s" % (host, output[-3000:]))

@@ -1,0 +1,220 @@
+# Copyright: (c) 2026, gpu_tray.cluster contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Bundles of the five recipes (playbooks/render_bundle.yml, no cluster): layout, plan, digest, helmfile levels,
+and every rendered object against Kubernetes 1.34 (core kinds, kubernetes-validate --strict) or its CRD's
+openAPIV3Schema (custom resources; minimal CRDs in files/stack-crds.yaml, sources cited there).
+
+Upstream charts are not vendored, so objects the charts themselves render from our values are not checked here;
+values files are checked for their shape and for the forbidden DOCA-OFED / nvidia-peermem keys."""
+
+import copy
+import glob
+import os
+import sys
+
+import jinja2
+import pytest
+import yaml
+
+import offline_schema as osc
+from stackhelpers import REPO, start_playbook
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROLE = os.path.join(REPO, "roles", "stack")
+RECIPES = ["gb200-nvke-ubuntu-training", "gb200-nvke-ubuntu-kubeflow", "vr200-rke2-ubuntu-training",
+           "vr200-rke2-ubuntu-inference", "vr200-rke2-ubuntu-inference-dynamo"]
+PLAN_KEYS = ["name", "kind", "chart", "repository", "version", "namespace", "tier", "depends_on"]
+# every kind the bundles may contain; custom ones are checked against files/stack-crds.yaml
+CUSTOM_KINDS = ("NicClusterPolicy", "IPPool", "SriovNetworkNodePolicy", "SriovIBNetwork", "MaintenanceOperatorConfig",
+                "NodeWright", "Gateway")
+
+
+@pytest.fixture(scope="module")
+def bundles(tmp_path_factory):
+    """Each recipe rendered with NodeWright on (so every manifest template is exercised), in parallel."""
+    root = tmp_path_factory.mktemp("bundles")
+    procs = {}
+    for recipe in RECIPES:
+        procs[recipe] = start_playbook("gpu_tray.cluster.render_bundle", "-e", "gpu_tray_recipe=%s" % recipe,
+                                       "-e", "gpu_tray_bundle_dir=%s" % (root / recipe),
+                                       "-e", "gpu_tray_stack_use_nodewright=true")
+    failed = {}
+    for recipe, proc in procs.items():
+        out = proc.communicate()[0]
+        if proc.returncode != 0:
+            failed[recipe] = out[-4000:]
+    assert not failed, "render_bundle failed: %s" % failed
+    return dict((r, str(root / r)) for r in RECIPES)
+
+
+@pytest.fixture(scope="module")
+def crds():
+    with open(os.path.join(HERE, "files", "stack-crds.yaml")) as fh:
+        return dict((d["spec"]["names"]["kind"], d) for d in yaml.safe_load_all(fh) if d)
+
+
+def _load(path):
+    with open(path) as fh:
+        return [d for d in yaml.safe_load_all(fh) if d is not None]
+
+
+def _python_resolution(recipe):
+    """The same recipe resolved in this process (templated with the role defaults), for the digest comparison."""
+    sys.path.insert(0, os.path.join(REPO, ".collections"))
+    from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import stack
+    with open(os.path.join(ROLE, "defaults", "main.yml")) as fh:
+        defaults = yaml.safe_load(fh)
+    ctx = {"stack_repositories": defaults["stack_repositories"], "stack_registries": defaults["stack_registries"]}
+
+    def render(path):
+        with open(path) as fh:
+            return yaml.safe_load(jinja2.Template(fh.read(), undefined=jinja2.StrictUndefined).render(ctx))
+    base = os.path.join(ROLE, "files", "values")
+    files = dict((os.path.relpath(p, base), render(p)) for p in glob.glob(os.path.join(base, "*", "*.yaml")))
+    return stack, stack.resolve(render(os.path.join(ROLE, "vars", "catalog.yml"))["__stack_catalog"],
+                                render(os.path.join(ROLE, "vars", "recipes.yml"))["__stack_recipes"], recipe,
+                                files=files, options={"use_nodewright": True})
+
+
+@pytest.mark.parametrize("recipe", RECIPES)
+def test_plan_lists_every_component_in_install_order(bundles, recipe):
+    plan = _load(os.path.join(bundles[recipe], "plan.yaml"))[0]
+    assert list(plan) == ["recipe", "recipe_digest", "components"]
+    assert plan["recipe"] == recipe
+    tiers = [c["tier"] for c in plan["components"]]
+    assert tiers == sorted(tiers) and tiers[0] == 0 and all(isinstance(t, int) for t in tiers)
+    seen = []
+    for comp in plan["components"]:
+        assert list(comp) == PLAN_KEYS
+        assert comp["kind"] in ("helm", "manifests")
+        for dep in comp["depends_on"]:
+            assert dep in seen, "%s installs before its dependency %s" % (comp["name"], dep)
+        seen.append(comp["name"])
+        folder = os.path.join(bundles[recipe], "components", comp["name"])
+        if comp["kind"] == "helm":
+            assert comp["repository"].startswith(("https://", "oci://")) and comp["chart"]
+            assert os.path.isfile(os.path.join(folder, "values.yaml"))
+        else:
+            assert comp["repository"] == "" and comp["chart"] == ""
+            assert glob.glob(os.path.join(folder, "*.yaml")) and not os.path.exists(os.path.join(folder, "values.yaml"))
+
+
+@pytest.mark.parametrize("recipe", RECIPES)
+def test_digest_is_the_sha256_of_the_canonical_resolved_recipe(bundles, recipe):
+    plan = _load(os.path.join(bundles[recipe], "plan.yaml"))[0]
+    stack, resolved = _python_resolution(recipe)
+    assert plan["recipe_digest"] == stack.digest(resolved)
+    assert [c["name"] for c in plan["components"]] == [c["name"] for c in resolved["components"]]
+    changed = copy.deepcopy(resolved)
+    changed["components"][0]["version"] += "-x"
+    assert stack.digest(changed) != plan["recipe_digest"]
+
+
+def test_vr200_training_bundle_holds_aicrs_thirteen_components(bundles):
+    plan = _load(os.path.join(bundles["vr200-rke2-ubuntu-training"], "plan.yaml"))[0]
+    assert sorted(c["name"] for c in plan["components"]) == sorted([
+        "cert-manager", "dranet", "nfd", "nodewright-operator", "nodewright-customizations", "prometheus-operator-crds",
+        "kube-prometheus-stack", "gpu-operator", "k8s-ephemeral-storage-metrics", "kai-scheduler",
+        "nvidia-dra-driver-gpu", "nvsentinel", "prometheus-adapter"])
+    kinds = dict((c["name"], c["kind"]) for c in plan["components"])
+    assert kinds["dranet"] == kinds["nodewright-customizations"] == "manifests"
+
+
+@pytest.mark.parametrize("recipe", RECIPES)
+def test_helmfile_has_one_level_per_tier(bundles, recipe):
+    plan = _load(os.path.join(bundles[recipe], "plan.yaml"))[0]
+    helmfile = _load(os.path.join(bundles[recipe], "helmfile.yaml"))[0]
+    releases = helmfile["releases"]
+    ids = dict(("%s/%s" % (r["namespace"], r["name"]), r) for r in releases)
+    tier_of = dict((c["name"], c["tier"]) for c in plan["components"])
+    assert set(r["labels"]["component"] for r in releases) == set(tier_of)
+    for rel in releases:
+        tier = int(rel["labels"]["tier"])
+        assert tier == tier_of[rel["labels"]["component"]]
+        for need in rel.get("needs", []):
+            assert need in ids, "%s needs unknown release %s" % (rel["name"], need)
+            assert int(ids[need]["labels"]["tier"]) in (tier - 1, tier)
+        if tier > 0 and rel["name"] == rel["labels"]["component"] or rel["name"].endswith("-pre"):
+            assert tier == 0 or rel.get("needs"), rel
+        chart = rel["chart"]
+        if chart.startswith("./"):
+            assert glob.glob(os.path.join(bundles[recipe], chart, "*.yaml")), chart
+        else:
+            for value in rel.get("values", []):
+                assert os.path.isfile(os.path.join(bundles[recipe], value))
+    # every release of tier n needs every component of tier n-1 (its last release): tiers in order
+    for rel in releases:
+        tier = int(rel["labels"]["tier"])
+        if tier and not rel["name"].endswith("-post") and rel["name"] == rel["labels"]["component"] \
+                and not any(r["name"] == rel["name"] + "-pre" for r in releases):
+            prev = set(c for c, t in tier_of.items() if t == tier - 1)
+            assert set(ids[n]["labels"]["component"] for n in rel["needs"]) == prev
+
+
+def _objects(bundle):
+    out = []
+    for path in sorted(glob.glob(os.path.join(bundle, "components", "*", "*.yaml"))):
+        if os.path.basename(path) != "values.yaml":
+            out.extend((path, doc) for doc in _load(path))
+    return out
+
+
+@pytest.mark.parametrize("recipe", RECIPES)
+def test_every_rendered_object_validates(bundles, crds, recipe):
+    objects = _objects(bundles[recipe])
+    assert objects, "no manifests rendered for %s" % recipe
+    core = [doc for _path, doc in objects if doc["kind"] not in CUSTOM_KINDS]
+    custom = [(path, doc) for path, doc in objects if doc["kind"] in CUSTOM_KINDS]
+    if core:
+        out = osc.kubernetes_validate(yaml.safe_dump_all(core))
+        assert out.count("passed") >= len(core), out
+    for path, doc in custom:
+        try:
+            osc.validate_custom_resource(doc, crds[doc["kind"]])
+        except osc.SchemaError as exc:
+            raise AssertionError("%s (%s %s): %s" % (path, doc["kind"], doc["metadata"]["name"], exc))
+    for path in glob.glob(os.path.join(bundles[recipe], "components", "*", "values.yaml")):
+        values = _load(path)
+        assert len(values) == 1 and isinstance(values[0], dict), path
+
+
+def test_nvke_fabric_objects(bundles):
+    objects = [doc for _p, doc in _objects(bundles["gb200-nvke-ubuntu-training"])]
+    by_kind = {}
+    for doc in objects:
+        by_kind.setdefault(doc["kind"], []).append(doc)
+    pools = sorted(by_kind["IPPool"], key=lambda d: d["metadata"]["name"])
+    assert [p["spec"]["subnet"] for p in pools] == ["10.255.0.0/22", "10.255.4.0/22", "10.255.8.0/22", "10.255.12.0/22"]
+    for pol in by_kind["SriovNetworkNodePolicy"]:
+        spec = pol["spec"]
+        assert (spec["linkType"], spec["isRdma"], spec["deviceType"], spec["numVfs"]) == ("IB", True, "netdevice", 16)
+        assert spec["nodeSelector"] == {"feature.node.kubernetes.io/rdma.available": "true"}
+    nets = by_kind["SriovIBNetwork"]
+    assert len(nets) == 4 and all(n["spec"]["networkNamespace"] == "default" for n in nets)
+    assert sorted(yaml.safe_load(n["spec"]["ipam"])["poolName"] for n in nets) == [p["metadata"]["name"] for p in pools]
+    ncp = by_kind["NicClusterPolicy"][0]["spec"]
+    assert "ofedDriver" not in ncp and set(ncp) >= {"nvIpam", "secondaryNetwork"}
+    assert set(ncp["secondaryNetwork"]) == {"multus", "cniPlugins"}
+    cm = by_kind["ConfigMap"][0]
+    assert cm["metadata"]["name"] == "kernel-module-params"
+    assert cm["data"]["nvidia.conf"].strip() == "options nvidia NVreg_GrdmaPciTopoCheckOverride=1"
+
+
+@pytest.mark.parametrize("mutate, message", [
+    (lambda d: d["spec"].update(subnett=d["spec"].pop("subnet")), "'subnet' is a required property"),
+    (lambda d: d["spec"].update(perNodeBlockSize="50"), "'50' is not of type 'integer'"),
+])
+def test_the_custom_resource_check_can_fail(bundles, crds, mutate, message):
+    pool = [d for _p, d in _objects(bundles["gb200-nvke-ubuntu-training"]) if d["kind"] == "IPPool"][0]
+    bad = copy.deepcopy(pool)
+    mutate(bad)
+    with pytest.raises(osc.SchemaError, match=message):
+        osc.validate_custom_resource(bad, crds["IPPool"])
+
+
+def test_the_core_check_can_fail(bundles):
+    ds = [d for _p, d in _objects(bundles["vr200-rke2-ubuntu-training"]) if d["kind"] == "DaemonSet"][0]
+    bad = copy.deepcopy(ds)
+    bad["spec"]["template"]["spec"]["hostNetwrok"] = True
+    with pytest.raises(osc.SchemaError, match="'hostNetwrok' was unexpected"):
+        osc.kubernetes_validate(yaml.safe_dump(bad))

@@ -1,0 +1,419 @@
+# Copyright: (c) 2026, gpu_tray.cluster contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Chart-stack data and filters: DAG/tiers, version pins, values merge, IPPool math, SR-IOV rails, recipe
+composition (each recipe's expected order is test data: fixtures/stack/expected_order.yml) and the digest."""
+
+import glob
+import os
+
+import jinja2
+import pytest
+import yaml
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import stack
+from ansible_collections.gpu_tray.cluster.plugins.filter import stack_resolve, stack_tiers, rail_ippools
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROLE = os.path.join(REPO, 'roles', 'stack')
+EXPECTED = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'fixtures', 'stack', 'expected_order.yml')
+
+
+def _render(path, ctx):
+    with open(path) as handle:
+        return yaml.safe_load(jinja2.Template(handle.read(), undefined=jinja2.StrictUndefined).render(ctx))
+
+
+@pytest.fixture(scope='module')
+def data():
+    """Catalog, recipes and values files as the role sees them (templated with the role defaults)."""
+    with open(os.path.join(ROLE, 'defaults', 'main.yml')) as handle:
+        defaults = yaml.safe_load(handle)
+    ctx = {'stack_repositories': defaults['stack_repositories'], 'stack_registries': defaults['stack_registries']}
+    catalog = _render(os.path.join(ROLE, 'vars', 'catalog.yml'), ctx)['__stack_catalog']
+    recipes = _render(os.path.join(ROLE, 'vars', 'recipes.yml'), ctx)['__stack_recipes']
+    base = os.path.join(ROLE, 'files', 'values')
+    files = dict((os.path.relpath(p, base), _render(p, ctx)) for p in glob.glob(os.path.join(base, '*', '*.yaml')))
+    return catalog, recipes, files
+
+
+def _expected():
+    with open(EXPECTED) as handle:
+        return yaml.safe_load(handle)
+
+
+RECIPES = ['gb200-nvke-ubuntu-training', 'gb200-nvke-ubuntu-kubeflow', 'vr200-rke2-ubuntu-training',
+           'vr200-rke2-ubuntu-inference', 'vr200-rke2-ubuntu-inference-dynamo']
+
+
+# --- DAG and tiers ---------------------------------------------------------------------------------------------
+
+def test_tiers_are_stable_and_sorted_inside_a_tier():
+    graph = {'z': [], 'a': [], 'm': ['z', 'a'], 'b': ['a'], 'q': ['m', 'b']}
+    assert stack.tiers(graph) == [['a', 'z'], ['b', 'm'], ['q']]
+    assert stack.tiers(dict(reversed(list(graph.items())))) == [['a', 'z'], ['b', 'm'], ['q']]
+
+
+def test_tiers_put_a_node_after_its_deepest_dependency():
+    assert stack.tiers({'a': [], 'b': ['a'], 'c': ['b'], 'd': ['a', 'c']}) == [['a'], ['b'], ['c'], ['d']]
+
+
+@pytest.mark.parametrize('graph, cycle', [
+    ({'a': ['b'], 'b': ['a']}, 'dependency cycle: a -> b -> a'),
+    ({'a': ['a']}, 'dependency cycle: a -> a'),
+    ({'x': [], 'a': ['c'], 'b': ['a'], 'c': ['b', 'x']}, 'dependency cycle: a -> c -> b -> a'),
+])
+def test_cycles_fail_naming_the_cycle(graph, cycle):
+    with pytest.raises(stack.StackError, match=cycle.replace('>', '>')):
+        stack.tiers(graph)
+
+
+def test_unknown_dependency_fails_naming_both():
+    with pytest.raises(stack.StackError, match='component b depends on unknown component.s. nope'):
+        stack.tiers({'a': [], 'b': ['a', 'nope']})
+
+
+def test_filter_wraps_errors_for_ansible():
+    with pytest.raises(AnsibleFilterError, match='cycle'):
+        stack_tiers.FilterModule().filters()['stack_tiers']({'a': ['b'], 'b': ['a']})
+
+
+# --- versions and repositories ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize('version', ['1.2.3', 'v26.7.1', 'v0.1.0-alpha.13', '0.19.0', '1.0.0+build.5'])
+def test_pinned_versions_pass(version):
+    assert stack.check_version('c', version) == version
+
+
+@pytest.mark.parametrize('version', [None, '', '>=1.2.0', '^1.2.3', '~1.2', '1.2.x', '1.*', '*', 'latest', 'stable',
+                                     '1.2', '1.2.3 || 1.3.0', '>= 1.0 < 2.0'])
+def test_missing_or_ranged_versions_are_refused(version):
+    with pytest.raises(stack.StackError, match='component c (has no version|version .* is not pinned)'):
+        stack.check_version('c', version)
+
+
+def test_manifest_sets_may_pin_an_image_digest_but_charts_may_not():
+    digest = 'sha256:' + 'a' * 64
+    assert stack.check_version('m', digest, 'manifests') == digest
+    with pytest.raises(stack.StackError):
+        stack.check_version('c', digest, 'helm')
+
+
+@pytest.mark.parametrize('repo, ok', [('https://charts.jetstack.io/', True), ('oci://ghcr.io/nvidia', True),
+                                      ('/srv/charts', True), ('http://insecure.example', False),
+                                      ('charts/local', False), ('', False)])
+def test_repositories(repo, ok):
+    if ok:
+        assert stack.check_repository('c', 'helm', repo) == repo.rstrip('/')
+    else:
+        with pytest.raises(stack.StackError, match='https:// or oci://'):
+            stack.check_repository('c', 'helm', repo)
+
+
+# --- values merge ----------------------------------------------------------------------------------------------
+
+def test_values_merge_dicts_deeply_and_replace_lists_and_scalars():
+    merged = stack.merge_values([
+        {'a': {'b': 1, 'c': [1, 2], 'd': {'e': 1}}, 'x': 1},
+        None,
+        {'a': {'c': [3], 'd': {'f': 2}}, 'x': {'now': 'a dict'}},
+        {'a': {'b': None}},
+    ])
+    assert merged == {'a': {'b': None, 'c': [3], 'd': {'e': 1, 'f': 2}}, 'x': {'now': 'a dict'}}
+
+
+def test_values_merge_does_not_mutate_its_inputs():
+    first, second = {'a': {'b': [1]}}, {'a': {'c': 2}}
+    stack.merge_values([first, second])
+    assert first == {'a': {'b': [1]}} and second == {'a': {'c': 2}}
+
+
+def test_values_layers_apply_in_the_documented_order():
+    catalog = {'c': {'kind': 'helm', 'chart': 'c', 'repository': 'oci://r', 'version': '1.0.0', 'namespace': 'n',
+                     'values_files': ['cat.yaml'], 'values': {'order': ['catalog'], 'cat': 1, 'who': 'catalog'}}}
+    recipes = {'base': {'abstract': True, 'components': {'c': {'values_files': ['rb.yaml'], 'values': {'who': 'base'}}}},
+               'leaf': {'base': 'base', 'components': {'c': {'values_files': ['rl.yaml'], 'values': {'who': 'leaf'}}}}}
+    files = {'cat.yaml': {'who': 'catalog-file', 'catfile': 1}, 'rb.yaml': {'who': 'base-file', 'rb': 1},
+             'rl.yaml': {'who': 'leaf-file', 'rl': 1}, 'site.yaml': {'who': 'site-file', 'site': 1}}
+    assert stack.values_files(catalog, recipes, 'leaf') == ['cat.yaml', 'rb.yaml', 'rl.yaml']
+    res = stack.resolve(catalog, recipes, 'leaf', files=files)
+    assert res['components'][0]['values'] == {'order': ['catalog'], 'cat': 1, 'catfile': 1, 'rb': 1, 'rl': 1,
+                                              'who': 'leaf'}
+    res = stack.resolve(catalog, recipes, 'leaf', files=files,
+                        overrides={'c': {'values_files': ['site.yaml'], 'values': {'who': 'site'}}})
+    assert res['components'][0]['values']['who'] == 'site' and res['components'][0]['values']['site'] == 1
+    res = stack.resolve(catalog, recipes, 'leaf', files=files, overrides={'c': {'values_files': ['site.yaml']}})
+    assert res['components'][0]['values']['who'] == 'site-file'
+    with pytest.raises(stack.StackError, match='values file rl.yaml of component c .recipe. was not loaded'):
+        stack.resolve(catalog, recipes, 'leaf', files={'cat.yaml': {}, 'rb.yaml': {}})
+
+
+# --- composition, overrides, refusals ----------------------------------------------------------------------------
+
+def _names(resolved):
+    return [c['name'] for c in resolved['components']]
+
+
+@pytest.mark.parametrize('recipe', RECIPES)
+@pytest.mark.parametrize('variant', ['default', 'nodewright'])
+def test_each_recipe_resolves_to_its_expected_order(data, recipe, variant):
+    catalog, recipes, files = data
+    expected = _expected()[recipe][variant]
+    res = stack.resolve(catalog, recipes, recipe, files=files, options={'use_nodewright': variant == 'nodewright'})
+    assert res['tiers'] == expected
+    assert _names(res) == [name for tier in expected for name in tier]
+    for comp in res['components']:
+        assert comp['tier'] == [i for i, t in enumerate(expected) if comp['name'] in t][0]
+        for dep in comp['depends_on']:
+            assert _names(res).index(dep) < _names(res).index(comp['name'])
+
+
+def test_expected_data_covers_exactly_the_deployable_recipes(data):
+    _catalog, recipes, _files = data
+    assert sorted(_expected()) == sorted(RECIPES) == sorted(n for n, r in recipes.items() if not r.get('abstract'))
+
+
+# AICR v1.0.0 dependencyRefs for vr200-rke2-ubuntu-training, copied by hand from the resolved recipe
+# (confighub/helm-expt examples/aicr/vr200-rke2-ubuntu-training/recipe.yaml, via the reference notes)
+AICR_VR200_TRAINING_DEPS = {
+    'cert-manager': [], 'dranet': [], 'nfd': [], 'nodewright-operator': [],
+    'nodewright-customizations': ['nodewright-operator'], 'prometheus-operator-crds': [],
+    'kube-prometheus-stack': ['prometheus-operator-crds'],
+    'gpu-operator': ['nfd', 'cert-manager', 'kube-prometheus-stack', 'nodewright-customizations'],
+    'k8s-ephemeral-storage-metrics': ['kube-prometheus-stack', 'prometheus-operator-crds'],
+    'kai-scheduler': ['gpu-operator'], 'nvidia-dra-driver-gpu': ['gpu-operator'],
+    'nvsentinel': ['cert-manager', 'gpu-operator', 'prometheus-operator-crds'],
+    'prometheus-adapter': ['kube-prometheus-stack'],
+}
+AICR_VR200_TRAINING_VERSIONS = {
+    'cert-manager': 'v1.20.2', 'nfd': '0.19.0', 'nodewright-operator': 'v0.19.0', 'prometheus-operator-crds': '28.0.1',
+    'kube-prometheus-stack': '84.4.0', 'gpu-operator': 'v26.7.1', 'k8s-ephemeral-storage-metrics': '1.19.2',
+    'kai-scheduler': 'v0.16.9', 'nvidia-dra-driver-gpu': '0.5.0', 'nvsentinel': 'v1.25.0', 'prometheus-adapter': '5.3.0',
+}
+
+
+def test_vr200_training_with_nodewright_is_aicrs_bundle(data):
+    catalog, recipes, files = data
+    res = stack.resolve(catalog, recipes, 'vr200-rke2-ubuntu-training', files=files, options={'use_nodewright': True})
+    comps = dict((c['name'], c) for c in res['components'])
+    assert sorted(comps) == sorted(AICR_VR200_TRAINING_DEPS)
+    for name, deps in AICR_VR200_TRAINING_DEPS.items():
+        assert comps[name]['depends_on'] == sorted(deps), name
+    for name, version in AICR_VR200_TRAINING_VERSIONS.items():
+        assert comps[name]['version'] == version, name
+    assert comps['gpu-operator']['values']['driver']['enabled'] is False
+    assert comps['gpu-operator']['values']['cdi'] == {'enabled': True, 'nriPluginEnabled': True}
+    assert comps['nvidia-dra-driver-gpu']['values']['nvidiaDriverRoot'] == '/'
+    assert comps['kube-prometheus-stack']['values']['prometheus-node-exporter']['service']['port'] == 9110
+    assert comps['nodewright-customizations']['values']['intent'] == 'multiNodeTraining'
+
+
+def test_inference_recipes_switch_the_tuning_intent_and_add_the_gateway(data):
+    catalog, recipes, files = data
+    for recipe in ('vr200-rke2-ubuntu-inference', 'vr200-rke2-ubuntu-inference-dynamo'):
+        res = stack.resolve(catalog, recipes, recipe, files=files, options={'use_nodewright': True})
+        comps = dict((c['name'], c) for c in res['components'])
+        assert comps['nodewright-customizations']['values']['intent'] == 'inference'
+        assert comps['agentgateway']['depends_on'] == ['agentgateway-crds', 'cert-manager']
+    assert 'dynamo-platform' in _names(stack.resolve(catalog, recipes, 'vr200-rke2-ubuntu-inference-dynamo', files=files))
+
+
+def test_nvke_values_follow_the_guide(data):
+    catalog, recipes, files = data
+    res = stack.resolve(catalog, recipes, 'gb200-nvke-ubuntu-training', files=files)
+    comps = dict((c['name'], c) for c in res['components'])
+    gpu = comps['gpu-operator']
+    env = dict((e['name'], e['value']) for e in gpu['values']['toolkit']['env'])
+    assert env == {'RUNTIME_CONFIG_SOURCE': 'file', 'ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED': 'false'}
+    assert gpu['values']['driver']['enabled'] is True
+    assert gpu['values']['driver']['kernelModuleConfig'] == {'name': 'kernel-module-params'}
+    assert gpu['manifests'] == ['kernel-module-params.yaml.j2'] and gpu['manifests_phase'] == 'pre'
+    net = comps['network-operator']['values']
+    assert net['sriovOperatorConfig'] == {'deploy': True, 'disablePlugins': ['mellanox']}
+    assert net['maintenanceOperator']['enabled'] is True and net['sriovNetworkOperator']['enabled'] is True
+    assert comps['nvidia-dra-driver-gpu']['values']['nvidiaDriverRoot'] == '/run/nvidia/driver'
+    assert comps['sriov-ib-networks']['depends_on'] == ['network-operator']
+    assert 'ippools.nv-ipam.nvidia.com' in comps['sriov-ib-networks']['readiness']['wait_for_crds']
+    # DOCA-OFED and nvidia-peermem are absent from every value of every recipe
+    for recipe in RECIPES:
+        for nodewright in (False, True):
+            resolved = stack.resolve(catalog, recipes, recipe, files=files, options={'use_nodewright': nodewright})
+            assert stack.forbidden_values(dict((c['name'], c['values']) for c in resolved['components'])) == []
+
+
+def test_overrides_change_version_repository_and_values_without_editing_the_catalog(data):
+    catalog, recipes, files = data
+    before = yaml.safe_dump(catalog)
+    res = stack.resolve(catalog, recipes, 'vr200-rke2-ubuntu-training', files=files, overrides={
+        'gpu-operator': {'version': 'v26.7.2', 'repository': 'oci://mirror.example/nvidia',
+                         'values': {'driver': {'enabled': True}}},
+        'kai-scheduler': {'enabled': False}})
+    comps = dict((c['name'], c) for c in res['components'])
+    assert comps['gpu-operator']['version'] == 'v26.7.2'
+    assert comps['gpu-operator']['repository'] == 'oci://mirror.example/nvidia'
+    assert comps['gpu-operator']['values']['driver']['enabled'] is True
+    assert comps['gpu-operator']['values']['cdi']['nriPluginEnabled'] is True
+    assert 'kai-scheduler' not in comps
+    assert yaml.safe_dump(catalog) == before
+
+
+@pytest.mark.parametrize('overrides, message', [
+    ({'gpu-operator': {'version': '>=26.7.0'}}, 'component gpu-operator version .>=26.7.0. is not pinned'),
+    ({'gpu-operator': {'version': ''}}, 'component gpu-operator has no version'),
+    ({'network-operator': {'version': '26.4.1'}}, 'names network-operator, which recipe vr200-rke2-ubuntu-training'),
+    ({'gpu-operator': {'chart_version': '1.0.0'}}, r'stack_component_overrides.gpu-operator: unknown field.s. chart_version'),
+    ({'nfd': {'repository': 'http://plain.example'}}, 'component nfd repository .http://plain.example. must be'),
+])
+def test_bad_overrides_are_refused_by_name(data, overrides, message):
+    catalog, recipes, files = data
+    with pytest.raises(stack.StackError, match=message):
+        stack.resolve(catalog, recipes, 'vr200-rke2-ubuntu-training', files=files, overrides=overrides)
+
+
+def test_recipe_refusals():
+    catalog = {'a': {'kind': 'helm', 'chart': 'a', 'repository': 'oci://r', 'version': '1.0.0', 'namespace': 'n',
+                     'depends_on': ['ghost']},
+               'b': {'kind': 'helm', 'chart': 'b', 'repository': 'oci://r', 'namespace': 'n'},
+               'c': {'kind': 'helm', 'chart': 'c', 'repository': 'oci://r', 'version': '1.0.0', 'namespace': 'n',
+                     'depends_on': ['d']},
+               'd': {'kind': 'helm', 'chart': 'd', 'repository': 'oci://r', 'version': '1.0.0', 'namespace': 'n',
+                     'depends_on': ['c']}}
+    recipes = {'r1': {'components': {'a': {}}}, 'r2': {'components': {'b': {}}}, 'r3': {'components': {'zzz': {}}},
+               'r4': {'components': {'c': {}, 'd': {}}}, 'loop1': {'base': 'loop2'}, 'loop2': {'base': 'loop1'},
+               'abs': {'abstract': True, 'components': {}}, 'r5': {'components': {'c': {'bogus': 1}}}}
+    cases = [('r1', 'component a depends on unknown component.s. ghost'), ('r2', 'component b has no version'),
+             ('r3', 'recipe r3 lists component zzz, which the catalog does not define'),
+             ('r4', 'dependency cycle: c -> d -> c'), ('loop1', 'recipe base loop'), ('nope', "unknown recipe 'nope'"),
+             ('abs', 'recipe abs is a base for other recipes, not deployable'),
+             ('r5', 'recipe r5, component c: unknown field.s. bogus')]
+    for recipe, message in cases:
+        with pytest.raises(stack.StackError, match=message):
+            stack.resolve(catalog, recipes, recipe)
+
+
+def test_a_dependency_left_out_by_the_recipe_counts_as_satisfied():
+    catalog = {'a': {'kind': 'helm', 'chart': 'a', 'repository': 'oci://r', 'version': '1.0.0', 'namespace': 'n'},
+               'b': {'kind': 'helm', 'chart': 'b', 'repository': 'oci://r', 'version': '1.0.0', 'namespace': 'n',
+                     'depends_on': ['a']}}
+    res = stack.resolve(catalog, {'r': {'components': {'b': {}}}}, 'r')
+    assert [(c['name'], c['tier'], c['depends_on']) for c in res['components']] == [('b', 0, [])]
+
+
+def test_filter_plugin_reports_errors_as_filter_errors(data):
+    catalog, recipes, files = data
+    resolve = stack_resolve.FilterModule().filters()['stack_resolve']
+    assert resolve(catalog, recipes, 'vr200-rke2-ubuntu-training', None, files)['recipe'] == 'vr200-rke2-ubuntu-training'
+    with pytest.raises(AnsibleFilterError, match='unknown recipe'):
+        resolve(catalog, recipes, 'gb300', None, files)
+
+
+# --- digest and plan -------------------------------------------------------------------------------------------
+
+def test_digest_is_stable_and_changes_with_what_would_be_deployed(data):
+    catalog, recipes, files = data
+    one = stack.resolve(catalog, recipes, 'gb200-nvke-ubuntu-training', files=files)
+    two = stack.resolve(catalog, recipes, 'gb200-nvke-ubuntu-training', files=dict(reversed(list(files.items()))))
+    assert stack.digest(one) == stack.digest(two)
+    assert len(stack.digest(one)) == 64 and int(stack.digest(one), 16) >= 0
+    bumped = stack.resolve(catalog, recipes, 'gb200-nvke-ubuntu-training', files=files,
+                           overrides={'nfd': {'version': '0.20.1'}})
+    valued = stack.resolve(catalog, recipes, 'gb200-nvke-ubuntu-training', files=files,
+                           overrides={'nfd': {'values': {'x': 1}}})
+    assert len(set([stack.digest(one), stack.digest(bumped), stack.digest(valued)])) == 3
+
+
+def test_plan_has_exactly_the_documented_keys(data):
+    catalog, recipes, files = data
+    plan = stack.plan(stack.resolve(catalog, recipes, 'vr200-rke2-ubuntu-training', files=files))
+    assert sorted(plan) == ['components', 'recipe', 'recipe_digest']
+    for comp in plan['components']:
+        assert sorted(comp) == sorted(['name', 'kind', 'chart', 'repository', 'version', 'namespace', 'tier',
+                                       'depends_on'])
+    dranet = [c for c in plan['components'] if c['name'] == 'dranet'][0]
+    assert dranet['kind'] == 'manifests' and dranet['chart'] == '' and dranet['repository'] == ''
+
+
+# --- IPPool math -----------------------------------------------------------------------------------------------
+
+def test_rail_pools_are_10_255_4n_0_22():
+    pools = stack.rail_ippools('10.255.0.0/16', ['mlx5_0', 'mlx5_1', 'mlx5_3', 'mlx5_4'])
+    assert [p['subnet'] for p in pools] == ['10.255.0.0/22', '10.255.4.0/22', '10.255.8.0/22', '10.255.12.0/22']
+    assert [p['name'] for p in pools] == ['sriov-ib-rail-0', 'sriov-ib-rail-1', 'sriov-ib-rail-2', 'sriov-ib-rail-3']
+    assert all(p['per_node_block_size'] == 50 for p in pools)
+
+
+def test_rail_pools_agree_with_ansible_utils_ipsubnet():
+    ipsubnet = pytest.importorskip('ansible_collections.ansible.utils.plugins.filter.ipsubnet')
+    fn = ipsubnet.FilterModule().filters()['ipsubnet']
+    for base, prefix in (('10.255.0.0/16', 22), ('172.20.0.0/20', 24)):
+        ours = [p['subnet'] for p in stack.rail_ippools(base, 4, prefix)]
+        theirs = [fn(None, base, str(prefix), i) for i in range(4)]  # (jinja environment, value, query, index)
+        assert ours == theirs
+
+
+def test_rail_pools_from_another_base_and_size():
+    assert [p['subnet'] for p in stack.rail_ippools('172.31.0.0/20', 2, 24, 100)] == ['172.31.0.0/24', '172.31.1.0/24']
+
+
+@pytest.mark.parametrize('base, rails, prefix, block, message', [
+    ('10.255.0.0/16', 4, 15, 50, 'prefix /15 is larger than the base'),
+    ('10.255.0.0/21', 4, 22, 50, 'holds only 2 /22 subnets, 4 rails need one each'),
+    ('10.255.1.0/16', 4, 22, 50, 'has host bits set; use 10.255.0.0/16'),
+    ('10.255.0.0/99', 4, 22, 50, 'is not a network'),
+    ('10.255.0.0/16', 4, 22, 2000, 'perNodeBlockSize 2000 does not fit a /22'),
+])
+def test_bad_pool_input_is_refused(base, rails, prefix, block, message):
+    with pytest.raises(stack.StackError, match=message):
+        stack.rail_ippools(base, rails, prefix, block)
+    with pytest.raises(AnsibleFilterError):
+        rail_ippools.FilterModule().filters()['rail_ippools'](base, rails, prefix, block)
+
+
+# --- SR-IOV rails from rdma facts -------------------------------------------------------------------------------
+
+def _facts(bdfs, totalvfs=16, skip=()):
+    devices = [{'name': name, 'kind': 'pf', 'pci_address': bdf, 'sriov_totalvfs': totalvfs}
+               for name, bdf in bdfs.items() if name not in skip]
+    devices.append({'name': 'mlx5_0v0', 'kind': 'vf', 'pci_address': '0000:99:00.1', 'sriov_totalvfs': None})
+    return {'rails': sorted(bdfs), 'devices': devices}
+
+
+def test_sriov_rails_collect_every_trays_pf_per_rail():
+    facts = {'tray02': _facts({'mlx5_0': '0000:03:00.0', 'mlx5_1': '0000:04:00.0'}),
+             'tray01': _facts({'mlx5_0': '0000:03:00.0', 'mlx5_1': '0000:05:00.0'})}
+    rails = stack.sriov_rails(facts, ['mlx5_0', 'mlx5_1'], 16)
+    assert rails == [{'rail': 0, 'device': 'mlx5_0', 'root_devices': ['0000:03:00.0'], 'num_vfs': 16},
+                     {'rail': 1, 'device': 'mlx5_1', 'root_devices': ['0000:04:00.0', '0000:05:00.0'], 'num_vfs': 16}]
+
+
+def test_sriov_vf_count_never_exceeds_the_firmware_count():
+    facts = {'tray01': _facts({'mlx5_0': '0000:03:00.0'}, 16), 'tray02': _facts({'mlx5_0': '0000:03:00.0'}, 8)}
+    assert stack.sriov_rails(facts, ['mlx5_0'], 8)[0]['num_vfs'] == 8
+    with pytest.raises(stack.StackError, match='numVfs 16 for rail mlx5_0 is above the firmware count on tray02 '
+                                               r'\(sriov_totalvfs 8\)'):
+        stack.sriov_rails(facts, ['mlx5_0'], 16)
+
+
+def test_sriov_missing_rail_names_the_tray():
+    facts = {'tray01': _facts({'mlx5_0': '0000:03:00.0', 'mlx5_1': '0000:04:00.0'}, skip=('mlx5_1',))}
+    with pytest.raises(stack.StackError, match='tray tray01 has no rail mlx5_1'):
+        stack.sriov_rails(facts, ['mlx5_0', 'mlx5_1'])
+
+
+def test_sriov_without_facts_has_no_root_devices():
+    assert stack.sriov_rails({}, ['mlx5_0'])[0]['root_devices'] == []
+
+
+# --- forbidden values ------------------------------------------------------------------------------------------
+
+def test_forbidden_values_are_found_at_any_depth():
+    found = stack.forbidden_values({
+        'network-operator': {'ofedDriver': {'deploy': False}},
+        'gpu-operator': {'driver': {'rdma': {'enabled': True}}, 'toolkit': {}},
+        'umbrella': {'gpu-operator': {'driver': {'rdma': {'useHostMofed': True}}}},
+        'clean': {'driver': {'enabled': True}, 'rdma': {'x': 1}},
+    })
+    assert found == [{'component': 'gpu-operator', 'path': 'driver.rdma'},
+                     {'component': 'network-operator', 'path': 'ofedDriver'},
+                     {'component': 'umbrella', 'path': 'gpu-operator.driver.rdma'}]
