@@ -2,6 +2,12 @@
 before it are done, the trays after it untouched), a re-run resumes, check mode reboots nothing, and topology
 waves never take two trays of one rack down together while different racks reboot in parallel.
 
+The 3-tray module also runs the test Kubernetes cluster (tests/cluster/kcluster: a real kube-apiserver with
+nodes tray01..tray03 from the simulated kubelet), reached the way kubernetes.core finds it (K8S_AUTH_KUBECONFIG):
+the role cordons and drains a tray's node before its reboot, uncordons it after, and leaves a failed tray's node
+cordoned. The 4-tray module has no cluster (K8S_AUTH_KUBECONFIG names no file): trays are not drained, and the
+report says why.
+
 The preparing roles are stood in for by tests/lab/playbooks/fake_prepare.yml (a GRUB drop-in + update-grub and
 the facts the roles export), so these tests exercise only the reboot logic. Who was down when comes from the
 lab's own records: boot counts, the supervisor log (nspawn exit 133 = a reboot) and each tray's power.log
@@ -9,6 +15,7 @@ lab's own records: boot counts, the supervisor log (nspawn exit 133 = a reboot) 
 """
 import datetime
 import json
+import os
 import subprocess
 
 import pytest
@@ -21,13 +28,53 @@ ARG = "gtl_rolling.test=1"
 FAST = {"rolling_reboot_timeout": 25, "rolling_reboot_post_reboot_delay": 1}
 
 
-def run(inventory, extra_vars, *args, report=None):
+KCLUSTER = ROOT / "tests" / "cluster" / "kcluster"
+NO_CLUSTER = "/nonexistent/gpu-tray-test-kubeconfig"
+
+
+def run(inventory, extra_vars, *args, report=None, kubeconfig=NO_CLUSTER):
     argv = [str(BIN / "ansible-playbook"), "-i", str(inventory)]
     for extra in args:
         argv += list(extra) if isinstance(extra, (list, tuple)) else [extra]
     argv += [str(PLAYBOOK), "-e", json.dumps(dict(FAST, gpu_tray_report_dir=str(report), **extra_vars))]
-    proc = subprocess.run(argv, cwd=ROOT, env=ansible_env(), capture_output=True, text=True, check=False)
+    env = dict(ansible_env(), K8S_AUTH_KUBECONFIG=kubeconfig)
+    proc = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
     return proc.returncode, proc.stdout + proc.stderr
+
+
+def kcluster(*args):
+    return subprocess.run([str(KCLUSTER)] + list(args), cwd=ROOT, capture_output=True, text=True, check=False)
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """The test cluster's admin kubeconfig: reuses a running cluster with >= 3 trays, else builds (cached) and
+    starts one with 3 and stops it afterwards. Skips only where tests/cluster skips (build.sh rc 75) and never
+    with KCLUSTER_REQUIRE=1."""
+    status = json.loads(kcluster("status", "--json").stdout or "{}")
+    if status.get("up"):
+        assert status["nodes"] >= 3, "a test cluster with %d trays is up; these tests need 3" % status["nodes"]
+        yield status["kubeconfig"]
+        return
+    build = subprocess.run([str(ROOT / "tests" / "cluster" / "build.sh")], capture_output=True, text=True, check=False)
+    if build.returncode == 75 and os.environ.get("KCLUSTER_REQUIRE") != "1":
+        pytest.skip("the test cluster cannot be built on this machine (build.sh rc 75): %s" % build.stderr[-500:])
+    assert build.returncode == 0, build.stderr[-3000:]
+    up = kcluster("up", "--platform", "rke2-vr200", "--nodes", "3", "--no-build")
+    if up.returncode != 0:
+        kcluster("down")
+        pytest.fail("kcluster up failed:\n%s%s" % (up.stdout[-3000:], up.stderr[-3000:]))
+    try:
+        yield json.loads(kcluster("status", "--json").stdout)["kubeconfig"]
+    finally:
+        down = kcluster("down")
+        assert down.returncode == 0, down.stdout + down.stderr
+
+
+def cordoned(kubeconfig, node):
+    from kubernetes import client, config
+    api = client.CoreV1Api(config.new_client_from_config(config_file=kubeconfig))
+    return bool(api.read_node(node).spec.unschedulable)
 
 
 def boots(*trays):
@@ -77,53 +124,64 @@ def report_row(report, tray):
 # ---------------------------------------------------------------- a tray that does not come back, then a resume
 
 @pytest.fixture(scope="module")
-def lab3():
+def lab3(cluster):
     inventory = lab_up("--platform", "rke2-vr200", "--trays", "3", "--fault", "no-return-from-reboot@2")
-    yield inventory
+    yield inventory, cluster
     lab("down")
 
 
 def test_check_mode_lists_the_trays_and_reboots_none(lab3, tmp_path):
-    rc, out = run(lab3, {}, "--check", report=tmp_path)
+    inventory, kubeconfig = lab3
+    rc, out = run(inventory, {}, "--check", report=tmp_path, kubeconfig=kubeconfig)
     assert rc == 0, out
     assert "3 of 3 tray(s) need a reboot, in 3 wave(s)" in out, out
     for i, tray in enumerate(("tray01", "tray02", "tray03"), 1):
         assert "wave %d/3: %s (would reboot)" % (i, tray) in out, out
         assert report_row(tmp_path, tray)["status"] == "would reboot"
+        assert report_row(tmp_path, tray)["drain"] == "drain"        # it would be drained: a node of the cluster
+        assert not cordoned(kubeconfig, tray)
     assert boots("tray01", "tray02", "tray03") == [1, 1, 1]
     assert ssh("tray01", "ls /etc/default/grub.d/98-gtl-rolling-test.cfg 2>/dev/null || true") == "", \
         "check mode wrote the drop-in"
 
 
 def test_no_return_from_reboot_stops_the_run_at_the_failed_tray(lab3, tmp_path):
-    rc, out = run(lab3, {}, report=tmp_path)
+    inventory, kubeconfig = lab3
+    rc, out = run(inventory, {}, report=tmp_path, kubeconfig=kubeconfig)
     assert rc != 0, out
     # tray01: done - rebooted once, argument verified
     assert boots("tray01") == [2]
     assert ARG in cmdline("tray01")
     assert report_row(tmp_path, "tray01")["status"] == "rebooted"
     assert report_row(tmp_path, "tray01")["cmdline_verified"] == "yes"
+    assert report_row(tmp_path, "tray01")["drain"] == "drained, uncordoned"
+    assert "TASK [gpu_tray.cluster.rolling_reboot : Cordon and drain the node]" in out
+    assert not cordoned(kubeconfig, "tray01")
     # tray02: reported, with what to check
     assert tray_status("tray02")["state"].startswith("down (fault no-return-from-reboot"), tray_status("tray02")
     row = report_row(tmp_path, "tray02")
     assert row["status"] == "FAILED" and row["rebooted"] == "did not come back", row
     assert "BMC console" in row["check"], row
     assert "BMC console" in out and "no further tray was touched" in out, out
+    assert cordoned(kubeconfig, "tray02"), "the failed tray's node must stay cordoned"
+    assert row["drain"] == "cordoned (left cordoned)", row
     # tray03: untouched - never rebooted, never asked to shut down, still without the argument
     assert boots("tray03") == [1]
     assert power_windows("tray03") == []
     assert ARG not in cmdline("tray03")
     assert report_row(tmp_path, "tray03")["status"] == "not reached"
+    assert not cordoned(kubeconfig, "tray03")
     assert "Stopped because tray02 failed in wave 2" in out, out
     md = (tmp_path / "rolling-reboot.md").read_text()
     assert "| tray02 |" in md and "FAILED" in md and "## Failed" in md
 
 
 def test_rerun_resumes_after_the_failed_tray_is_back(lab3, tmp_path):
+    inventory, kubeconfig = lab3
     lab("up", "--platform", "rke2-vr200", "--trays", "3", "--fault", "no-return-from-reboot@2")   # powers tray02 on
     assert boots("tray01", "tray02", "tray03") == [2, 2, 1]
     assert ARG in cmdline("tray02")               # its grub.cfg was regenerated before the reboot that hung
-    rc, out = run(lab3, {}, report=tmp_path)
+    rc, out = run(inventory, {}, report=tmp_path, kubeconfig=kubeconfig)
     assert rc == 0, out
     assert "1 of 3 tray(s) need a reboot, in 1 wave(s)" in out, out
     assert "wave 1/1: tray03" in out, out
@@ -131,8 +189,11 @@ def test_rerun_resumes_after_the_failed_tray_is_back(lab3, tmp_path):
     assert ARG in cmdline("tray03")
     assert [report_row(tmp_path, t)["status"] for t in ("tray01", "tray02", "tray03")] == \
         ["no reboot needed", "no reboot needed", "rebooted"]
+    assert not cordoned(kubeconfig, "tray03")
+    # tray02 came back in the wanted state without us: skipped, and left cordoned for a person to look at
+    assert cordoned(kubeconfig, "tray02")
     # a third run has nothing to do
-    rc, out = run(lab3, {}, report=tmp_path)
+    rc, out = run(inventory, {}, report=tmp_path, kubeconfig=kubeconfig)
     assert rc == 0 and "0 of 3 tray(s) need a reboot, in 0 wave(s)" in out, out
     assert boots("tray01", "tray02", "tray03") == [2, 2, 2]
 
