@@ -38,6 +38,8 @@ class MstconfigParseError(ValueError):
 _USAGE_ERROR = re.compile(r'invalid argument|unrecognized|unknown (?:flag|option)|usage', re.IGNORECASE)
 
 EMPTY_TABLE = 'CONFIGURATIONS'
+# Pseudo-parameter of the problem raised for ``-E-`` lines printed with (part of) a table.
+QUERY_ERRORS = 'MSTCONFIG_ERRORS'
 
 
 def error_lines(text):
@@ -72,20 +74,40 @@ def parse_value(raw):
     return {'raw': raw, 'label': None, 'value': None}
 
 
+_HEADER_WORD = re.compile(r'next\s+boot|\S+', re.IGNORECASE)
+
+
 def _split_header(line):
-    """``Configurations:   Default   Current   Next Boot`` -> column keys."""
+    """``Configurations:   Default   Current   Next Boot`` -> column keys (any spacing, even one space)."""
     after = line.split(':', 1)[1]
-    names = [part.strip().lower() for part in re.split(r'\s{2,}', after.strip()) if part.strip()]
     columns = []
-    for name in names:
+    for match in _HEADER_WORD.finditer(after):
+        name = ' '.join(match.group(0).lower().split())
         if name not in COLUMN_KEYS:
-            raise MstconfigParseError('unknown mstconfig column %r in header %r' % (name, line.strip()))
+            raise MstconfigParseError('unknown mstconfig column %r in header %r' % (match.group(0), line.strip()))
         columns.append(COLUMN_KEYS[name])
     if not columns:
         # Some mstflint versions print a bare "Configurations:" header and a
         # single value column: that column is the next-boot value.
         columns = ['next_boot']
     return columns
+
+
+def split_values(rest, count):
+    """Split a parameter line's values into ``count`` columns.
+
+    Columns are padded with two or more spaces, so a split there keeps a value
+    that contains a single space; when a column is only one space away from
+    the next (a long value) a split at any whitespace is right as long as no
+    value contains a space. When neither gives ``count`` values the line is
+    ambiguous: every column keeps the whole text (whose value is then
+    unreadable, so a check on it fails) rather than a guessed alignment.
+    """
+    for pattern in (r'\s{2,}', r'\s+'):
+        values = re.split(pattern, rest.strip())
+        if len(values) == count:
+            return values
+    return [rest.strip()] * count
 
 
 def parse_mstconfig(text):
@@ -120,11 +142,7 @@ def parse_mstconfig(text):
         if not match:
             # Trailing notes such as "The '*' shows parameters with next value ..."
             continue
-        values = match.group('rest').split()
-        if len(values) != len(columns):
-            # Array-valued parameters print "Array[0..7]"; keep the raw text
-            # in every known column rather than guessing an alignment.
-            values = [match.group('rest')] * len(columns)
+        values = split_values(match.group('rest'), len(columns))
         entry = {'modified': bool(match.group('star')), 'default': None, 'current': None, 'next_boot': None}
         for column, raw in zip(columns, values):
             entry[column] = parse_value(raw)
@@ -151,23 +169,34 @@ def _values(entry):
     return out
 
 
-def _is_true(value):
-    if value['label'] is not None:
-        return value['label'].lower() == 'true'
-    return value['value'] == 1
+def _sriov_state(value):
+    """True / False for ``True(1)``/``False(0)`` (or a bare 1/0), None when the value cannot be read."""
+    label = (value['label'] or '').lower()
+    if label in ('true', 'false'):
+        return label == 'true'
+    if value['label'] is None and value['value'] in (0, 1):
+        return value['value'] == 1
+    return None
 
 
 def _link_label(value):
+    """``IB``/``ETH`` for ``IB(1)``, ``ETH(2)`` or unlabelled 1/2 (as the sriov-network-operator reads them),
+    None when the value cannot be read."""
     label = (value['label'] or '').upper()
     if 'ETH' in label:
         return 'ETH'
     if 'IB' in label:
         return 'IB'
-    if value['value'] == 1:
+    if value['label'] is None and value['value'] == 1:
         return 'IB'
-    if value['value'] == 2:
+    if value['label'] is None and value['value'] == 2:
         return 'ETH'
-    return label or value['raw']
+    return None
+
+
+def _unreadable(param, column, value, expected, what):
+    return {'param': param, 'column': column, 'found': value['raw'], 'expected': expected, 'unreadable': True,
+            'detail': 'cannot read %s (%s): %r is not %s' % (param, column.replace('_', ' '), value['raw'], what)}
 
 
 def _show(entry):
@@ -181,21 +210,29 @@ def _show(entry):
 def check_firmware(parsed, min_num_vfs=None, require_sriov=True, link_type=None):
     """Evaluate a parsed table. Returns a list of problem dicts (empty = ok).
 
-    Each problem: {'param', 'column', 'found', 'expected', 'detail'}.
-    Missing parameters are problems too (a check that cannot see the value
-    cannot pass), except LINK_TYPE_P*: a card without them has a fixed
-    ("preconfigured") link type. A table without any parameter is one problem
-    (param ``EMPTY_TABLE``) whatever the options.
+    Each problem: {'param', 'column', 'found', 'expected', 'detail'}, plus
+    ``'unreadable': True`` when the value could not be read. Missing parameters
+    and values that cannot be read are problems too (a check that cannot see
+    the value cannot pass), except missing LINK_TYPE_P*: a card without them
+    has a fixed ("preconfigured") link type. A table without any parameter is
+    one problem (param ``EMPTY_TABLE``) whatever the options, and so are
+    ``-E-`` errors printed with a table (param ``QUERY_ERRORS``): the table
+    may be partial.
     """
     params = parsed['params']
+    problems = []
+    if parsed.get('errors'):
+        problems.append({'param': QUERY_ERRORS, 'column': None, 'found': '; '.join(parsed['errors']),
+                         'expected': 'no -E- errors', 'unreadable': True,
+                         'detail': 'mstconfig reported errors (%s): the table it printed may be partial, so '
+                                   'its values cannot be trusted' % '; '.join(parsed['errors'])})
     if not params:
         # A header and nothing else: cut-off output, or a tool that cannot read this device's
         # configuration. Nothing was verified, so this cannot pass whatever the options say.
         return [{'param': EMPTY_TABLE, 'column': None, 'found': 'no parameters',
-                 'expected': 'the configuration parameters',
+                 'expected': 'the configuration parameters', 'unreadable': True,
                  'detail': 'mstconfig printed a "Configurations:" table without parameters (output cut off, or '
-                           'the tool cannot read this device\'s configuration)'}]
-    problems = []
+                           'the tool cannot read this device\'s configuration)'}] + problems
     if require_sriov:
         entry = params.get('SRIOV_EN')
         if entry is None:
@@ -203,7 +240,10 @@ def check_firmware(parsed, min_num_vfs=None, require_sriov=True, link_type=None)
                              'detail': 'SRIOV_EN is not reported by the tool'})
         else:
             for column, value in _values(entry):
-                if not _is_true(value):
+                state = _sriov_state(value)
+                if state is None:
+                    problems.append(_unreadable('SRIOV_EN', column, value, 'True(1)', 'True(n)/False(n) or 1/0'))
+                elif not state:
                     problems.append({'param': 'SRIOV_EN', 'column': column, 'found': value['raw'],
                                      'expected': 'True(1)', 'detail': 'SR-IOV disabled (%s)' % _show(entry)})
     if min_num_vfs is not None:
@@ -213,7 +253,9 @@ def check_firmware(parsed, min_num_vfs=None, require_sriov=True, link_type=None)
                              'expected': '>= %d' % min_num_vfs, 'detail': 'NUM_OF_VFS is not reported by the tool'})
         else:
             for column, value in _values(entry):
-                if value['value'] is None or value['value'] < min_num_vfs:
+                if value['value'] is None:
+                    problems.append(_unreadable('NUM_OF_VFS', column, value, '>= %d' % min_num_vfs, 'a number'))
+                elif value['value'] < min_num_vfs:
                     problems.append({'param': 'NUM_OF_VFS', 'column': column, 'found': value['raw'],
                                      'expected': '>= %d' % min_num_vfs,
                                      'detail': 'NUM_OF_VFS below %d (%s)' % (min_num_vfs, _show(entry))})
@@ -223,7 +265,10 @@ def check_firmware(parsed, min_num_vfs=None, require_sriov=True, link_type=None)
                 continue
             entry = params[name]
             for column, value in _values(entry):
-                if _link_label(value) != link_type.upper():
+                found = _link_label(value)
+                if found is None:
+                    problems.append(_unreadable(name, column, value, link_type.upper(), 'IB(n)/ETH(n) or 1/2'))
+                elif found != link_type.upper():
                     problems.append({'param': name, 'column': column, 'found': value['raw'],
                                      'expected': link_type.upper(),
                                      'detail': 'link type is not %s (%s)' % (link_type.upper(), _show(entry))})

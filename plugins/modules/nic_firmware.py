@@ -180,6 +180,7 @@ from ansible_collections.gpu_tray.cluster.plugins.module_utils.common import (
 )
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.mstconfig import (
     EMPTY_TABLE,
+    QUERY_ERRORS,
     MstconfigParseError,
     check_firmware,
     error_lines,
@@ -208,8 +209,11 @@ def describe_problems(bdf, entry):
             continue
         seen.append(problem['param'])
         values = entry['params'].get(problem['param'])
-        if problem['param'] == EMPTY_TABLE:
+        if problem['param'] in (EMPTY_TABLE, QUERY_ERRORS):
             lines.append('%s: %s' % (bdf, problem['detail']))
+            continue
+        if problem.get('unreadable'):
+            lines.extend('%s: %s' % (bdf, p['detail']) for p in entry['problems'] if p['param'] == problem['param'])
             continue
         if values is None:
             lines.append('%s: %s: %s, expected %s' % (bdf, problem['param'], problem['detail'], problem['expected']))
@@ -364,7 +368,7 @@ def main():
             lines.append('%s: cannot query firmware: %s' % (bdf, entry['error']))
         elif entry['problems']:
             failed.append(bdf)
-            if all(problem['param'] == EMPTY_TABLE for problem in entry['problems']):
+            if all(problem.get('unreadable') for problem in entry['problems']):
                 query_failed.append(bdf)
             lines.extend(describe_problems(bdf, entry))
     output = dict(changed=False, devices=results, failed_devices=failed)

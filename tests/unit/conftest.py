@@ -13,6 +13,7 @@
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -44,13 +45,42 @@ if COLLECTIONS_ROOT not in sys.path:
 try:
     from hypothesis import settings as _hyp_settings
     # No example database in the repo checkout; keep runs cheap on shared 2-core machines.
-    _hyp_settings.register_profile('gpu_tray', database=None, max_examples=200, deadline=None)
+    # tools/mutate.py runs the tests once per planted bug and asks for fewer examples
+    _hyp_settings.register_profile('gpu_tray', database=None, deadline=None,
+                                   max_examples=int(os.environ.get('GPU_TRAY_HYPOTHESIS_EXAMPLES', '200')))
     _hyp_settings.load_profile('gpu_tray')
 except ImportError:  # pragma: no cover - hypothesis is part of the pinned toolchain
     pass
 
 from trayfixture import build_tray  # noqa: E402  (needs sys.path above)
 from unithelpers import fixture_path  # noqa: E402
+
+
+# Unit tests of the rehearsal lab that need root or a tool skip without it - and fail instead with
+# GPU_TRAY_LAB_REQUIRE=1 (.ci/run sets it), as tests/lab does and tests/cluster does with KCLUSTER_REQUIRE.
+LAB_REQUIRE = os.environ.get('GPU_TRAY_LAB_REQUIRE') == '1'
+# GPU_TRAY_LAB_ASSUME_MISSING=root,unshare plays a machine without them (the switch's own test_lab_require.py).
+_ASSUME_MISSING = os.environ.get('GPU_TRAY_LAB_ASSUME_MISSING', '').split(',')
+_NEEDS = {
+    'root': lambda: os.geteuid() == 0 and 'root' not in _ASSUME_MISSING,
+    'unshare': lambda: shutil.which('unshare') is not None and 'unshare' not in _ASSUME_MISSING,
+}
+
+
+def pytest_configure(config):
+    config.addinivalue_line('markers', 'lab_needs(*what): the test needs %s; it skips without them, or fails with '
+                                       'GPU_TRAY_LAB_REQUIRE=1' % ', '.join(sorted(_NEEDS)))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    for mark in item.iter_markers(name='lab_needs'):
+        missing = [what for what in mark.args if not _NEEDS[what]()]
+        if missing:
+            reason = 'needs %s: %s' % (' and '.join(missing), mark.kwargs.get('reason', ''))
+            if LAB_REQUIRE:
+                pytest.fail('%s (GPU_TRAY_LAB_REQUIRE=1: failing instead of skipping)' % reason, pytrace=False)
+            pytest.skip(reason)
 
 
 class ModuleResult(dict):
@@ -71,6 +101,7 @@ class ModuleResult(dict):
 
 def _run_module(module, args):
     """Run ``module.main()`` with ``args``; return the parsed JSON result."""
+    from ansible.module_utils import _internal
     from ansible.module_utils.common import warnings as _warnings
     from ansible.module_utils.testing import patch_module_args
 
@@ -79,6 +110,11 @@ def _run_module(module, args):
         store = getattr(_warnings, name, None)
         if isinstance(store, (dict, list)):
             store.clear()
+    # ... and is never the controller: once a test in this session has loaded controller code (a filter
+    # plugin, Display), ansible-core 2.19 flags the process as the controller and module.warn() would print
+    # instead of returning the warning with the result.
+    was_controller = getattr(_internal, 'is_controller', False)
+    _internal.is_controller = False
     out = io.StringIO()
     old = sys.stdout
     sys.stdout = out
@@ -90,6 +126,7 @@ def _run_module(module, args):
                 pass
     finally:
         sys.stdout = old
+        _internal.is_controller = was_controller
     text = out.getvalue()
     try:
         return ModuleResult(json.loads(text))

@@ -18,7 +18,7 @@ from ansible_collections.gpu_tray.cluster.plugins.modules import (
     tray_facts,
 )
 import tooldouble
-from trayfixture import build_tray, gb200_devices, port, set_pkeys
+from trayfixture import DEFAULT_CMDLINE, build_tray, gb200_devices, port, set_pkeys
 from unithelpers import containerd_tree, fixture_path, write_toml
 
 HOST = socket.gethostname()
@@ -41,6 +41,7 @@ def test_rdma_facts(run_module, tray):
     assert facts['connectx_pfs'] == RAILS and facts['connectx_pci_addresses'] == facts['rail_pci_addresses']
     by_name = dict((d['name'], d) for d in facts['devices'])
     assert by_name['mlx5_2']['is_rail'] is False and by_name['mlx5_2']['pci_device_id'] == '0xa2dc'
+    assert [dev['name'] for dev in facts['devices'] if dev['is_rail'] is True] == RAILS      # the real rails
     assert by_name['mlx5_6']['kind'] == 'vf' and by_name['mlx5_6']['physfn'] == '0000:06:00.0'
     assert by_name['mlx5_3']['sriov_numvfs'] == 2 and by_name['mlx5_3']['sriov_totalvfs'] == 16
     assert [vf['pci_address'] for vf in by_name['mlx5_3']['vfs']] == ['0000:06:00.1', '0000:06:00.2']
@@ -361,6 +362,29 @@ def test_nic_firmware_cut_off_table_fails(run_module, tmp_path):
     assert result['devices']['0000:03:00.0']['problems'][0]['param'] == 'CONFIGURATIONS'
 
 
+@pytest.mark.parametrize('rc', [0, 3])
+def test_nic_firmware_partial_table_with_errors_fails(run_module, tmp_path, rc):
+    """-E- after part of the table: whatever the exit code, the device was not read and the check fails."""
+    tool, _log = tooldouble.mstconfig(str(tmp_path), {'0000:03:00.0': {'e': 'cx7_partial_error_e.txt', 'rc': rc}})
+    result = run_module(nic_firmware, {'devices': ['0000:03:00.0'], 'mstconfig_path': tool, 'min_num_vfs': 16})
+    assert result.failed and result['failed_devices'] == ['0000:03:00.0']
+    entry = result['devices']['0000:03:00.0']
+    assert entry['ok'] is False and entry['error'] == 'mstconfig rc=%d: Failed to query device current configuration' % rc
+    assert 'cannot query firmware' in result['msg'] and 'lspci -D -d 15b3:' in result['msg']
+
+
+def test_nic_firmware_unreadable_num_of_vfs_fails(run_module, tmp_path):
+    tool, _log = tooldouble.mstconfig(str(tmp_path), {'0000:03:00.0': {'e': 'cx7_numvfs_unreadable_e.txt'}})
+    result = run_module(nic_firmware, {'devices': ['0000:03:00.0'], 'mstconfig_path': tool, 'min_num_vfs': 16})
+    assert result.failed and result['failed_devices'] == ['0000:03:00.0']
+    problems = result['devices']['0000:03:00.0']['problems']
+    assert [(p['param'], p['column'], p['found']) for p in problems] == [('NUM_OF_VFS', 'current', 'N/A')]
+    assert "0000:03:00.0: cannot read NUM_OF_VFS (current): 'N/A' is not a number" in result['msg']
+    assert 'lspci -D -d 15b3:' in result['msg'] and 'cold power-cycle' not in result['msg']
+    # NUM_OF_VFS not asked for: the rest of the table is fine
+    assert not run_module(nic_firmware, {'devices': ['0000:03:00.0'], 'mstconfig_path': tool}).failed
+
+
 def test_nic_firmware_tool_path_must_be_a_file(run_module, tmp_path):
     result = run_module(nic_firmware, {'devices': ['0000:03:00.0'], 'mstconfig_path': str(tmp_path)})
     assert result.failed and 'mstconfig not found' in result['msg']
@@ -415,6 +439,41 @@ def test_kernel_cmdline_duplicates_missing_forbidden(run_module, tmp_path):
     lenient = run_module(kernel_cmdline, {'proc_root': str(proc), 'required': GB200_ARGS,
                                           'fail_on_duplicates': False})
     assert not lenient.failed and lenient['duplicates']
+
+
+def _cmdline(tmp_path, text):
+    proc = tmp_path / 'proc'
+    proc.mkdir()
+    (proc / 'cmdline').write_text(text + '\n')
+    return str(proc)
+
+
+@pytest.mark.parametrize('extra, dup', [
+    ('iommu.passthrough=1', {'arg': 'iommu.passthrough=1', 'context': None, 'count': 2}),
+    ('earlycon', {'arg': 'earlycon', 'context': None, 'count': 2}),
+    ('hugepagesz=1G hugepages=2', {'arg': 'hugepagesz=1G', 'context': None, 'count': 2}),
+])
+def test_kernel_cmdline_duplicate_alone_fails(run_module, tmp_path, extra, dup):
+    """Every required argument present, nothing forbidden: one duplicated argument alone fails the check
+    (the preflight role and the post-reboot verification rely on it)."""
+    proc = _cmdline(tmp_path, DEFAULT_CMDLINE + ' ' + extra)
+    result = run_module(kernel_cmdline, {'proc_root': proc, 'required': GB200_ARGS, 'forbidden': ['isolcpus']})
+    assert result['missing'] == [] and result['forbidden_present'] == []
+    assert result.failed and result['duplicates'][0] == dup
+    assert 'duplicated: %s' % dup['arg'] in result['msg'] and 'missing' not in result['msg']
+    lenient = run_module(kernel_cmdline, {'proc_root': proc, 'required': GB200_ARGS, 'fail_on_duplicates': False})
+    assert not lenient.failed and lenient['duplicates'][0] == dup and dup['arg'] in lenient['msg']
+
+
+def test_kernel_cmdline_missing_alone_and_forbidden_alone_fail(run_module, tmp_path):
+    proc = _cmdline(tmp_path, DEFAULT_CMDLINE)
+    missing = run_module(kernel_cmdline, {'proc_root': proc, 'required': GB200_ARGS + ['pci=realloc']})
+    assert missing.failed and missing['missing'] == ['pci=realloc'] and missing['duplicates'] == []
+    forbidden = run_module(kernel_cmdline, {'proc_root': proc, 'forbidden': ['hugepagesz=1G']})
+    assert forbidden.failed and forbidden['forbidden_present'] == ['hugepagesz=1G'] and forbidden['missing'] == []
+    bare = run_module(kernel_cmdline, {'proc_root': proc, 'forbidden': ['console']})          # any value
+    assert bare.failed and bare['forbidden_present'] == ['console=tty0', 'console=ttyS0,115200n8']
+    assert not run_module(kernel_cmdline, {'proc_root': proc, 'forbidden': ['console=ttyS1']}).failed
 
 
 def test_kernel_cmdline_one_count_per_hugepage_size_is_no_duplicate(run_module, tmp_path):

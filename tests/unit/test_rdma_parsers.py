@@ -229,3 +229,47 @@ def test_check_pkeys_skips_non_infiniband_ports(tmp_path):
     assert [(r['device'], r['port'], r['ok'], r['membership']) for r in results] == [('mlx5_7', 1, False, 'limited')]
     assert skipped == [{'device': 'mlx5_7', 'port': 2, 'kind': 'pf', 'pci_address': '0000:08:00.0',
                         'link_layer': 'Ethernet', 'label': 'mlx5_7 port 2 (PF 0000:08:00.0)'}]
+
+
+@pytest.mark.parametrize('link_layer', ['Unknown', None])
+def test_unknown_link_layer_port_is_skipped_and_no_rail(tmp_path, link_layer):
+    """A port whose link layer reads 'Unknown' (or nothing) is neither judged nor makes its device a rail."""
+    devices = gb200_devices()
+    devices.append({'name': 'mlx5_7', 'bdf': '0000:08:00.0', 'device_id': '0x1021',
+                    'ports': {1: port(link_layer=link_layer, pkeys=('0xffff',))}})
+    tray = build_tray(str(tmp_path / 't'), devices=devices)
+    facts = rdma.collect_rdma(tray['sys'])
+    assert 'mlx5_7' not in facts['rails'] and 'mlx5_7' in facts['connectx_pfs']
+    selected, _unknown = rdma.select_devices(facts, ['mlx5_7'])
+    results, skipped = rdma.check_pkeys(selected, 0xffff)
+    assert results == []
+    assert [(s['device'], s['port'], s['link_layer']) for s in skipped] == [('mlx5_7', 1, link_layer)]
+
+
+@pytest.mark.parametrize('pkeys, required, membership, ok', [
+    (['0xffff'], 0xffff, 'full', True),
+    (['0x7fff'], 0xffff, 'limited', False),        # the default partition, limited member
+    (['0x8123'], 0xffff, 'none', False),           # another partition only
+    ([], 0xffff, 'none', False),                   # an empty table
+    (['0x0123', '0x7fff'], 0x8123, 'limited', False),
+    (['0x8123'], 0x0123, 'full', True),            # a full member is also a member of the limited key
+    (['0x8124'], 0x8123, 'none', False),
+])
+def test_membership_full_limited_none(tmp_path, pkeys, required, membership, ok):
+    tray = build_tray(str(tmp_path / 't'))
+    set_pkeys(tray, 'mlx5_0', pkeys)
+    selected, _unknown = rdma.select_devices(rdma.collect_rdma(tray['sys']), ['mlx5_0'])
+    results, _skipped = rdma.check_pkeys(selected, required)
+    assert [(r['device'], r['membership'], r['ok'], r['pkeys']) for r in results] == [
+        ('mlx5_0', membership, ok, pkeys)]
+
+
+def test_is_rail_on_the_real_rails(tray):
+    """The four ConnectX-7 InfiniBand PFs are rails; the BlueField-3 and the VFs are not."""
+    facts = rdma.collect_rdma(tray['sys'])
+    by_name = dict((dev['name'], dev) for dev in facts['devices'])
+    assert [name for name in sorted(by_name) if rdma.is_rail(by_name[name])] == ['mlx5_0', 'mlx5_1', 'mlx5_3',
+                                                                                  'mlx5_4']
+    assert [rdma.is_connectx_pf(by_name[name]) for name in ('mlx5_2', 'mlx5_5', 'mlx5_0')] == [False, False, True]
+    assert not rdma.is_rail(dict(by_name['mlx5_0'], ports=[]))                # no port: no rail
+    assert not rdma.is_rail(dict(by_name['mlx5_0'], pci_vendor_id='0x8086'))   # not Mellanox

@@ -5,7 +5,6 @@ a tray GRUB cannot boot, kmod's rules for removing modules, RoCE P_Key tables, g
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 
@@ -56,8 +55,7 @@ print(json.dumps(result))
 '''
 
 
-@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which('unshare'),
-                    reason='needs root and unshare (a private mount namespace for the bind mounts)')
+@pytest.mark.lab_needs('root', 'unshare', reason='a private mount namespace for the bind mounts')
 def test_protect_sysfs_makes_kernel_files_read_only(make_tray):
     """The boot unit's mounts, run in a private mount namespace against a populated tray: writes to
     read-only kernel files fail and change nothing; sriov_numvfs and nr_hugepages take writes."""

@@ -195,7 +195,7 @@ def _run_supervisor(tmp_path, codes, faults, unbootable_at=None):
     return proc, tray
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="the supervisor joins a cgroup of its own (root)")
+@pytest.mark.lab_needs("root", reason="the supervisor joins a cgroup of its own")
 def test_supervisor_reboots_on_133_and_stops_on_poweroff(tmp_path):
     proc, tray = _run_supervisor(tmp_path, [133, 133, 0], [])
     assert proc.returncode == 0, proc.stderr
@@ -208,7 +208,7 @@ def test_supervisor_reboots_on_133_and_stops_on_poweroff(tmp_path):
     assert argv[argv.index("-M") + 1].startswith("gtl-unit")
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="the supervisor joins a cgroup of its own (root)")
+@pytest.mark.lab_needs("root", reason="the supervisor joins a cgroup of its own")
 def test_supervisor_no_return_fault_stays_down_after_first_reboot(tmp_path):
     proc, tray = _run_supervisor(tmp_path, [133, 0], ["no-return-from-reboot"])
     assert (tray / "boot_count").read_text().strip() == "1"
@@ -216,14 +216,14 @@ def test_supervisor_no_return_fault_stays_down_after_first_reboot(tmp_path):
     assert "does not come back" in (tray / "supervisor.log").read_text()
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="the supervisor joins a cgroup of its own (root)")
+@pytest.mark.lab_needs("root", reason="the supervisor joins a cgroup of its own")
 def test_supervisor_stops_a_reboot_loop(tmp_path):
     proc, tray = _run_supervisor(tmp_path, [133] * 40, [])
     assert (tray / "state").read_text().startswith("stopped (reboot loop)")
     assert int((tray / "boot_count").read_text()) == 15
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="the supervisor joins a cgroup of its own (root)")
+@pytest.mark.lab_needs("root", reason="the supervisor joins a cgroup of its own")
 def test_supervisor_reports_an_unbootable_tray_and_keeps_it_down(tmp_path):
     # boot 1 reboots (133); boot 2 finds no kernel image: the tray powers off and stays down, saying why
     (tmp_path / "root" / "var/lib/gpu-tray-lab").mkdir(parents=True)
