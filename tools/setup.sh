@@ -12,7 +12,7 @@ cd "$here"
 
 : "${GPU_TRAY_CACHE:=/var/cache/gpu-tray-cluster}"
 ANSIBLE_WHEEL_VERSION=12.3.0
-COLLECTIONS=(kubernetes/core community/general ansible/posix ansible/utils)
+COLLECTIONS=(kubernetes/core community/general ansible/posix ansible/utils awx/awx)
 APT_PACKAGES=(debootstrap systemd-container socat openssh-client iproute2 shellcheck rsync git)
 
 log() { printf '[setup] %s\n' "$*"; }
@@ -50,7 +50,8 @@ if [ -z "$wheel" ]; then
   .venv/bin/pip download -q --no-deps -d "$wheel_dir" "ansible==$ANSIBLE_WHEEL_VERSION"
   wheel=$(find "$wheel_dir" -maxdepth 1 -name "ansible-$ANSIBLE_WHEEL_VERSION-*.whl" | head -n1)
 fi
-coll_stamp=.collections/.from-ansible-$ANSIBLE_WHEEL_VERSION
+# the stamp names the collection list too, so adding one re-extracts
+coll_stamp=.collections/.from-ansible-$ANSIBLE_WHEEL_VERSION-$(echo "${COLLECTIONS[*]}" | sha256sum | cut -c1-12)
 if [ ! -f "$coll_stamp" ]; then
   log "extracting ${COLLECTIONS[*]} from $(basename "$wheel")"
   rm -rf .collections.tmp && mkdir -p .collections.tmp
@@ -66,10 +67,14 @@ with zipfile.ZipFile(wheel) as z:
     z.extractall(dest, names)
 PY
   # the extracted MANIFEST.json / FILES.json come with them, so ansible-galaxy lists them as installed
-  rm -rf .collections && mv .collections.tmp .collections
+  # swapped in by two renames (not rm + mv), so commands running meanwhile see it gone for an instant at most
+  mkdir -p .collections.tmp/ansible_collections/gpu_tray
+  ln -sfn ../../.. .collections.tmp/ansible_collections/gpu_tray/cluster
+  rm -rf .collections.old && { [ ! -e .collections ] || mv .collections .collections.old; }
+  mv .collections.tmp .collections && rm -rf .collections.old
   touch "$coll_stamp"
 fi
 mkdir -p .collections/ansible_collections/gpu_tray
 ln -sfn ../../.. .collections/ansible_collections/gpu_tray/cluster
-log "collections: $(ANSIBLE_COLLECTIONS_PATH="$here/.collections" .venv/bin/ansible-galaxy collection list 2>/dev/null | grep -cE '^(ansible|community|kubernetes|gpu_tray)\.') found in .collections"
+log "collections: $(ANSIBLE_COLLECTIONS_PATH="$here/.collections" .venv/bin/ansible-galaxy collection list 2>/dev/null | grep -cE '^(ansible|awx|community|kubernetes|gpu_tray)\.') found in .collections"
 log "done. Activate with: . .venv/bin/activate"
