@@ -10,7 +10,7 @@ DOCUMENTATION = r'''
 ---
 module: tray_state
 short_description: Read everything a GPU tray check needs in one read-only module call
-version_added: 0.2.0
+version_added: 0.1.0
 description:
   - Reads the tray's state once - OS and kernel, modules, runtime units (as M(gpu_tray.cluster.tray_facts)), RDMA
     devices, ports and P_Key tables (as M(gpu_tray.cluster.rdma_facts)), huge page pools, the booted kernel command
