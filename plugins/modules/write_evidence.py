@@ -10,7 +10,7 @@ DOCUMENTATION = r'''
 ---
 module: write_evidence
 short_description: Write report and evidence files on the controller in one task
-version_added: 0.2.0
+version_added: 0.1.0
 description:
   - Writes a list of files under one directory on the controller, in the controller process (an action plugin,
     no module is sent anywhere). With C(run_once), one task writes every tray's evidence and the summary.
