@@ -13,7 +13,7 @@ __metaclass__ = type
 DOCUMENTATION = r'''
 ---
 name: preflight_report
-version_added: 0.2.0
+version_added: 0.1.0
 short_description: Judge a tray's state against what its platform requires (the preflight checks)
 description:
 - Takes one registered M(gpu_tray.cluster.tray_state) result and returns the tray's preflight report.
