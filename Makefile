@@ -7,6 +7,7 @@
 #   make lab-reset / lab-bench               replace the lab; time 8-tray boots (prints seconds and ratios)
 #   make cluster-bench                       warm start-up of the test cluster vs its 30 s budget (ratios)
 #   make lint / sanity / units / test-lab / molecule / test-cluster / build   single layers
+#   make changelog                           fold changelogs/fragments into CHANGELOG.md/.rst (antsibull-changelog)
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
@@ -93,6 +94,13 @@ cluster-down:
 
 cluster-bench: setup cluster-build
 	python3 tests/cluster/bench_startup.py --runs 3
+
+# Fragments are kept until the galaxy.yml version is tagged; new ones are folded into that version's entry.
+.PHONY: changelog
+changelog: setup
+	antsibull-changelog lint
+	antsibull-changelog release --reload-plugins --update-existing
+	rm -f changelogs/.plugin-cache.yaml
 
 clean:
 	rm -rf build .pytest_cache .hypothesis .ansible

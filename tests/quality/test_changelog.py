@@ -1,0 +1,44 @@
+"""The changelog (antsibull-changelog): fragments lint clean, every fragment is folded into the release of the
+galaxy.yml version, and CHANGELOG.md / CHANGELOG.rst are what antsibull-changelog generates from
+changelogs/changelog.yaml (so nobody edits them by hand). `make changelog` fixes the last two."""
+import pathlib
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+TOOL = str(pathlib.Path(sys.executable).parent / "antsibull-changelog")
+CHANGES = yaml.safe_load((ROOT / "changelogs" / "changelog.yaml").read_text())
+CONFIG = yaml.safe_load((ROOT / "changelogs" / "config.yaml").read_text())
+VERSION = yaml.safe_load((ROOT / "galaxy.yml").read_text())["version"]
+
+
+def run(argv):
+    proc = subprocess.run(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, check=False)
+    return proc.returncode, proc.stdout
+
+
+def test_changelog_lint():
+    rc, out = run([TOOL, "lint"])
+    assert rc == 0 and not out.strip(), out
+
+
+def test_every_fragment_is_in_the_release():
+    release = CHANGES["releases"].get(VERSION)
+    assert release, "changelogs/changelog.yaml has no release %s (galaxy.yml version): run make changelog" % VERSION
+    fragments = sorted(p.name for p in (ROOT / "changelogs" / "fragments").iterdir() if p.suffix in (".yml", ".yaml"))
+    assert fragments, "no changelog fragments"
+    missing = sorted(set(fragments) - set(release.get("fragments", [])))
+    assert not missing, "fragments not in the changelog of %s: %s - run make changelog" % (VERSION, missing)
+
+
+@pytest.mark.parametrize("output", CONFIG["output"], ids=lambda o: o["file"])
+def test_generated_changelog_is_current(output, tmp_path):
+    generated = tmp_path / output["file"]
+    rc, out = run([TOOL, "generate", "--output", str(generated), "--output-format", output["format"]])
+    assert rc == 0, out
+    committed = (ROOT / output["file"]).read_text()
+    assert committed == generated.read_text(), "%s differs from antsibull-changelog generate: run make changelog" % (
+        output["file"])
