@@ -173,8 +173,8 @@ def markdown(phases, meta=None):
     lines += ['', '| Phase | Result | Passed | Failed | Warnings | Skipped |', '|---|---|---|---|---|---|']
     for phase in phases:
         count = dict((status, sum(1 for check in phase['checks'] if check['status'] == status)) for status in STATUSES)
-        lines.append('| %s | %s | %d | %d | %d | %d |' % (phase['name'], phase_status(phase).upper(), count['passed'],
-                                                        count['failed'], count['warning'], count['skipped']))
+        row = (phase['name'], phase_status(phase).upper(), count['passed'], count['failed'], count['warning'], count['skipped'])
+        lines.append('| %s | %s | %d | %d | %d | %d |' % row)
     for phase in phases:
         lines += ['', '## %s: %s' % (phase['name'], phase_status(phase).upper()), '']
         if not phase['checks']:
@@ -182,8 +182,8 @@ def markdown(phases, meta=None):
             continue
         lines += ['| Check | Status | Finding | Fix |', '|---|---|---|---|']
         for check in _sorted_checks(phase):
-            lines.append('| %s | %s | %s | %s |' % (_md(check['name']), check['status'].upper(), _md(check['message']),
-                                                   _md(check['fix'])))
+            row = (_md(check['name']), check['status'].upper(), _md(check['message']), _md(check['fix']))
+            lines.append('| %s | %s | %s | %s |' % row)
     return '\n'.join(lines) + '\n'
 
 

@@ -186,8 +186,9 @@ def test_load_balancer(run, core, namespace):
 def test_preflight_report_only_and_bad_connection(run, tmp_path):
     result = run('cluster_preflight', recipe=NVKE, fail_on_error=False)
     assert not result.get('failed') and result['rc'] == 0 and 'server-version' in result['failed_checks']
-    assert [item['name'] for item in result['checks']] == ['server-version', 'service', 'control-plane-gpu-labels',
-                                                            'asap2-pod-cap', 'default-storage-class', 'load-balancer']
+    expected = ['server-version', 'service', 'control-plane-gpu-labels', 'asap2-pod-cap', 'default-storage-class',
+                'load-balancer']
+    assert [item['name'] for item in result['checks']] == expected
     missing = str(tmp_path / 'nope.kubeconfig')
     result = run('cluster_preflight', recipe=NVKE, kubeconfig=missing)
     assert result.get('failed') and 'cannot load the kubeconfig' in result['msg']   # the path itself is no_log
@@ -251,3 +252,147 @@ def test_component_missing_and_bad_options(run, namespace):
     assert result.get('failed') and 'option constraint' in result['msg']
     result = run('component_version', component='gpu-operator', namespace=namespace, label_selector='app=none')
     assert result.get('failed') and '0 Deployments match app=none' in result['msg']
+
+
+# ---- expected_resources ---------------------------------------------------------------------------
+
+def _crd(group, plural, kind):
+    return {'apiVersion': 'apiextensions.k8s.io/v1', 'kind': 'CustomResourceDefinition',
+            'metadata': {'name': '%s.%s' % (plural, group)},
+            'spec': {'group': group, 'scope': 'Cluster', 'names': {'plural': plural, 'kind': kind},
+                     'versions': [{'name': 'v1', 'served': True, 'storage': True, 'schema': {'openAPIV3Schema': {
+                         'type': 'object', 'x-kubernetes-preserve-unknown-fields': True}}}]}}
+
+
+def _wait_for(what, probe, timeout=60):
+    import time
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if probe():
+            return
+        time.sleep(1)
+    raise AssertionError('timed out waiting for %s' % what)
+
+
+def test_expected_resources(run, k8s_api, core, namespace):
+    apps = client.AppsV1Api(k8s_api)
+    ext = client.ApiextensionsV1Api(k8s_api)
+    custom = client.CustomObjectsApi(k8s_api)
+    group = '%s.gputray.test' % namespace
+    release = {'meta.helm.sh/release-name': 'widget-operator'}
+    apps.create_namespaced_deployment(namespace, {
+        'metadata': {'name': 'widget-operator', 'annotations': release},
+        'spec': {'replicas': 1, 'selector': {'matchLabels': {'app': 'widget-operator'}},
+                 'template': {'metadata': {'labels': {'app': 'widget-operator'}},
+                              'spec': {'containers': [{'name': 'op', 'image': 'registry.invalid/op:1.0'}]}}}})
+    ds = _daemonset('widget-agent', 'registry.invalid/agent:1.0')
+    ds['metadata']['annotations'] = release
+    ds['spec']['template']['spec']['nodeSelector'] = {'nvidia.com/gpu.present': 'true'}
+    ds['spec']['template']['spec']['tolerations'] = [{'operator': 'Exists'}]
+    apps.create_namespaced_daemon_set(namespace, ds)
+    ext.create_custom_resource_definition(_crd(group, 'widgets', 'Widget'))
+    ext.create_custom_resource_definition(_crd(group, 'gadgets', 'Widget'))      # kind already in use: not Established
+    try:
+        _wait_for('widgets CRD served', lambda: any(
+            c.type == 'Established' and c.status == 'True'
+            for c in (ext.read_custom_resource_definition('widgets.%s' % group).status.conditions or [])))
+        custom.create_cluster_custom_object(group, 'v1', 'widgets', {
+            'apiVersion': '%s/v1' % group, 'kind': 'Widget', 'metadata': {'name': 'policy'}, 'status': {'state': 'notReady'}})
+        component = {'name': 'widget-operator', 'namespace': namespace, 'crds': ['widgets.%s' % group],
+                     'ready': [{'api_version': '%s/v1' % group, 'kind': 'Widget', 'name': 'policy'}]}
+        result = run('expected_resources', components=[component])
+        assert result.get('failed') and 'Widget policy has status.state=notReady (expected ready' in result['msg']
+        custom.patch_cluster_custom_object(group, 'v1', 'widgets', 'policy', {'status': {'state': 'ready'}})
+        good = run('expected_resources', components=[component], timeout=60, poll_interval=2, stable_polls=2)
+        assert not good.get('failed') and good['stable'] and good['polls'] >= 2, good.get('msg')
+        kinds = sorted(set(item['name'] for item in good['checks']))
+        assert kinds == ['crd', 'daemonset', 'deployment', 'namespace', 'ready']
+        bad_crd = dict(component, crds=['gadgets.%s' % group])
+        result = run('expected_resources', components=[bad_crd])
+        assert result.get('failed') and 'CRD gadgets.%s is not Established: NamesAccepted=False' % group in result['msg']
+        apps.patch_namespaced_daemon_set('widget-agent', namespace, {'spec': {'template': {'spec': {'containers': [
+            {'name': 'plugin', 'image': 'registry.invalid/agent:broken'}]}}}})
+        _wait_for('a crash-looping agent pod', lambda: any(
+            (s.state.waiting is not None and s.state.waiting.reason == 'CrashLoopBackOff')
+            for p in core.list_namespaced_pod(namespace).items for s in (p.status.container_statuses or [])))
+        result = run('expected_resources', components=[component])
+        assert result.get('failed') and 'is CrashLoopBackOff' in result['msg']
+        assert 'DaemonSet %s/widget-agent is not rolled out' % namespace in result['msg']
+        missing = run('expected_resources', components=[{'name': 'absent', 'namespace': 'no-such-namespace'}])
+        assert missing.get('failed') and 'namespace no-such-namespace does not exist' in missing['msg']
+    finally:
+        for name in ('widgets', 'gadgets'):
+            try:
+                ext.delete_custom_resource_definition('%s.%s' % (name, group))
+            except ApiException:
+                pass
+
+
+def test_expected_resources_sriov_fabric(run, kcluster, namespace):
+    component = {'name': 'none', 'namespace': namespace}
+    result = run('expected_resources', components=[component], sriov_rails=4, num_vfs=16)
+    fabric = [item for item in result['checks'] if item['component'] == 'sriov-fabric']
+    rails = [item for item in fabric if item['name'] == 'sriov-rails']
+    if kcluster.platform == 'nvke-gb200':       # trays advertise 16 VFs on 4 rails; cp01 (control plane) is not judged
+        assert [item['object'] for item in rails] == ['Node %s' % tray for tray in kcluster.trays]
+        assert all(item['status'] == 'passed' for item in rails)
+        wrong = run('expected_resources', components=[component], sriov_rails=4, num_vfs=8)
+        assert 'node tray01: nvidia.com/sriov_resource_rail_0=16' in wrong['msg']
+    else:                                       # rke2-vr200 trays have no SR-IOV rails
+        assert all(item['status'] == 'failed' for item in rails) and 'rail_0=missing' in result['msg']
+    assert result.get('failed') and 'no multus DaemonSet' in result['msg']
+    assert 'no SriovNetworkNodeState exists' in result['msg']
+
+
+# ---- playbooks/validate.yml -----------------------------------------------------------------------
+
+def _validate(kubeconfig, home, *extra):
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, 'ansible.cfg'), ANSIBLE_HOME=home,
+               ANSIBLE_LOCAL_TEMP=os.path.join(home, 'tmp'), ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, '.collections'),
+               ANSIBLE_NOCOLOR='1', K8S_AUTH_KUBECONFIG=kubeconfig)
+    argv = [os.path.join(os.path.dirname(sys.executable), 'ansible-playbook'), '-i', 'localhost,', '-c', 'local',
+            '-e', 'ansible_python_interpreter=%s' % sys.executable, os.path.join(REPO, 'playbooks', 'validate.yml')]
+    for item in extra:
+        argv += ['-e', json.dumps(item)]
+    return subprocess.run(argv, capture_output=True, text=True, env=env, check=False)
+
+
+def test_validate_playbook_writes_evidence(kubeconfig, tmp_path):
+    import xml.etree.ElementTree as ET
+    evidence_dir = tmp_path / 'evidence'
+    log = os.path.join(REPO, 'tests', 'unit', 'fixtures', 'nccl', 'vr200_nvls_ib_mpirun.log')
+    args = {'validate_recipe': NVKE, 'validate_evidence_dir': str(evidence_dir), 'validate_recipe_digest': 'sha256:aaaa',
+            'validate_nccl_logs': [{'path': log, 'variant': 'nvls'}],
+            'validate_component_versions': [{'component': 'gpu-operator', 'constraint': '>= v26.7.0'}]}
+    res = _validate(kubeconfig, str(tmp_path), args)
+    assert res.returncode != 0 and 'Validation of %s failed' % NVKE in res.stdout, res.stdout[-3000:]
+    summary = json.loads((evidence_dir / 'summary.json').read_text())
+    assert summary['recipe_digest'] == 'sha256:aaaa' and summary['result'] == 'failed'
+    assert summary['phases'] == {'readiness': 'failed', 'deployment': 'failed', 'performance': 'passed'}
+    readiness = json.loads((evidence_dir / 'ctrf' / 'readiness.json').read_text())['results']
+    assert readiness['summary']['failed'] >= 1
+    assert [t['status'] for t in readiness['tests'] if t['name'] == 'server-version'] == ['failed']
+    performance = json.loads((evidence_dir / 'ctrf' / 'performance.json').read_text())['results']['tests']
+    assert [(t['name'], t['status']) for t in performance] == [('nccl-all-reduce-bw-nvls', 'passed')]
+    deployment = json.loads((evidence_dir / 'ctrf' / 'deployment.json').read_text())['results']['tests']
+    names = [t['name'] for t in deployment]
+    assert 'sriov-rails' in names and 'multus' in names           # NVKE: the fabric checks run by default
+    version = [t for t in deployment if t['name'] == 'gpu-operator']
+    assert version[0]['status'] == 'failed' and 'is not deployed' in version[0]['message']
+    root = ET.parse(str(evidence_dir / 'junit.xml')).getroot()
+    assert [suite.get('name') for suite in root] == ['readiness', 'deployment', 'performance']
+    report = (evidence_dir / 'report.md').read_text()
+    assert '| server-version | FAILED | Kubernetes v1.20' in report and 'STALE' not in report
+    assert 'Kubernetes v1.20' in (evidence_dir / 'report.html').read_text()
+    # Validating a changed recipe: the new evidence says the old one was for another digest.
+    res = _validate(kubeconfig, str(tmp_path), dict(args, validate_recipe_digest='sha256:bbbb', validate_fail_fast=True))
+    assert res.returncode != 0
+    report = (evidence_dir / 'report.md').read_text()
+    assert 'STALE: this evidence was recorded for recipe digest sha256:aaaa, the recipe is now sha256:bbbb' in report
+    assert json.loads((evidence_dir / 'summary.json').read_text())['phases'] == {'readiness': 'failed'}   # fail fast
+    assert sorted(os.listdir(str(evidence_dir / 'ctrf'))) == ['readiness.json']      # no leftover of the first run
+
+
+def test_validate_playbook_rejects_bad_input(kubeconfig, tmp_path):
+    res = _validate(kubeconfig, str(tmp_path), {'validate_recipe': 'h100-eks'})
+    assert res.returncode != 0 and 'validate_recipe' in res.stdout and 'h100-eks' in res.stdout
