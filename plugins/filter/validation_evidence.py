@@ -21,7 +21,7 @@ description:
     optional C(fix), C(duration) in ms, C(object)), registered results of M(gpu_tray.cluster.cluster_preflight)
     (their C(checks) are taken), or any other registered module result with a C(check_name) key (failed when it
     failed or returned C(passed=false), skipped when skipped, warning when it warned).
-  - With O(recorded_digest) different from the C(recipe_digest) in O(meta), the reports say the evidence is stale.
+  - With C(recorded_digest) in O(meta) different from its C(recipe_digest), the reports say the evidence is stale.
 author:
   - gpu_tray.cluster contributors (!UNKNOWN)
 positional: meta
