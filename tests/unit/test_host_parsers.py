@@ -323,3 +323,13 @@ def test_systemctl_parsing():
     assert tray.parse_is_enabled('masked\n', ['nvidia-imex.service']) == {'nvidia-imex.service': 'masked'}
     assert tray.parse_is_enabled('', ['nvidia-imex.service']) == {'nvidia-imex.service': 'unknown'}
     assert tray.parse_is_active('weird\n', ['x'])['x'] == 'unknown'
+
+
+def test_read_pools_ignores_other_entries(tmp_path):
+    t = build_tray(str(tmp_path / 't'), hugepages={2048: 8, 1048576: 1})
+    base = os.path.join(t['sys'], 'kernel', 'mm', 'hugepages')
+    os.makedirs(os.path.join(base, 'hugepages-2MB'))            # not the kernel's name: not a pool
+    with open(os.path.join(base, 'aaa-notes'), 'w') as handle:   # sorts first
+        handle.write('x\n')
+    _base, pools = hugepages.read_pools(t['sys'])
+    assert sorted(pools) == [2048, 1048576] and pools[1048576]['nr_hugepages'] == 1
