@@ -8,6 +8,7 @@
 #   make cluster-bench                       warm start-up of the test cluster vs its 30 s budget (ratios)
 #   make lint / sanity / units / test-lab / molecule / test-cluster / build   single layers
 #   make changelog                           fold changelogs/fragments into CHANGELOG.md/.rst (antsibull-changelog)
+#   make docs                                collection reference (antsibull-docs + Sphinx) in build/docs
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
@@ -101,6 +102,10 @@ changelog: setup
 	antsibull-changelog lint
 	antsibull-changelog release --reload-plugins --update-existing
 	rm -f changelogs/.plugin-cache.yaml
+
+.PHONY: docs
+docs: setup
+	bash tools/build-docs.sh
 
 clean:
 	rm -rf build .pytest_cache .hypothesis .ansible
