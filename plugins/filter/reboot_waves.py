@@ -86,18 +86,17 @@ import math
 
 from ansible.errors import AnsibleFilterError
 from ansible.module_utils.common.text.converters import to_text
-from ansible.module_utils.six import integer_types, string_types
 
 
 def parse_batch(batch):
     """Return (count, percent): exactly one is not None. Raises ValueError naming what is wrong."""
     if isinstance(batch, bool):
         raise ValueError('expected a positive integer or a percentage such as "25%%", got %r' % (batch,))
-    if isinstance(batch, integer_types):
+    if isinstance(batch, int):
         if batch < 1:
             raise ValueError('expected a positive integer or a percentage such as "25%%", got %d' % batch)
         return batch, None
-    if isinstance(batch, string_types):
+    if isinstance(batch, str):
         text = batch.strip()
         try:
             if text.endswith('%'):
