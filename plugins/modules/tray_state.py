@@ -23,6 +23,7 @@ description:
   - Input it cannot read is returned as an C(error) text in the part concerned, never as a failure of the module,
     so that the filter can name what could not be read.
   - Runs only read-only tools - C(systemctl is-enabled/is-active) and C(mstconfig [-e] -d <bdf> q) - with argv lists.
+    The rails' firmware queries run side by side (one per device, at most 8 at a time).
 author:
   - gpu_tray.cluster contributors (!UNKNOWN)
 options:
@@ -140,6 +141,7 @@ containerd:
 '''
 
 import os
+from concurrent.futures import ThreadPoolExecutor
 
 from ansible.module_utils.basic import AnsibleModule
 
@@ -300,11 +302,9 @@ def query_firmware(module, params, rdma):
         out['error'] = 'mstconfig not found (mstconfig_path=%s); install mstflint on the tray' % params['mstconfig_path']
         return out
     out['tool'] = tool
-    seen = set()
-    for name, bdf in targets:
-        if bdf in seen:
-            continue
-        seen.add(bdf)
+
+    def query(target):
+        name, bdf = target
         entry = _mstconfig(module, tool, bdf, params['extended'])
         entry['retried_without_e'] = False
         messages = error_lines(entry['stdout']) + error_lines(entry['stderr'])
@@ -312,7 +312,16 @@ def query_firmware(module, params, rdma):
             entry = _mstconfig(module, tool, bdf, False)
             entry['retried_without_e'] = True
         entry['name'] = name
-        out['devices'].append(entry)
+        return entry
+
+    unique = []
+    for name, bdf in targets:
+        if bdf not in [item[1] for item in unique]:
+            unique.append((name, bdf))
+    # Each query of a real ConnectX takes a second or more; the devices are independent and the queries
+    # read-only, so they run side by side (results keep the rails' order).
+    with ThreadPoolExecutor(max_workers=min(8, len(unique))) as pool:
+        out['devices'] = list(pool.map(query, unique))
     return out
 
 
