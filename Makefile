@@ -2,6 +2,7 @@
 #   make setup      venv + dependency collections (offline, from the ansible wheel) + apt packages
 #   make lab        setup, boot the rehearsal lab, run the site playbook against it, print the report path
 #   make test       every test layer (units, lint, sanity, lab, molecule, test cluster) in one pytest run
+#   make matrix     per supported ansible-core (2.19/2.20/2.21): units, sanity, lab smoke; deprecations fail
 #   make lab-up / lab-down / lab-status      the rehearsal lab alone (PLATFORM, TRAYS, FAULTS="name[@N] ...")
 #   make cluster-up / cluster-down           the test Kubernetes cluster (kube-apiserver 1.20 + simulated kubelet)
 #   make lab-reset / lab-bench               replace the lab; time 8-tray boots (prints seconds and ratios)
@@ -29,7 +30,7 @@ REPORT_DIR  ?= $(CURDIR)/output/report
 LAB         := $(CURDIR)/lab/lab
 FAULT_ARGS  := $(foreach f,$(FAULTS),--fault $(f))
 
-.PHONY: help setup lint sanity units test build clean lab lab-up lab-down lab-status lab-reset lab-bench test-lab molecule test-cluster cluster-build cluster-up cluster-down cluster-bench
+.PHONY: help setup lint sanity units test matrix build clean lab lab-up lab-down lab-status lab-reset lab-bench test-lab molecule test-cluster cluster-build cluster-up cluster-down cluster-bench
 help:
 	@sed -n 's/^#   //p' $(firstword $(MAKEFILE_LIST))
 
@@ -51,6 +52,10 @@ build: setup
 
 test: setup
 	bash tools/run-tests.sh
+
+# MATRIX_ARGS="--cores 2.21.5 --steps units,lab" narrows it (tools/matrix.sh --help)
+matrix: setup
+	bash tools/matrix.sh $(MATRIX_ARGS)
 
 lab-up: setup
 	$(LAB) up --platform $(PLATFORM) --trays $(TRAYS) $(FAULT_ARGS)

@@ -25,15 +25,22 @@ if ls "$dest"/tests/sanity/ignore-*.txt >/dev/null 2>&1; then
   echo "tests/sanity/ignore-*.txt exists: this project passes sanity without an ignore file" >&2; exit 1
 fi
 : "${GPU_TRAY_CACHE:=/var/cache/gpu-tray-cluster}"
-core=$(grep -E '^ansible-core==' "$here/requirements-dev.txt")
-svenv="$GPU_TRAY_CACHE/sanity-venv-${core#ansible-core==}"
+# Which ansible-core runs the tests, on which Python: the pinned toolchain's by default; tools/matrix.sh sets
+# GPU_TRAY_SANITY_CORE (a version) and GPU_TRAY_SANITY_PYTHON (an interpreter) for the other supported cores.
+core=${GPU_TRAY_SANITY_CORE:-$(sed -n 's/^ansible-core==//p' "$here/requirements-dev.txt")}
+py=${GPU_TRAY_SANITY_PYTHON:-python3}
+pyver=$("$py" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+svenv="$GPU_TRAY_CACHE/sanity-venv-$core-py$pyver"
+mkdir -p "$GPU_TRAY_CACHE"
+exec 9>"$svenv.lock"; flock 9            # concurrent runs build the venv once
 if [ ! -f "$svenv/.complete" ]; then     # a half-built venv (interrupted run) is rebuilt, never used
   rm -rf "$svenv"
-  python3 -m venv "$svenv"
+  "$py" -m venv "$svenv"
   "$svenv/bin/pip" install -q -U pip
-  "$svenv/bin/pip" install -q "$core"
+  "$svenv/bin/pip" install -q "ansible-core==$core"
   touch "$svenv/.complete"
 fi
+exec 9>&-
 pipver=$("$svenv/bin/python" - <<'PY'
 import re, pathlib, ansible_test
 src = pathlib.Path(ansible_test.__file__).parent.joinpath("_internal", "python_requirements.py").read_text()
@@ -47,4 +54,4 @@ fi
 cd "$dest"
 # ansible-test finds files through git when a repository is present; give it one so it sees exactly our files
 git init -q . && git add -A >/dev/null && git -c user.name=sanity -c user.email=sanity@localhost commit -qm sanity
-"$svenv/bin/python" "$svenv/bin/ansible-test" sanity --color no --python 3.11 --requirements "$@"
+"$svenv/bin/python" "$svenv/bin/ansible-test" sanity --color no --python "$pyver" --requirements "$@"

@@ -27,11 +27,15 @@ if UNIT_DIR not in sys.path:
 
 
 def _collections_root():
-    """Directory above ``ansible_collections`` where gpu_tray/cluster is this checkout."""
-    candidate = os.path.join(REPO, '.collections')
-    link = os.path.join(candidate, 'ansible_collections', 'gpu_tray', 'cluster')
-    if os.path.isdir(link) and os.path.samefile(link, REPO):
-        return candidate
+    """Directory above ``ansible_collections`` where gpu_tray/cluster is this checkout.
+
+    The first such entry of ANSIBLE_COLLECTIONS_PATH (the Makefile's .collections; tools/matrix.sh's tree with
+    newer dependency collections), else the repo's .collections."""
+    paths = [p for p in os.environ.get('ANSIBLE_COLLECTIONS_PATH', '').split(os.pathsep) if p]
+    for candidate in paths + [os.path.join(REPO, '.collections')]:
+        link = os.path.join(candidate, 'ansible_collections', 'gpu_tray', 'cluster')
+        if os.path.isdir(link) and os.path.samefile(link, REPO):
+            return candidate
     private = tempfile.mkdtemp(prefix='gpu-tray-unit-collections-')
     os.makedirs(os.path.join(private, 'ansible_collections', 'gpu_tray'))
     os.symlink(REPO, os.path.join(private, 'ansible_collections', 'gpu_tray', 'cluster'))
