@@ -1,0 +1,104 @@
+# Copyright: (c) 2026, gpu_tray.cluster contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Conformance rules (module_utils/conformance.py) on objects shaped as the API returns them."""
+
+from ansible_collections.gpu_tray.cluster.plugins.module_utils import conformance as cf
+
+
+def deployment(name, namespace, available=1):
+    return {'metadata': {'name': name, 'namespace': namespace, 'generation': 1},
+            'spec': {'replicas': 1}, 'status': {'observedGeneration': 1, 'availableReplicas': available}}
+
+
+def daemonset(name, namespace, desired=2, ready=2):
+    return {'metadata': {'name': name, 'namespace': namespace, 'generation': 1},
+            'status': {'observedGeneration': 1, 'desiredNumberScheduled': desired, 'numberReady': ready,
+                       'updatedNumberScheduled': desired}}
+
+
+def pod(namespace, name, volumes=(), env=(), resources=None, claims=None):
+    spec = {'volumes': list(volumes), 'containers': [{'name': 'main', 'env': list(env), 'resources': resources or {}}]}
+    if claims:
+        spec['resourceClaims'] = claims
+    return {'metadata': {'namespace': namespace, 'name': name}, 'spec': spec, 'status': {'phase': 'Running'}}
+
+
+def test_recipe_lists_follow_aicr():
+    assert 'inference-gateway' in cf.RECIPE_CHECKS['vr200-rke2-ubuntu-inference']
+    assert 'inference-gateway' not in cf.RECIPE_CHECKS['vr200-rke2-ubuntu-training']
+    assert all(set(checks) <= set(cf.CHECKS) for checks in cf.RECIPE_CHECKS.values())
+
+
+def test_gpu_operator_health():
+    policy = {'status': {'state': 'ready'}}
+    good = cf.gpu_operator_health('gpu-operator', deployment('gpu-operator', 'gpu-operator'), policy,
+                                  daemonset('nvidia-dcgm-exporter', 'gpu-operator'))
+    assert good['status'] == 'passed' and len(good['details']) == 3
+    bad = cf.gpu_operator_health('gpu-operator', deployment('gpu-operator', 'gpu-operator'), {'status': {'state': 'notReady'}},
+                                 None)
+    assert bad['status'] == 'failed' and 'ClusterPolicy cluster-policy has status.state=notReady' in bad['message']
+    assert 'no DaemonSet gpu-operator/nvidia-dcgm-exporter' in bad['message'] and 'kubectl -n gpu-operator' in bad['fix']
+    scaled = cf.gpu_operator_health('gpu-operator', dict(deployment('gpu-operator', 'gpu-operator'),
+                                                         spec={'replicas': 2}), policy,
+                                    daemonset('nvidia-dcgm-exporter', 'gpu-operator'))
+    assert scaled['status'] == 'failed' and '1 of 2 replicas' in scaled['message']
+
+
+def test_served_version_and_dra_support():
+    groups = {'groups': [{'name': 'resource.k8s.io', 'versions': [{'version': 'v1beta1'}, {'version': 'v1'}]}]}
+    assert cf.served_version(groups, 'resource.k8s.io') == 'v1'
+    assert cf.served_version({'groups': [{'name': 'apps', 'versions': [{'version': 'v1'}]}]}, 'resource.k8s.io') is None
+    none = cf.dra_support('v1.20.15', None, 'nvidia-dra-driver', None, None, [])
+    assert none['status'] == 'failed' and 'v1.20.15' in none['message'] and '1.34' in none['fix']
+    slices = [{'spec': {'driver': 'gpu.nvidia.com'}}, {'spec': {'driver': 'dra.net'}}]
+    good = cf.dra_support('v1.34.2', 'v1', 'ns', deployment('c', 'ns'), daemonset('k', 'ns'), slices)
+    assert good['status'] == 'passed' and 'gpu.nvidia.com' in good['message']
+    bad = cf.dra_support('v1.34.2', 'v1', 'ns', None, daemonset('k', 'ns', desired=2, ready=1), slices[1:])
+    assert bad['status'] == 'failed'
+    assert 'no Deployment ns/nvidia-dra-driver-gpu-controller' in bad['message'] and '1 of 2 pods ready' in bad['message']
+    assert 'no ResourceSlice of gpu.nvidia.com or compute-domain.nvidia.com at resource.k8s.io/v1 (1 slices' in bad['message']
+
+
+def test_metrics_api():
+    assert 'is not registered' in cf.metrics_api('ai-service-metrics', None)['message']
+    down = {'spec': {'service': {'namespace': 'monitoring', 'name': 'prometheus-adapter'}},
+            'status': {'conditions': [{'type': 'Available', 'status': 'False', 'reason': 'ServiceNotFound',
+                                       'message': 'service/prometheus-adapter in "monitoring" is not present'}]}}
+    result = cf.metrics_api('pod-autoscaling', down)
+    assert result['status'] == 'failed' and 'v1beta1.external.metrics.k8s.io' in result['message']
+    assert 'not Available: ServiceNotFound' in result['message'] and 'prometheus-adapter' in result['fix']
+    down['status']['conditions'][0]['status'] = 'True'
+    assert cf.metrics_api('pod-autoscaling', down)['status'] == 'passed'
+
+
+def test_inference_gateway():
+    established = {'status': {'conditions': [{'type': 'Established', 'status': 'True'}]}}
+    crds = dict((name, established) for name in cf.GATEWAY_CRDS)
+    accepted = {'status': {'conditions': [{'type': 'Accepted', 'status': 'True'}]}}
+    programmed = {'status': {'conditions': [{'type': 'Programmed', 'status': 'True'}], 'addresses': [{'value': '10.0.0.9'}]}}
+    assert cf.inference_gateway(crds, accepted, programmed, 'gw')['status'] == 'passed'
+    pending = {'status': {'conditions': [{'type': 'Programmed', 'status': 'False', 'message': 'no address'}]}}
+    result = cf.inference_gateway(dict(crds, **{'inferencepools.inference.networking.k8s.io': None}), None, pending, 'gw')
+    assert result['status'] == 'failed'
+    assert 'CRD inferencepools.inference.networking.k8s.io does not exist' in result['message']
+    assert 'no GatewayClass agentgateway' in result['message'] and 'Programmed=False (no address)' in result['message']
+
+
+def test_secure_accelerator_access():
+    exempt = {'gpu-operator'}
+    pods = [
+        pod('gpu-operator', 'driver', volumes=[{'name': 'dev', 'hostPath': {'path': '/dev'}}]),       # exempt
+        pod('team', 'ok', env=[{'name': 'NVIDIA_VISIBLE_DEVICES', 'value': 'all'}],
+            resources={'limits': {'nvidia.com/gpu': '1'}}),
+        pod('team', 'claim', env=[{'name': 'NVIDIA_VISIBLE_DEVICES', 'value': 'all'}], claims=[{'name': 'gpu'}]),
+        pod('team', 'void', env=[{'name': 'NVIDIA_VISIBLE_DEVICES', 'value': 'void'}]),
+        pod('team', 'sneaky', env=[{'name': 'NVIDIA_VISIBLE_DEVICES', 'value': 'all'}]),
+        pod('team', 'mounter', volumes=[{'name': 'gpu0', 'hostPath': {'path': '/dev/nvidia0'}},
+                                        {'name': 'data', 'hostPath': {'path': '/data'}}]),
+    ]
+    found = cf.accelerator_access_violations(pods, exempt)
+    assert [item['object'] for item in found] == ['Pod team/sneaky', 'Pod team/mounter']
+    result = cf.secure_accelerator_access(pods, exempt)
+    assert result['status'] == 'failed' and 'NVIDIA_VISIBLE_DEVICES=all without requesting a GPU' in result['message']
+    assert 'hostPath volume gpu0 mounts /dev/nvidia0' in result['message'] and '/data' not in result['message']
+    assert cf.secure_accelerator_access(pods[:4], exempt)['status'] == 'passed'
