@@ -1,0 +1,89 @@
+"""AWX as code: the surveys are generated from the roles' argument specs and committed current, every job
+template names a playbook that exists, and playbooks/awx_configure.yml builds the workflow (rack-aligned
+prepare nodes) without an AWX to talk to (`--tags plan`). tests/lab/test_awx_runner.py runs the templates'
+playbooks through ansible-runner on the lab."""
+import importlib.util
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+BIN = pathlib.Path(sys.executable).parent
+DEFINITIONS = yaml.safe_load((ROOT / "playbooks" / "vars" / "awx_job_templates.yml").read_text())
+SPEC = importlib.util.spec_from_file_location("awx_surveys", ROOT / "tools" / "awx_surveys.py")
+awx_surveys = importlib.util.module_from_spec(SPEC)
+SPEC.loader.exec_module(awx_surveys)
+
+
+def ansible_env():
+    return dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"),
+                ANSIBLE_COLLECTIONS_PATH=str(ROOT / ".collections"), PATH="%s%s%s" % (BIN, os.pathsep, os.environ.get("PATH", "")), ANSIBLE_NOCOLOR="1")
+
+
+def test_committed_surveys_are_current():
+    proc = subprocess.run([sys.executable, "tools/awx_surveys.py", "--check"], cwd=ROOT, capture_output=True,
+                          text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_check_fails_on_a_stale_or_missing_survey(tmp_path, monkeypatch):
+    monkeypatch.setattr(awx_surveys, "OUT", tmp_path)
+    assert awx_surveys.main(["--check"]) == 1                      # none written yet
+    assert awx_surveys.main([]) == 0
+    assert awx_surveys.main(["--check"]) == 0
+    survey = tmp_path / "prepare_trays.json"
+    survey.write_text(survey.read_text().replace('"default": 1800', '"default": 60'))
+    assert awx_surveys.main(["--check"]) == 1
+
+
+def test_questions_follow_the_argument_specs():
+    spec = {q["variable"]: q for q in awx_surveys.survey(
+        next(t for t in DEFINITIONS["awx_job_templates"] if t["id"] == "prepare_trays"))["spec"]}
+    options, _defaults = awx_surveys.role_options("rolling_reboot")
+    assert spec["rolling_reboot_drain"]["type"] == "multiplechoice"
+    assert spec["rolling_reboot_drain"]["choices"] == options["rolling_reboot_drain"]["choices"]
+    assert spec["rolling_reboot_timeout"] == dict(spec["rolling_reboot_timeout"], type="integer",
+                                                  default=options["rolling_reboot_timeout"]["default"])
+    assert spec["preflight_check_firmware"]["choices"] == ["true", "false"]
+    # templated from the inventory (gpu_tray_reboot_batch): no default, or the answer would override it
+    assert "default" not in spec["rolling_reboot_batch"] and "default" not in spec["rolling_reboot_group_by"]
+    assert "C(" not in json.dumps(spec) and "O(" not in json.dumps(spec)
+
+
+def test_dict_options_and_unknown_variables_are_refused():
+    with pytest.raises(awx_surveys.SurveyError, match="stack_component_overrides is a dict"):
+        awx_surveys.survey({"id": "x", "name": "x", "survey_roles": ["stack"], "survey": ["stack_component_overrides"]})
+    with pytest.raises(awx_surveys.SurveyError, match="not_an_option is not an option"):
+        awx_surveys.survey({"id": "x", "name": "x", "survey_roles": ["preflight"], "survey": ["not_an_option"]})
+
+
+@pytest.mark.parametrize("template", DEFINITIONS["awx_job_templates"], ids=lambda t: t["id"])
+def test_template_playbook_exists_and_passes_syntax_check(template):
+    assert (ROOT / template["playbook"]).is_file(), template["playbook"]
+    proc = subprocess.run([str(BIN / "ansible-playbook"), "--syntax-check", "-i", "localhost,", template["playbook"]],
+                          cwd=ROOT, env=ansible_env(), capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_workflow_runs_prepare_trays_once_per_rack_group():
+    proc = subprocess.run([str(BIN / "ansible-playbook"), "playbooks/awx_configure.yml", "--tags", "plan",
+                           "-e", json.dumps({"awx_configure_rack_groups": ["rack01", "rack02"]})],
+                          cwd=ROOT, env=dict(ansible_env(), ANSIBLE_STDOUT_CALLBACK="ansible.builtin.json"),
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr
+    nodes = json.loads(proc.stdout)["plays"][0]["tasks"][0]["hosts"]["localhost"]["__awx_configure_nodes"]
+    by_id = {n["identifier"]: n for n in nodes}
+    assert sorted(by_id) == ["preflight", "prepare_trays-rack01", "prepare_trays-rack02", "validate"]
+    assert [s["identifier"] for s in by_id["preflight"]["related"]["success_nodes"]] == [
+        "prepare_trays-rack01", "prepare_trays-rack02"]
+    for rack in ("rack01", "rack02"):
+        node = by_id["prepare_trays-" + rack]
+        assert node["limit"] == rack and node["related"]["success_nodes"] == [{"identifier": "validate"}]
+    assert "limit" not in by_id["validate"] and by_id["validate"]["all_parents_must_converge"] is True
+    names = {t["id"]: t["name"] for t in DEFINITIONS["awx_job_templates"]}
+    assert by_id["validate"]["unified_job_template"]["name"] == names["validate"]
