@@ -3,6 +3,7 @@ and before any task touches a host)."""
 import json
 import os
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -45,6 +46,29 @@ def test_preflight_rejects_bad_input_by_name(extra_vars, variable, words, tmp_pa
         return
     assert "Validating arguments against arg spec" in out, out
     assert "TASK [gpu_tray.cluster.preflight : Read the tray" not in out, "a task ran despite bad input:\n" + out
+    assert variable in out, out
+    for word in words:
+        assert word in out, out
+
+
+@pytest.mark.parametrize("role, extra_vars, variable, words", [
+    ("imex", {"gpu_tray_platform": "rke2-vr200", "gpu_tray_imex_host_service": "off"}, "imex_host_service",
+     ["masked", "enabled"]),
+    ("rdma_modules", {"gpu_tray_platform": "nvke-gb200", "gpu_tray_rdma_modules_enabled": "maybe"},
+     "rdma_modules_enabled", ["bool"]),
+    ("rdma_netns", {"gpu_tray_platform": "rke2-vr200", "gpu_tray_ib_core_netns_mode": "exclusiv"}, "rdma_netns_mode",
+     ["exclusive", "shared"]),
+    ("kernel_tuning", {"gpu_tray_platform": "rke2-vr200", "gpu_tray_tuned_intent": "multiNodeTraining",
+                       "gpu_tray_tuning_hugepages": [{"size": "2M"}]}, "count", ["required"]),
+    ("kernel_tuning", {"gpu_tray_platform": "gb300-eks"}, "kernel_tuning_platform", ["nvke-gb200", "rke2-vr200"]),
+])
+def test_preparing_roles_reject_bad_inventory_input_by_name(role, extra_vars, variable, words, tmp_path):
+    # every case fails at the argument spec, so no task of the role touches this machine
+    rc, out = run_role(role, extra_vars, tmp_path)
+    assert rc != 0, out
+    assert "Traceback" not in out, out
+    assert "Validating arguments against arg spec" in out, out
+    assert not re.search(r"TASK \[gpu_tray\.cluster\.%s : (?!Validating)" % role, out), "a task ran:\n" + out
     assert variable in out, out
     for word in words:
         assert word in out, out
