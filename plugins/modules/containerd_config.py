@@ -128,8 +128,12 @@ problems:
   type: list
   elements: str
   returned: always
+fix:
+  description: What to do about the problems, or null when the check passed.
+  type: str
+  returned: always
 msg:
-  description: Summary.
+  description: One sentence naming the problems (the fix is in RV(fix)).
   type: str
   returned: always
 '''
@@ -138,7 +142,6 @@ from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.common import (
     check_argument_spec,
-    hostname,
     report_failure,
 )
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.containerd import (
@@ -163,27 +166,26 @@ def build_module():
 
 def main():
     module = build_module()
-    host = hostname()
     params = module.params
     if not HAS_TOML:
-        module.fail_json(msg='%s: %s' % (host, missing_required_lib('tomli (or Python >= 3.11 for tomllib)')),
+        module.fail_json(msg=missing_required_lib('tomli (or Python >= 3.11 for tomllib)'),
                          exception=TOML_IMPORT_ERROR)
     try:
         result, errors, warnings = inspect(params['config_path'], params['dropin_dir'],
                                            params['runtime_config_source'], root=params['root'])
     except ContainerdConfigError as exc:
-        module.fail_json(msg='%s: %s (check option config_path)' % (host, exc), changed=False)
+        module.fail_json(msg='%s (check options config_path and root)' % exc, changed=False)
     for warning in warnings:
-        module.warn('%s: %s' % (host, warning))
-    output = dict(changed=False, problems=errors, **result)
+        module.warn(warning)
+    output = dict(changed=False, problems=errors, fix=None, **result)
     if not errors:
-        output['msg'] = '%s: containerd root %s is version %s; %d drop-ins, none above it' % (
-            host, result['config_path'], result['version'], len(result['dropins']))
+        output['msg'] = 'containerd root %s is version %s; %d drop-ins, none above it.' % (
+            result['config_path'], result['version'], len(result['dropins']))
         module.exit_json(**output)
-    output['msg'] = ('%s: containerd config check failed: %s. Fix: keep every drop-in at or below the root version '
-                     '- set the GPU Operator toolkit env RUNTIME_CONFIG_SOURCE=file so it writes its drop-in at the '
-                     'root\'s version, and remove or regenerate the offending drop-in before containerd restarts.'
-                     % (host, '; '.join(errors)))
+    output['fix'] = ('Keep every drop-in at or below the root version - set the GPU Operator toolkit env '
+                     'RUNTIME_CONFIG_SOURCE=file so it writes its drop-in at the root\'s version, and remove or '
+                     'regenerate the offending drop-in before containerd restarts.')
+    output['msg'] = 'containerd config check failed: %s.' % '; '.join(errors)
     report_failure(module, output)
 
 

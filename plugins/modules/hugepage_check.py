@@ -145,7 +145,7 @@ msg:
   description: One sentence naming every problem (the fix is in RV(fix)).
   type: str
   returned: always
-  sample: "huge page check (counts) failed: the 2M pool holds 0 of the 5128 requested pages (nr_hugepages); ..."
+  sample: "Huge page check (counts) failed: the 2M pool holds 0 of the 5128 requested pages (nr_hugepages); ..."
 '''
 
 from ansible.module_utils.basic import AnsibleModule
@@ -252,9 +252,9 @@ def main():
             found = ', '.join('%s x %s' % (res['size'], res['nr_hugepages']) for res in results)
         else:
             found = ', '.join(res['size'] for res in results)
-        output['msg'] = 'huge page %s OK (%s)' % (params['check'], found)
+        output['msg'] = 'Huge page %s OK (%s).' % (params['check'], found)
         module.exit_json(**output)
-    output['msg'] = 'huge page check (%s) failed: %s' % (params['check'], '; '.join(problems))
+    output['msg'] = 'Huge page check (%s) failed: %s.' % (params['check'], '; '.join(problems))
     report_failure(module, output)
 
 

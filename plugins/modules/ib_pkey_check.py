@@ -171,10 +171,21 @@ failed_ports:
   elements: str
   returned: always
   sample: ["mlx5_3 port 1 (VF of 0000:03:00.0)"]
-msg:
-  description: Summary; on failure it lists every failing port, its keys and the fix.
+problems:
+  description: One line per failing port (label, port GUID, the keys it holds); empty when the check passed.
+  type: list
+  elements: str
+  returned: always
+  sample: ["mlx5_5 port 1 (VF of 0000:06:00.0) GUID b83f:d203:00a1:b214 holds 0x7fff (default partition, limited member)"]
+fix:
+  description: What to do about the problems, or null when the check passed.
   type: str
   returned: always
+msg:
+  description: One sentence - how many ports failed (details in RV(problems), the fix in RV(fix)).
+  type: str
+  returned: always
+  sample: 2 of 6 InfiniBand ports are not full members of partition 0xffff (default partition, full member).
 '''
 
 from ansible.module_utils.basic import AnsibleModule
@@ -182,7 +193,6 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.common import (
     check_argument_spec,
     format_pkey,
-    hostname,
     parse_pkey_option,
     report_failure,
 )
@@ -216,33 +226,32 @@ def _keys_text(keys):
 
 def main():
     module = build_module()
-    host = hostname()
     params = module.params
     try:
         wanted = parse_pkey_option(params['pkey'])
     except ValueError as exc:
-        module.fail_json(msg='%s: option pkey: %s' % (host, exc))
+        module.fail_json(msg='option pkey: %s' % exc)
     if pkey_base(wanted) == 0:
-        module.fail_json(msg='%s: option pkey: %s is not a usable partition key (0x0000 and 0x8000 mark empty '
-                             'table slots)' % (host, params['pkey']))
+        module.fail_json(msg='option pkey: %s is not a usable partition key (0x0000 and 0x8000 mark empty '
+                             'table slots)' % params['pkey'])
     required = wanted | 0x8000
     facts = collect_rdma(params['sysfs_root'])
     devices, unknown = select_devices(facts, params['devices'], params['include_vfs'])
     found = ', '.join(dev['name'] for dev in facts['devices']) or 'none'
     if unknown:
-        module.fail_json(msg='%s: option devices names %s, which do not exist under %s (found: %s)'
-                             % (host, ', '.join(unknown), facts['class_dir'], found))
+        module.fail_json(msg='option devices names %s, which do not exist under %s (found: %s)'
+                             % (', '.join(unknown), facts['class_dir'], found))
     results, skipped = check_pkeys(devices, required)
     unchecked = unchecked_vfs(facts, devices) if params['include_vfs'] else []
     output = dict(changed=False, pkey=format_pkey(required), checked_devices=[dev['name'] for dev in devices],
-                  ports=results, skipped_ports=skipped, unchecked_vfs=unchecked, failed_ports=[])
+                  ports=results, skipped_ports=skipped, unchecked_vfs=unchecked, failed_ports=[], problems=[], fix=None)
     if skipped:
-        module.warn('%s: not checked (link layer is not InfiniBand, no partitions): %s'
-                    % (host, ', '.join('%s %s' % (item['label'], item['link_layer'] or 'unknown') for item in skipped)))
+        module.warn('not checked (link layer is not InfiniBand, no partitions): %s'
+                    % (', '.join('%s %s' % (item['label'], item['link_layer'] or 'unknown') for item in skipped)))
     if unchecked:
-        module.warn('%s: %d VFs of the checked PFs have no RDMA device under %s, so their P_Keys were not checked: '
+        module.warn('%d VFs of the checked PFs have no RDMA device under %s, so their P_Keys were not checked: '
                     '%s. Check them where they live (the pod network namespace, or the VM/vfio user).'
-                    % (host, len(unchecked), facts['class_dir'],
+                    % (len(unchecked), facts['class_dir'],
                        '; '.join('%s of %s (%s)' % (item['pci_address'] or 'a VF without virtfn link',
                                                     item['pf'], item['reason']) for item in unchecked)))
     if not results:
@@ -250,30 +259,32 @@ def main():
         if skipped:
             skipped_text = '; ports skipped as not InfiniBand: %s' % ', '.join(
                 '%s (%s)' % (item['label'], item['link_layer'] or 'unknown') for item in skipped)
-        output['msg'] = ('%s: no InfiniBand ports to check under %s (devices found: %s; rails: %s%s). Expected the '
-                         'ConnectX rails; check that mlx5_ib is loaded, the rails are in InfiniBand mode and '
-                         'sysfs_root is right.'
-                         % (host, facts['class_dir'], found, ', '.join(facts['rails']) or 'none', skipped_text))
+        output['msg'] = 'No InfiniBand ports to check under %s.' % facts['class_dir']
+        output['problems'] = ['no InfiniBand ports under %s (devices found: %s; rails: %s%s); expected the ConnectX '
+                              'rails' % (facts['class_dir'], found, ', '.join(facts['rails']) or 'none', skipped_text)]
+        output['fix'] = 'Check that mlx5_ib is loaded, the rails are in InfiniBand mode and sysfs_root is right.'
         report_failure(module, output)
     failing = [res for res in results if not res['ok']]
     output['failed_ports'] = [res['label'] for res in failing]
     if not failing:
-        output['msg'] = '%s: all %d ports are full members of partition %s' % (
-            host, len(results), describe_pkey(required))
+        output['msg'] = 'All %d InfiniBand ports are full members of partition %s.' % (
+            len(results), describe_pkey(required))
         module.exit_json(**output)
     lines = []
     for res in failing:
         guid = (' GUID %s' % res['port_guid']) if res['port_guid'] else ''
         lines.append('%s%s holds %s' % (res['label'], guid, _keys_text(res['pkeys'])))
     vfs = [res for res in failing if res['kind'] == 'vf']
-    fix = ('Fix: the fabric manager (UFM, or ib-kubernetes) must add each listed port GUID to partition %s as a '
+    fix = ('The fabric manager (UFM, or ib-kubernetes) must add each listed port GUID to partition %s as a '
            'full member (0x8000 bit)' % format_pkey(required))
     if vfs:
         fix += ('; %d of the failing ports are VFs - each VF GUID must be added too, fixing the PFs alone is not '
                 'enough' % len(vfs))
     fix += '. Links stay up with limited membership, but RDMA between hosts fails with retry-exceeded.'
-    output['msg'] = ('%s: %d of %d InfiniBand ports are not full members of partition %s:\n  %s\n%s'
-                     % (host, len(failing), len(results), describe_pkey(required), '\n  '.join(lines), fix))
+    output['problems'] = lines
+    output['fix'] = fix
+    output['msg'] = ('%d of %d InfiniBand ports are not full members of partition %s.'
+                     % (len(failing), len(results), describe_pkey(required)))
     report_failure(module, output)
 
 

@@ -117,10 +117,21 @@ duplicates:
   elements: dict
   returned: always
   sample: [{arg: init_on_alloc=0, context: null, count: 2}, {arg: hugepages=5128, context: hugepagesz=2M, count: 2}]
-msg:
-  description: Summary naming every missing, forbidden and duplicated argument.
+problems:
+  description: One entry per kind of problem (missing, forbidden but present, duplicated), naming the arguments.
+  type: list
+  elements: str
+  returned: always
+  sample: ["missing: pci=realloc", "duplicated: init_on_alloc=0 (x2)"]
+fix:
+  description: What to do about the problems, or null when the command line matches.
   type: str
   returned: always
+msg:
+  description: One sentence naming every missing, forbidden and duplicated argument (the fix is in RV(fix)).
+  type: str
+  returned: always
+  sample: "The booted kernel command line does not match: missing: pci=realloc; duplicated: init_on_alloc=0 (x2)."
 '''
 
 from ansible.module_utils.basic import AnsibleModule
@@ -128,7 +139,6 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.cmdline import check_cmdline, parse_spec
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.common import (
     check_argument_spec,
-    hostname,
     join_root,
     report_failure,
 )
@@ -147,29 +157,28 @@ def build_module():
 
 def main():
     module = build_module()
-    host = hostname()
     params = module.params
     for option in ('required', 'forbidden'):
         for item in params[option]:
             try:
                 parse_spec(item)
             except ValueError as exc:
-                module.fail_json(msg='%s: option %s: %s (give one argument per list item)' % (host, option, exc))
+                module.fail_json(msg='option %s: %s (give one argument per list item)' % (option, exc))
     path = join_root(params['proc_root'], 'cmdline')
     try:
         with open(path, 'rb') as handle:
             raw = handle.read()
     except (OSError, IOError) as exc:
-        module.fail_json(msg='%s: cannot read %s: %s (check option proc_root)' % (host, path, exc))
+        module.fail_json(msg='cannot read %s: %s (check option proc_root)' % (path, exc))
     try:
         text = raw.decode('utf-8')
     except UnicodeDecodeError as exc:
         # Keep every byte visible and JSON-safe; whitespace (the separator) is ASCII, so tokens are unchanged.
         text = raw.decode('utf-8', 'backslashreplace')
-        module.warn('%s: %s is not valid UTF-8 (%s); undecodable bytes are shown as \\xNN' % (host, path, exc))
+        module.warn('%s is not valid UTF-8 (%s); undecodable bytes are shown as \\xNN' % (path, exc))
     cmdline = text.rstrip('\n').replace('\x00', ' ')
     report = check_cmdline(cmdline, params['required'], params['forbidden'])
-    output = dict(changed=False, cmdline=cmdline, **report)
+    output = dict(changed=False, cmdline=cmdline, problems=[], fix=None, **report)
     problems = []
     if report['missing']:
         problems.append('missing: %s' % ' '.join(report['missing']))
@@ -181,15 +190,15 @@ def main():
     if report['duplicates'] and params['fail_on_duplicates']:
         problems.append('duplicated: %s' % duplicate_text)
     if not problems:
-        output['msg'] = '%s: kernel command line OK (%d required arguments present)' % (host, len(report['present']))
-        if report['duplicates']:
-            output['msg'] += '; duplicated: %s' % duplicate_text
+        output['msg'] = 'Kernel command line OK (%d required arguments present%s).' % (
+            len(report['present']), ('; duplicated: %s' % duplicate_text) if report['duplicates'] else '')
         module.exit_json(**output)
-    output['msg'] = ('%s: the booted kernel command line (%s) does not match: %s. Expected every required argument '
-                     'once and no forbidden one. Fix the boot loader configuration (/etc/default/grub, '
-                     '/etc/default/grub.d/*.cfg - a later file can overwrite GRUB_CMDLINE_LINUX_DEFAULT, tuned\'s '
-                     '/etc/tuned/bootcmdline and $tuned_params can add the same arguments twice), run update-grub '
-                     'and reboot.' % (host, path, '; '.join(problems)))
+    output['problems'] = problems
+    output['fix'] = ('Expected every required argument once and no forbidden one in %s. Fix the boot loader '
+                     'configuration (/etc/default/grub, /etc/default/grub.d/*.cfg - a later file can overwrite '
+                     'GRUB_CMDLINE_LINUX_DEFAULT, tuned\'s /etc/tuned/bootcmdline and $tuned_params can add the same '
+                     'arguments twice), run update-grub and reboot.' % path)
+    output['msg'] = 'The booted kernel command line does not match: %s.' % '; '.join(problems)
     report_failure(module, output)
 
 

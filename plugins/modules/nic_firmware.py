@@ -161,12 +161,23 @@ failed_devices:
   elements: str
   returned: always
   sample: ["0000:03:00.0"]
-msg:
+problems:
+  description: One line per failing parameter or device that could not be queried, naming the device and both values.
+  type: list
+  elements: str
+  returned: always
+  sample: ["0000:04:00.0: NUM_OF_VFS is current=16, next boot=8 (default=16); expected >= 16 in next boot"]
+fix:
   description:
-    - Summary; on failure every device, both values, and the fix - the firmware fix for devices whose settings
-      are wrong, the query fix for devices that could not be queried.
+    - What to do, or null when the check passed - the firmware fix for devices whose settings are wrong, the query
+      fix for devices that could not be queried.
   type: str
   returned: always
+msg:
+  description: One sentence naming the failing devices (details in RV(problems), the fix in RV(fix)).
+  type: str
+  returned: always
+  sample: NIC firmware check failed on 1 of 4 devices (0000:04:00.0).
 '''
 
 from ansible.module_utils.basic import AnsibleModule
@@ -175,7 +186,6 @@ from ansible_collections.gpu_tray.cluster.plugins.module_utils.common import (
     TOOL_ENVIRON,
     check_argument_spec,
     find_tool,
-    hostname,
     report_failure,
 )
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.mstconfig import (
@@ -190,11 +200,11 @@ from ansible_collections.gpu_tray.cluster.plugins.module_utils.mstconfig import 
 )
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.rdma import collect_rdma
 
-FIX = ('Fix (planned by a human, per tray): set the values with the vendor tool, e.g. '
+FIX = ('Planned by a human, per tray: set the values with the vendor tool, e.g. '
        '"mstconfig -d <bdf> -y set SRIOV_EN=True NUM_OF_VFS=<n> LINK_TYPE_P1=IB", then cold power-cycle the '
        'tray (a warm reboot does not load new firmware settings). gpu_tray.cluster never writes NIC firmware '
        'and never runs mstfwreset.')
-QUERY_FIX = ('Fix for the devices that could not be queried (their firmware settings are unknown): check that the '
+QUERY_FIX = ('For the devices that could not be queried (their firmware settings are unknown): check that the '
              'PCI address exists and is a ConnectX physical function (lspci -D -d 15b3:), run the check as root '
              '(become: true), and that mstflint is installed and recent enough for the card (for /dev/mst/* device '
              'names the mst driver must be loaded: mst start).')
@@ -252,13 +262,13 @@ def _run(module, tool, bdf, extended):
     return argv, rc, out or '', err or ''
 
 
-def query(module, host, tool, bdf, extended):
+def query(module, tool, bdf, extended):
     argv, rc, out, err = _run(module, tool, bdf, extended)
     messages = error_lines(out) + error_lines(err)
     if extended and rc != 0 and is_usage_error(messages):
-        module.warn('%s: %s: mstconfig rejected its arguments (%s); retried once without -e, so only next-boot '
+        module.warn('%s: mstconfig rejected its arguments (%s); retried once without -e, so only next-boot '
                     'values can be checked. Install a current mstflint to check the running values too.'
-                    % (host, bdf, '; '.join(messages)))
+                    % (bdf, '; '.join(messages)))
         argv, rc, out, err = _run(module, tool, bdf, False)
         messages = error_lines(out) + error_lines(err)
     entry = {'ok': False, 'error': None, 'extended': None, 'problems': [], 'params': {}, 'info': {},
@@ -282,15 +292,15 @@ def query(module, host, tool, bdf, extended):
     return entry, parsed
 
 
-def _facts_devices(module, host, facts):
+def _facts_devices(module, facts):
     devices = facts.get('devices')
     if not isinstance(devices, list) or not all(isinstance(dev, dict) for dev in devices):
-        module.fail_json(msg='%s: option rdma_facts has no devices list (pass the ansible_facts.gpu_tray_rdma result '
-                             'of gpu_tray.cluster.rdma_facts)' % host)
+        module.fail_json(msg='option rdma_facts has no devices list (pass the ansible_facts.gpu_tray_rdma result '
+                             'of gpu_tray.cluster.rdma_facts)')
     return devices
 
 
-def select_targets(module, host, params):
+def select_targets(module, params):
     """BDFs to query when option devices is not given: the rails (or option rails), plus other ConnectX PFs
     with include_non_rail_connectx."""
     facts = params['rdma_facts']
@@ -299,10 +309,9 @@ def select_targets(module, host, params):
         rail_bdfs = facts.get('rail_pci_addresses')
         other_bdfs = facts.get('connectx_pci_addresses') or []
         if params['rails'] is None and not isinstance(rail_bdfs, list):
-            module.fail_json(msg='%s: option rdma_facts has no rail_pci_addresses (pass the '
-                                 'ansible_facts.gpu_tray_rdma result of gpu_tray.cluster.rdma_facts, or devices)'
-                                 % host)
-        all_devices = _facts_devices(module, host, facts) if params['rails'] is not None else []
+            module.fail_json(msg='option rdma_facts has no rail_pci_addresses (pass the '
+                                 'ansible_facts.gpu_tray_rdma result of gpu_tray.cluster.rdma_facts, or devices)')
+        all_devices = _facts_devices(module, facts) if params['rails'] is not None else []
     else:
         collected = collect_rdma(params['sysfs_root'])
         where = collected['class_dir']
@@ -314,53 +323,52 @@ def select_targets(module, host, params):
         by_name = dict((dev.get('name'), dev) for dev in all_devices)
         unknown = [name for name in params['rails'] if name not in by_name or not by_name[name].get('pci_address')]
         if unknown:
-            module.fail_json(msg='%s: option rails names %s, which %s does not list as PCI RDMA devices (found: %s). '
-                                 'Fix the rails list, or check that the rail is cabled, mlx5_ib is loaded and '
-                                 'sysfs_root is right.'
-                                 % (host, ', '.join(unknown), where, ', '.join(sorted(by_name)) or 'none'))
+            module.fail_json(msg='option rails names %s, which %s does not list as PCI RDMA devices (found: %s)'
+                                 % (', '.join(unknown), where, ', '.join(sorted(by_name)) or 'none'),
+                             fix='Fix the rails list, or check that the rail is cabled, mlx5_ib is loaded and '
+                                 'sysfs_root is right.')
         rail_bdfs = [by_name[name]['pci_address'] for name in params['rails']]
     targets = []
     for bdf in list(rail_bdfs or []) + (list(other_bdfs) if params['include_non_rail_connectx'] else []):
         if bdf not in targets:
             targets.append(bdf)
     if not targets:
-        module.fail_json(msg='%s: no ConnectX rails to query (%s lists none%s). Expected the ConnectX InfiniBand '
-                             'rails: check that mlx5_ib is loaded and sysfs_root is right, or pass option rails, '
-                             'devices, or include_non_rail_connectx=true.'
-                             % (host, where, '' if facts is not None else
-                                ', devices found: %s' % (', '.join(dev['name'] for dev in all_devices) or 'none')))
+        module.fail_json(msg='no ConnectX rails to query (%s lists none%s); expected the ConnectX InfiniBand rails'
+                             % (where, '' if facts is not None else
+                                ', devices found: %s' % (', '.join(dev['name'] for dev in all_devices) or 'none')),
+                         fix='Check that mlx5_ib is loaded and sysfs_root is right, or pass option rails, devices, '
+                             'or include_non_rail_connectx=true.')
     return targets
 
 
 def main():
     module = build_module()
-    host = hostname()
     params = module.params
     if params['min_num_vfs'] is not None and params['min_num_vfs'] < 0:
-        module.fail_json(msg='%s: option min_num_vfs must be 0 or more, got %d' % (host, params['min_num_vfs']))
+        module.fail_json(msg='option min_num_vfs must be 0 or more, got %d' % params['min_num_vfs'])
     devices = params['devices']
     if devices is None:
-        devices = select_targets(module, host, params)
+        devices = select_targets(module, params)
     if not devices:
-        module.fail_json(msg='%s: option devices is empty: nothing to check' % host)
+        module.fail_json(msg='option devices is empty: nothing to check')
     tool = find_tool(module, params['mstconfig_path'])
     if tool is None:
-        module.fail_json(msg='%s: mstconfig not found (option mstconfig_path=%s). Install mstflint on the tray.'
-                             % (host, params['mstconfig_path']))
+        module.fail_json(msg='mstconfig not found (option mstconfig_path=%s)' % params['mstconfig_path'],
+                         fix='Install mstflint on the tray.')
     results = {}
     failed = []
     lines = []
     query_failed = []
     for bdf in devices:
-        entry, parsed = query(module, host, tool, bdf, params['extended'])
+        entry, parsed = query(module, tool, bdf, params['extended'])
         if parsed is not None:
             entry['problems'] = check_firmware(parsed, min_num_vfs=params['min_num_vfs'],
                                                require_sriov=params['require_sriov'],
                                                link_type=params['link_type'])
             entry['ok'] = not entry['problems']
             if not parsed['extended']:
-                module.warn('%s: %s: mstconfig output has no Current column (run without -e?); only next-boot '
-                            'values were checked' % (host, bdf))
+                module.warn('%s: mstconfig output has no Current column (run without -e?); only next-boot '
+                            'values were checked' % bdf)
         results[bdf] = entry
         if entry['error']:
             failed.append(bdf)
@@ -371,17 +379,18 @@ def main():
             if all(problem.get('unreadable') for problem in entry['problems']):
                 query_failed.append(bdf)
             lines.extend(describe_problems(bdf, entry))
-    output = dict(changed=False, devices=results, failed_devices=failed)
+    output = dict(changed=False, devices=results, failed_devices=failed, problems=lines, fix=None)
     if not failed:
-        output['msg'] = '%s: firmware settings OK on %s' % (host, ', '.join(devices))
+        output['msg'] = 'NIC firmware settings OK on %s.' % ', '.join(devices)
         module.exit_json(**output)
     fixes = []
     if len(query_failed) < len(failed):
         fixes.append(FIX)
     if query_failed:
         fixes.append(QUERY_FIX)
-    output['msg'] = '%s: NIC firmware check failed on %d of %d devices:\n  %s\n%s' % (
-        host, len(failed), len(devices), '\n  '.join(lines), '\n'.join(fixes))
+    output['fix'] = ' '.join(fixes)
+    output['msg'] = 'NIC firmware check failed on %d of %d devices (%s).' % (len(failed), len(devices),
+                                                                          ', '.join(failed))
     report_failure(module, output)
 
 

@@ -243,7 +243,6 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.common import (
     host_paths_argument_spec,
-    hostname,
 )
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.rdma import collect_rdma
 
@@ -267,9 +266,9 @@ def main():
         unknown = [name for name in rails if name not in names]
         if unknown:
             module.fail_json(
-                msg='%s: option rails names %s, which do not exist under %s (found: %s). Fix the rails list '
-                    'or check that the mlx5 driver is loaded.'
-                    % (hostname(), ', '.join(unknown), facts['class_dir'], ', '.join(names) or 'no RDMA devices'))
+                msg='option rails names %s, which do not exist under %s (found: %s)'
+                    % (', '.join(unknown), facts['class_dir'], ', '.join(names) or 'no RDMA devices'),
+                fix='Fix the rails list or check that the mlx5 driver is loaded.')
     by_name = dict((dev['name'], dev) for dev in facts['devices'])
     for dev in facts['devices']:
         dev['is_rail'] = dev['name'] in facts['rails']

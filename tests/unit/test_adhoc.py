@@ -33,7 +33,10 @@ def test_adhoc_ib_pkey_check(adhoc, tray):
     rc, res = adhoc('ib_pkey_check', {'sysfs_root': tray['sys']})
     assert rc != 0 and res['failed'] is True
     assert res['failed_ports'] == ['mlx5_5 port 1 (VF of 0000:06:00.0)']
-    assert '0x7fff (default partition, limited member)' in res['msg']
+    assert res['msg'] == '1 of 6 InfiniBand ports are not full members of partition 0xffff (default partition, full member).'
+    assert res['problems'] == ['mlx5_5 port 1 (VF of 0000:06:00.0) GUID b83f:d203:00a1:b214 holds '
+                               '0x7fff (default partition, limited member)']
+    assert 'UFM' in res['fix']
     rc, res = adhoc('ib_pkey_check', {'sysfs_root': tray['sys'], 'pkey': 'xyz'})
     assert rc != 0 and 'option pkey' in res['msg'] and 'Traceback' not in res['msg']
 
@@ -57,7 +60,7 @@ def test_adhoc_kernel_cmdline(adhoc, tray):
 def test_adhoc_hugepage_check(adhoc, tray):
     rc, res = adhoc('hugepage_check', {'sysfs_root': tray['sys'], 'requested': [{'size': '1G', 'count': 2}]})
     assert rc != 0 and res['available_sizes'] == ['2M', '512M', '16G']
-    assert HOST not in res['msg'] and 'no 1G huge page pool' in res['msg'] and res['checked'] == 'counts'
+    assert not res['msg'].startswith(HOST) and 'no 1G huge page pool' in res['msg'] and res['checked'] == 'counts'
 
 
 def test_adhoc_containerd_config(adhoc, tmp_path):

@@ -179,6 +179,7 @@ def kernel_parse_args(line):
 
 
 @pytest.mark.parametrize('line', ['""a b', '"a b" c', 'a="b" "c=d e"', 'x="" y', '"=a b"', 'a=b"c d" e', '" a',
+                                  '"', '" b', '"a="b""', '"a="b"" c', '"a=b""',
                                   'a="b', '"a=b"c" d', '= a', '"" ""', 'a -- b', '"--" b', '-- ', 'a\x0bb'])
 def test_tokenize_matches_the_kernel_on_quoting_corners(line):
     assert c.tokenize(line) == kernel_parse_args(line)
@@ -203,3 +204,13 @@ def test_duplicates_found_for_any_repeated_token(args):
     line = ' '.join(c.format_arg(n, v) for n, v in args + args[:1])
     dups = c.check_cmdline(line)['duplicates']
     assert c.format_arg(*args[0]) in [d['arg'] for d in dups]
+
+
+@pytest.mark.parametrize('param, value, text', [
+    ('earlycon', None, 'earlycon'), ('iommu.passthrough', '1', 'iommu.passthrough=1'), ('x', '', 'x='),
+    ('dyndbg', 'file drivers/infiniband/* +p', 'dyndbg="file drivers/infiniband/* +p"'),
+    ('a', 'tab\there', 'a="tab\there"'),
+])
+def test_format_arg_quotes_values_with_whitespace(param, value, text):
+    assert c.format_arg(param, value) == text
+    assert c.tokenize(text) == [(param, value)]

@@ -25,6 +25,18 @@ HOST = socket.gethostname()
 RAILS = ['mlx5_0', 'mlx5_1', 'mlx5_3', 'mlx5_4']
 
 
+def _text(result):
+    """Everything a failed check reports: the one-sentence msg, the problems and the fix."""
+    return '\n'.join([result.get('msg') or ''] + list(result.get('problems') or []) + [result.get('fix') or ''])
+
+
+def _one_sentence(result):
+    """msg is one short sentence without the machine's host name (Ansible prints the host)."""
+    msg = result['msg']
+    assert not msg.startswith(HOST + ':') and '\n' not in msg and msg.endswith('.'), msg
+    assert 'Fix' not in msg, msg
+
+
 def _no_traceback(result):
     assert 'exception' not in result or 'Traceback' not in str(result.get('exception', ''))
     assert 'Traceback' not in result.get('msg', '')
@@ -54,7 +66,7 @@ def test_rdma_facts_rails_override(run_module, tray):
     assert facts['rails'] == ['mlx5_0', 'mlx5_3']                      # natural order, once each (as documented)
     assert facts['rail_pci_addresses'] == ['0000:03:00.0', '0000:06:00.0']
     bad = run_module(rdma_facts, {'sysfs_root': tray['sys'], 'rails': ['mlx5_9']})
-    assert bad.failed and 'option rails' in bad['msg'] and 'mlx5_9' in bad['msg'] and HOST in bad['msg']
+    assert bad.failed and 'option rails' in _text(bad) and 'mlx5_9' in _text(bad) and not bad['msg'].startswith(HOST)
 
 
 def test_rdma_facts_empty_tree(run_module, tmp_path):
@@ -64,7 +76,7 @@ def test_rdma_facts_empty_tree(run_module, tmp_path):
 
 def test_rdma_facts_bad_option_type(run_module, tray):
     result = run_module(rdma_facts, {'sysfs_root': tray['sys'], 'rails': {'a': 1}})
-    assert result.failed and 'rails' in result['msg']
+    assert result.failed and 'rails' in _text(result)
     _no_traceback(result)
 
 
@@ -87,8 +99,8 @@ def test_pkey_limited_members_on_vfs(run_module, tray):
     assert result.failed
     assert result['failed_ports'] == ['mlx5_5 port 1 (VF of 0000:06:00.0)',
                                       'mlx5_6 port 1 (VF of 0000:06:00.0)']
-    msg = result['msg']
-    assert msg.startswith(HOST + ':')
+    msg = _text(result)
+    _one_sentence(result)
     assert '0x7fff (default partition, limited member)' in msg
     assert '0x8001 (partition 0x0001, full member)' in msg
     assert 'UFM' in msg and 'each VF GUID' in msg and 'PFs alone is not enough' in msg
@@ -115,8 +127,8 @@ def test_pkey_unquoted_yaml_integer_is_refused(run_module, tray, pkey):
     for name in ['mlx5_0', 'mlx5_1', 'mlx5_3', 'mlx5_4', 'mlx5_5', 'mlx5_6']:
         set_pkeys(tray, name, ['0xffff', '0x9fbb', '0x8053', '0x8123'])   # every guess would pass
     result = run_module(ib_pkey_check, {'sysfs_root': tray['sys'], 'pkey': pkey})
-    assert result.failed and result['msg'].startswith(HOST + ':')
-    assert "option pkey" in result['msg'] and "quote it, e.g. '0x8123'" in result['msg']
+    assert result.failed and not result['msg'].startswith(HOST + ':')
+    assert "option pkey" in _text(result) and "quote it, e.g. '0x8123'" in _text(result)
     _no_traceback(result)
 
 
@@ -128,8 +140,8 @@ def test_pkey_tenant_limited_member_only(run_module, tray):
     assert result.failed and result['pkey'] == '0x8123'
     assert len(result['failed_ports']) == 6
     assert [p['membership'] for p in result['ports']] == ['limited'] * 6
-    assert '0x0123 (partition 0x0123, limited member)' in result['msg']
-    assert 'full member (0x8000 bit)' in result['msg']
+    assert '0x0123 (partition 0x0123, limited member)' in _text(result)
+    assert 'full member (0x8000 bit)' in _text(result)
 
 
 def test_pkey_skips_non_infiniband_ports(run_module, tmp_path):
@@ -145,10 +157,10 @@ def test_pkey_skips_non_infiniband_ports(run_module, tmp_path):
     assert [(p['device'], p['port']) for p in result['ports']] == [('mlx5_7', 1)]
     assert [(p['device'], p['port'], p['link_layer']) for p in result['skipped_ports']] == [('mlx5_7', 2, 'Ethernet')]
     assert any('mlx5_7 port 2 (PF 0000:08:00.0) Ethernet' in w for w in result.warning_texts)
-    assert 'all 1 ports' in result['msg']
+    assert 'All 1 InfiniBand ports are full members' in result['msg']
     eth_only = run_module(ib_pkey_check, {'sysfs_root': tray['sys'], 'devices': ['mlx5_8']})
-    assert eth_only.failed and 'no InfiniBand ports' in eth_only['msg']
-    assert 'mlx5_8 port 1 (PF 0000:09:00.0) (Ethernet)' in eth_only['msg']
+    assert eth_only.failed and 'no InfiniBand ports' in _text(eth_only)
+    assert 'mlx5_8 port 1 (PF 0000:09:00.0) (Ethernet)' in _text(eth_only)
 
 
 def test_pkey_reports_vfs_it_cannot_see(run_module, tmp_path):
@@ -191,13 +203,13 @@ def test_pkey_bad_input(run_module, tray, args, words):
     result = run_module(ib_pkey_check, args)
     assert result.failed
     for word in words:
-        assert word in result['msg']
+        assert word in _text(result)
     _no_traceback(result)
 
 
 def test_pkey_no_ports_fails(run_module, tmp_path):
     result = run_module(ib_pkey_check, {'sysfs_root': str(tmp_path)})
-    assert result.failed and 'no InfiniBand ports' in result['msg']
+    assert result.failed and 'no InfiniBand ports' in _text(result)
 
 
 # ---- nic_firmware ----------------------------------------------------------------------------------
@@ -227,8 +239,8 @@ def test_nic_firmware_from_rdma_facts(run_module, tray, tmp_path):
     result = run_module(nic_firmware, {'rdma_facts': facts, 'mstconfig_path': tool, 'min_num_vfs': 16})
     assert result.failed
     assert sorted(result['failed_devices']) == ['0000:04:00.0', '0000:06:00.0']
-    msg = result['msg']
-    assert msg.startswith(HOST + ':')
+    msg = _text(result)
+    _one_sentence(result)
     assert '0000:04:00.0: NUM_OF_VFS is current=16, next boot=8 (default=16); expected >= 16 in next boot' in msg
     assert ('0000:06:00.0: SRIOV_EN is current=False(0), next boot=False(0) (default=False(0)); expected True(1) '
             'in current and next boot') in msg
@@ -266,7 +278,7 @@ def test_nic_firmware_catches_a_rail_switched_to_ethernet(run_module, tmp_path):
                  {'rdma_facts': facts, 'include_non_rail_connectx': True}):
         result = run_module(nic_firmware, dict(args, mstconfig_path=tool))
         assert result.failed and result['failed_devices'] == ['0000:06:00.0'], args
-        assert 'LINK_TYPE_P1 is current=ETH(2), next boot=ETH(2) (default=IB(1)); expected IB' in result['msg']
+        assert 'LINK_TYPE_P1 is current=ETH(2), next boot=ETH(2) (default=IB(1)); expected IB' in _text(result)
 
 
 def test_nic_firmware_leaves_an_ethernet_storage_card_alone(run_module, tmp_path):
@@ -290,11 +302,11 @@ def test_nic_firmware_leaves_an_ethernet_storage_card_alone(run_module, tmp_path
 def test_nic_firmware_rails_option_errors(run_module, tray, tmp_path):
     tool, _log = tooldouble.mstconfig(str(tmp_path), TABLE)
     unknown = run_module(nic_firmware, {'sysfs_root': tray['sys'], 'mstconfig_path': tool, 'rails': ['mlx5_9']})
-    assert unknown.failed and 'option rails' in unknown['msg'] and 'mlx5_9' in unknown['msg']
+    assert unknown.failed and 'option rails' in _text(unknown) and 'mlx5_9' in _text(unknown)
     both = run_module(nic_firmware, {'mstconfig_path': tool, 'rails': RAILS, 'devices': ['0000:03:00.0']})
-    assert both.failed and 'mutually exclusive' in both['msg'] and 'rails' in both['msg']
+    assert both.failed and 'mutually exclusive' in _text(both) and 'rails' in _text(both)
     no_devices = run_module(nic_firmware, {'mstconfig_path': tool, 'rails': RAILS, 'rdma_facts': {'rails': RAILS}})
-    assert no_devices.failed and 'option rdma_facts has no devices' in no_devices['msg']
+    assert no_devices.failed and 'option rdma_facts has no devices' in _text(no_devices)
     for result in (unknown, both, no_devices):
         _no_traceback(result)
 
@@ -305,7 +317,7 @@ def test_nic_firmware_without_e(run_module, tmp_path):
                                        'min_num_vfs': 16, 'fail_on_error': False})
     assert not result.failed and result['failed_devices'] == ['0000:04:00.0']
     assert result['devices']['0000:04:00.0']['extended'] is False
-    assert '0000:04:00.0: NUM_OF_VFS is next boot=8; expected >= 16 in next boot' in result['msg']
+    assert '0000:04:00.0: NUM_OF_VFS is next boot=8; expected >= 16 in next boot' in _text(result)
     assert any('no Current column' in w for w in result.warning_texts)
     assert tooldouble.read_log(log)[0]['argv'] == ['-d', '0000:04:00.0', 'q']
 
@@ -317,7 +329,7 @@ def test_nic_firmware_open_error_is_per_device(run_module, tmp_path):
     assert result['devices']['0000:03:00.0']['ok'] is True
     bad = result['devices']['0000:99:00.0']
     assert bad['rc'] == 3 and 'Failed to open the device' in bad['error']
-    assert '0000:99:00.0: cannot query firmware: mstconfig rc=3: Failed to open the device' in result['msg']
+    assert '0000:99:00.0: cannot query firmware: mstconfig rc=3: Failed to open the device' in _text(result)
     _no_traceback(result)
 
 
@@ -326,13 +338,13 @@ def test_nic_firmware_query_error_only_gets_the_query_fix(run_module, tmp_path):
     tool, _log = tooldouble.mstconfig(str(tmp_path), TABLE)
     result = run_module(nic_firmware, {'devices': ['0000:99:00.0'], 'mstconfig_path': tool})
     assert result.failed and result['failed_devices'] == ['0000:99:00.0']
-    msg = result['msg']
+    msg = _text(result)
     assert 'lspci -D -d 15b3:' in msg and 'become: true' in msg and 'mstflint is installed' in msg
     assert 'mst start' in msg
     assert 'cold power-cycle' not in msg and 'mstconfig -d <bdf> -y set' not in msg
     mixed = run_module(nic_firmware, {'devices': ['0000:04:00.0', '0000:99:00.0'], 'mstconfig_path': tool,
                                       'min_num_vfs': 16})
-    assert 'cold power-cycle' in mixed['msg'] and 'lspci -D -d 15b3:' in mixed['msg']
+    assert 'cold power-cycle' in _text(mixed) and 'lspci -D -d 15b3:' in _text(mixed)
 
 
 def test_nic_firmware_errors_on_stderr(run_module, tmp_path):
@@ -349,7 +361,7 @@ def test_nic_firmware_retries_without_e_on_a_usage_error(run_module, tmp_path):
                                                              ['-d', '0000:04:00.0', 'q']]
     assert result.failed and result['devices']['0000:04:00.0']['extended'] is False
     assert result['devices']['0000:04:00.0']['command'][1:] == ['-d', '0000:04:00.0', 'q']
-    assert '0000:04:00.0: NUM_OF_VFS is next boot=8; expected >= 16 in next boot' in result['msg']
+    assert '0000:04:00.0: NUM_OF_VFS is next boot=8; expected >= 16 in next boot' in _text(result)
     assert any('retried once without -e' in w and 'invalid argument: -e' in w for w in result.warning_texts)
 
 
@@ -358,7 +370,7 @@ def test_nic_firmware_cut_off_table_fails(run_module, tmp_path):
     result = run_module(nic_firmware, {'devices': ['0000:03:00.0'], 'mstconfig_path': tool,
                                        'require_sriov': False})
     assert result.failed and result['failed_devices'] == ['0000:03:00.0']
-    assert 'table without parameters' in result['msg'] and 'lspci -D -d 15b3:' in result['msg']
+    assert 'table without parameters' in _text(result) and 'lspci -D -d 15b3:' in _text(result)
     assert result['devices']['0000:03:00.0']['problems'][0]['param'] == 'CONFIGURATIONS'
 
 
@@ -370,7 +382,7 @@ def test_nic_firmware_partial_table_with_errors_fails(run_module, tmp_path, rc):
     assert result.failed and result['failed_devices'] == ['0000:03:00.0']
     entry = result['devices']['0000:03:00.0']
     assert entry['ok'] is False and entry['error'] == 'mstconfig rc=%d: Failed to query device current configuration' % rc
-    assert 'cannot query firmware' in result['msg'] and 'lspci -D -d 15b3:' in result['msg']
+    assert 'cannot query firmware' in _text(result) and 'lspci -D -d 15b3:' in _text(result)
 
 
 def test_nic_firmware_unreadable_num_of_vfs_fails(run_module, tmp_path):
@@ -379,15 +391,15 @@ def test_nic_firmware_unreadable_num_of_vfs_fails(run_module, tmp_path):
     assert result.failed and result['failed_devices'] == ['0000:03:00.0']
     problems = result['devices']['0000:03:00.0']['problems']
     assert [(p['param'], p['column'], p['found']) for p in problems] == [('NUM_OF_VFS', 'current', 'N/A')]
-    assert "0000:03:00.0: cannot read NUM_OF_VFS (current): 'N/A' is not a number" in result['msg']
-    assert 'lspci -D -d 15b3:' in result['msg'] and 'cold power-cycle' not in result['msg']
+    assert "0000:03:00.0: cannot read NUM_OF_VFS (current): 'N/A' is not a number" in _text(result)
+    assert 'lspci -D -d 15b3:' in _text(result) and 'cold power-cycle' not in _text(result)
     # NUM_OF_VFS not asked for: the rest of the table is fine
     assert not run_module(nic_firmware, {'devices': ['0000:03:00.0'], 'mstconfig_path': tool}).failed
 
 
 def test_nic_firmware_tool_path_must_be_a_file(run_module, tmp_path):
     result = run_module(nic_firmware, {'devices': ['0000:03:00.0'], 'mstconfig_path': str(tmp_path)})
-    assert result.failed and 'mstconfig not found' in result['msg']
+    assert result.failed and 'mstconfig not found' in _text(result)
     _no_traceback(result)
 
 
@@ -406,7 +418,7 @@ def test_nic_firmware_bad_input(run_module, tmp_path, args, words):
     result = run_module(nic_firmware, args)
     assert result.failed
     for word in words:
-        assert word in result['msg']
+        assert word in _text(result)
     _no_traceback(result)
 
 
@@ -430,8 +442,8 @@ def test_kernel_cmdline_duplicates_missing_forbidden(run_module, tmp_path):
     result = run_module(kernel_cmdline, {'proc_root': str(proc), 'required': GB200_ARGS + ['pci=realloc'],
                                          'forbidden': ['hugepagesz=1G']})
     assert result.failed
-    msg = result['msg']
-    assert msg.startswith(HOST + ':')
+    msg = _text(result)
+    _one_sentence(result)
     assert 'missing: pci=realloc' in msg
     assert 'forbidden but present: hugepagesz=1G' in msg
     assert 'init_on_alloc=0 (x2)' in msg and 'iommu.passthrough=1 (x2)' in msg
@@ -460,9 +472,9 @@ def test_kernel_cmdline_duplicate_alone_fails(run_module, tmp_path, extra, dup):
     result = run_module(kernel_cmdline, {'proc_root': proc, 'required': GB200_ARGS, 'forbidden': ['isolcpus']})
     assert result['missing'] == [] and result['forbidden_present'] == []
     assert result.failed and result['duplicates'][0] == dup
-    assert 'duplicated: %s' % dup['arg'] in result['msg'] and 'missing' not in result['msg']
+    assert 'duplicated: %s' % dup['arg'] in _text(result) and 'missing' not in _text(result)
     lenient = run_module(kernel_cmdline, {'proc_root': proc, 'required': GB200_ARGS, 'fail_on_duplicates': False})
-    assert not lenient.failed and lenient['duplicates'][0] == dup and dup['arg'] in lenient['msg']
+    assert not lenient.failed and lenient['duplicates'][0] == dup and dup['arg'] in _text(lenient)
 
 
 def test_kernel_cmdline_missing_alone_and_forbidden_alone_fail(run_module, tmp_path):
@@ -493,7 +505,7 @@ def test_kernel_cmdline_not_utf8(run_module, tmp_path):
     result = run_module(kernel_cmdline, {'proc_root': str(proc), 'required': ['iommu.passthrough=1'],
                                          'forbidden': ['init_on_alloc']})
     _no_traceback(result)
-    assert result.failed and 'forbidden but present: init_on_alloc=0' in result['msg']
+    assert result.failed and 'forbidden but present: init_on_alloc=0' in _text(result)
     assert result['present'] == ['iommu.passthrough=1']
     assert 'label=caf\\xe9' in result['tokens']
     assert any('not valid UTF-8' in w and str(proc / 'cmdline') in w for w in result.warning_texts)
@@ -501,11 +513,11 @@ def test_kernel_cmdline_not_utf8(run_module, tmp_path):
 
 def test_kernel_cmdline_bad_input(run_module, tray, tmp_path):
     result = run_module(kernel_cmdline, {'proc_root': tray['proc'], 'required': ['a=1 b=2']})
-    assert result.failed and 'option required' in result['msg']
+    assert result.failed and 'option required' in _text(result)
     missing = run_module(kernel_cmdline, {'proc_root': str(tmp_path / 'nope')})
-    assert missing.failed and 'cannot read' in missing['msg'] and 'proc_root' in missing['msg']
+    assert missing.failed and 'cannot read' in _text(missing) and 'proc_root' in _text(missing)
     typed = run_module(kernel_cmdline, {'proc_root': tray['proc'], 'fail_on_duplicates': 'sometimes'})
-    assert typed.failed and 'fail_on_duplicates' in typed['msg']
+    assert typed.failed and 'fail_on_duplicates' in _text(typed)
     _no_traceback(typed)
 
 
@@ -516,8 +528,8 @@ def test_hugepage_check_64k_kernel(run_module, tray):
                                          'requested': [{'size': '2M', 'count': 5128}, {'size': '1G', 'count': 2}]})
     assert result.failed and result['changed'] is False
     assert result['available_sizes'] == ['2M', '512M', '16G']
-    assert 'no 1G huge page pool' in result['msg'] and '2M, 512M, 16G' in result['msg']
-    assert HOST not in result['msg'] and result['checked'] == 'counts'          # Ansible prints the host
+    assert 'no 1G huge page pool' in _text(result) and '2M, 512M, 16G' in _text(result)
+    assert result['checked'] == 'counts'          # Ansible prints the host
     assert '2M, 512M, 16G' in result['fix'] and result['problems'] == [result['results'][1]['problem']]
     ok = run_module(hugepage_check, {'sysfs_root': tray['sys'], 'requested': [{'size': '2048kB', 'count': 5128},
                                                                               {'size': '16G'}]})
@@ -536,7 +548,7 @@ def test_hugepage_check_bad_input(run_module, tray, requested, words):
     result = run_module(hugepage_check, {'sysfs_root': tray['sys'], 'requested': requested})
     assert result.failed
     for word in words:
-        assert word in result['msg']
+        assert word in _text(result)
     _no_traceback(result)
 
 
@@ -544,11 +556,11 @@ def test_hugepage_check_default_size(run_module, tray):
     base = {'sysfs_root': tray['sys'], 'proc_root': tray['proc'], 'requested': [{'size': '2M', 'count': 5128}]}
     result = run_module(hugepage_check, dict(base, default_size='2M'))
     assert result.failed and result['default_hugepage_size'] == '512M'
-    assert 'default huge page size is 512M' in result['msg'] and 'default_hugepagesz=2M' in result['fix']
+    assert 'default huge page size is 512M' in _text(result) and 'default_hugepagesz=2M' in result['fix']
     assert not run_module(hugepage_check, dict(base, default_size='524288kB')).failed
     assert not run_module(hugepage_check, base).failed             # not checked when omitted
     bad = run_module(hugepage_check, dict(base, default_size='big'))
-    assert bad.failed and 'option default_size' in bad['msg']
+    assert bad.failed and 'option default_size' in _text(bad)
 
 
 def test_hugepage_check_fix_names_the_sizes_of_this_kernel(run_module, tmp_path):
@@ -557,8 +569,8 @@ def test_hugepage_check_fix_names_the_sizes_of_this_kernel(run_module, tmp_path)
     requested = [{'size': '2M', 'count': 5128}, {'size': '16G', 'count': 1}]
     result = run_module(hugepage_check, {'sysfs_root': t['sys'], 'requested': requested})
     assert result.failed and result['available_sizes'] == ['2M', '1G']
-    assert 'pools on this kernel: 2M, 1G)' in result['msg'] and 'pools on this kernel: 2M, 1G)' in result['fix']
-    assert '512M' not in result['msg'] + result['fix']
+    assert 'pools on this kernel: 2M, 1G)' in _text(result) and 'pools on this kernel: 2M, 1G)' in result['fix']
+    assert '512M' not in _text(result) + result['fix']
 
 
 FRESH_VR200 = [{'size': '2M', 'count': 5128}, {'size': '512M', 'count': 0}]
@@ -569,18 +581,19 @@ def test_hugepage_check_sizes_before_the_reboot(run_module, tmp_path):
     t = build_tray(str(tmp_path / 't'), hugepages={2048: 0, 524288: 0, 16777216: 0})
     sizes = run_module(hugepage_check, {'sysfs_root': t['sys'], 'check': 'sizes', 'requested': FRESH_VR200})
     assert not sizes.failed and sizes['checked'] == 'sizes' and sizes['problems'] == [] and sizes['fix'] is None
-    assert sizes['msg'] == 'huge page sizes OK (2M, 512M)'
+    assert sizes['msg'] == 'Huge page sizes OK (2M, 512M).'
     # the sizes check still refuses a size the kernel has no pool for (1G on a 64k kernel)
     no_1g = run_module(hugepage_check, {'sysfs_root': t['sys'], 'check': 'sizes',
                                         'requested': [{'size': '1G', 'count': 2}]})
-    assert no_1g.failed and no_1g['checked'] == 'sizes' and 'no 1G huge page pool' in no_1g['msg']
+    assert no_1g.failed and no_1g['checked'] == 'sizes' and 'no 1G huge page pool' in _text(no_1g)
     # the same tray fails the counts check (the default), naming pool, found count and causes
     counts = run_module(hugepage_check, {'sysfs_root': t['sys'], 'requested': FRESH_VR200})
     assert counts.failed and counts['checked'] == 'counts'
     assert counts['problems'] == ['the 2M pool holds 0 of the 5128 requested pages (nr_hugepages); likely causes: '
                                   'not enough free memory at boot for that many pages, a later GRUB drop-in '
                                   'overriding our hugepages= arguments, or the tray booted another boot entry']
-    assert counts['msg'] == 'huge page check (counts) failed: ' + counts['problems'][0]
+    assert counts['msg'] == 'Huge page check (counts) failed: %s.' % counts['problems'][0]
+    _one_sentence(counts)
     assert 'MemTotal' in counts['fix'] and '/etc/default/grub.d' in counts['fix'] and 'cmdline' in counts['fix']
     assert [r['ok'] for r in counts['results']] == [False, True]       # 0 of 0 is enough
 
@@ -588,9 +601,9 @@ def test_hugepage_check_sizes_before_the_reboot(run_module, tmp_path):
 def test_hugepage_check_counts_boundary(run_module, tmp_path):
     t = build_tray(str(tmp_path / 't'), hugepages={2048: 5127, 524288: 0})
     short = run_module(hugepage_check, {'sysfs_root': t['sys'], 'requested': [{'size': '2M', 'count': 5128}]})
-    assert short.failed and 'holds 5127 of the 5128 requested pages' in short['msg']
+    assert short.failed and 'holds 5127 of the 5128 requested pages' in _text(short)
     enough = run_module(hugepage_check, {'sysfs_root': t['sys'], 'requested': [{'size': '2M', 'count': 5127}]})
-    assert not enough.failed and enough['msg'] == 'huge page counts OK (2M x 5127)'
+    assert not enough.failed and enough['msg'] == 'Huge page counts OK (2M x 5127).'
 
 
 def test_hugepage_check_sizes_default_size(run_module, tmp_path):
@@ -599,12 +612,12 @@ def test_hugepage_check_sizes_default_size(run_module, tmp_path):
     base = {'sysfs_root': t['sys'], 'proc_root': t['proc'], 'check': 'sizes', 'requested': [{'size': '2M'}]}
     assert not run_module(hugepage_check, dict(base, default_size='2M')).failed
     bad = run_module(hugepage_check, dict(base, default_size='1G'))
-    assert bad.failed and 'no 1G huge page pool for default_size' in bad['msg'] and '2M, 512M, 16G' in bad['fix']
+    assert bad.failed and 'no 1G huge page pool for default_size' in _text(bad) and '2M, 512M, 16G' in bad['fix']
 
 
 def test_hugepage_check_bad_check_option(run_module, tray):
     result = run_module(hugepage_check, {'sysfs_root': tray['sys'], 'check': 'pages', 'requested': [{'size': '2M'}]})
-    assert result.failed and 'check' in result['msg'] and 'sizes' in result['msg']
+    assert result.failed and 'check' in _text(result) and 'sizes' in _text(result)
     _no_traceback(result)
 
 
@@ -616,7 +629,7 @@ def test_hugepage_check_unreadable_count_fails(run_module, tmp_path, content):
     with open(path, 'w') as handle:
         handle.write(content)
     result = run_module(hugepage_check, {'sysfs_root': t['sys'], 'requested': [{'size': '2M', 'count': 1}]})
-    assert result.failed and 'cannot read the page count of the 2M pool' in result['msg'] and path in result['msg']
+    assert result.failed and 'cannot read the page count of the 2M pool' in _text(result) and path in _text(result)
     assert 'nr_hugepages' in result['fix']
     # the sizes check does not need the count
     assert not run_module(hugepage_check, {'sysfs_root': t['sys'], 'check': 'sizes',
@@ -627,7 +640,7 @@ def test_hugepage_check_unreadable_count_missing_file(run_module, tmp_path):
     t = build_tray(str(tmp_path / 't'), hugepages={2048: 5128})
     os.remove(os.path.join(t['sys'], 'kernel', 'mm', 'hugepages', 'hugepages-2048kB', 'nr_hugepages'))
     result = run_module(hugepage_check, {'sysfs_root': t['sys'], 'requested': [{'size': '2M', 'count': 0}]})
-    assert result.failed and 'cannot read the page count' in result['msg']
+    assert result.failed and 'cannot read the page count' in _text(result)
 
 
 def test_hugepage_check_unreadable_meminfo_fails(run_module, tmp_path):
@@ -636,12 +649,12 @@ def test_hugepage_check_unreadable_meminfo_fails(run_module, tmp_path):
     base = {'sysfs_root': t['sys'], 'proc_root': t['proc'], 'requested': [{'size': '2M'}], 'default_size': '2M'}
     missing = run_module(hugepage_check, base)
     meminfo = os.path.join(t['proc'], 'meminfo')
-    assert missing.failed and 'cannot read %s for the default huge page size' % meminfo in missing['msg']
+    assert missing.failed and 'cannot read %s for the default huge page size' % meminfo in _text(missing)
     assert missing['default_hugepage_size'] is None and 'proc_root' in missing['fix']
     with open(meminfo, 'w') as handle:
         handle.write('MemTotal:       1003263424 kB\n')
     no_line = run_module(hugepage_check, base)
-    assert no_line.failed and 'no Hugepagesize line in %s' % meminfo in no_line['msg']
+    assert no_line.failed and 'no Hugepagesize line in %s' % meminfo in _text(no_line)
     # without default_size meminfo is not needed
     assert not run_module(hugepage_check, dict(base, default_size=None)).failed
 
@@ -655,7 +668,7 @@ def test_hugepage_check_report_only(run_module, tmp_path):
 
 def test_hugepage_check_no_pools(run_module, tmp_path):
     result = run_module(hugepage_check, {'sysfs_root': str(tmp_path), 'requested': [{'size': '2M'}]})
-    assert result.failed and 'no huge page pools' in result['msg'] and 'sysfs_root' in result['fix']
+    assert result.failed and 'no huge page pools' in _text(result) and 'sysfs_root' in result['fix']
 
 
 # ---- containerd_config -----------------------------------------------------------------------------
@@ -670,8 +683,8 @@ def test_containerd_config_mismatch(run_module, tmp_path):
                                             '_ansible_check_mode': True})
     assert result.failed and result['changed'] is False
     assert result['version'] == 3 and result['dropins'][0]['version'] == 4
-    assert 'higher than root config version 3' in result['msg'] and 'RUNTIME_CONFIG_SOURCE=file' in result['msg']
-    assert result['msg'].startswith(HOST + ':')
+    assert 'higher than root config version 3' in _text(result) and 'RUNTIME_CONFIG_SOURCE=file' in _text(result)
+    _one_sentence(result)
     assert any('config dump migrates to version 4' in w for w in result.warning_texts)
 
 
@@ -687,11 +700,11 @@ def test_containerd_config_clean_and_warning(run_module, tmp_path):
 
 def test_containerd_config_bad_input(run_module, tmp_path):
     missing = run_module(containerd_config, {'config_path': str(tmp_path / 'none.toml')})
-    assert missing.failed and 'cannot read' in missing['msg'] and 'config_path' in missing['msg']
+    assert missing.failed and 'cannot read' in _text(missing) and 'config_path' in _text(missing)
     broken = run_module(containerd_config, {'config_path': fixture_path('containerd', 'broken.toml')})
-    assert broken.failed and 'not valid TOML' in broken['msg']
+    assert broken.failed and 'not valid TOML' in _text(broken)
     typed = run_module(containerd_config, {'config_path': str(tmp_path), 'fail_on_error': 'x'})
-    assert typed.failed and 'fail_on_error' in typed['msg']
+    assert typed.failed and 'fail_on_error' in _text(typed)
     for result in (missing, broken, typed):
         _no_traceback(result)
 
@@ -701,7 +714,7 @@ def test_containerd_config_root_without_version(run_module, tmp_path):
     result = run_module(containerd_config, {'config_path': config, 'dropin_dir': dropdir,
                                             'runtime_config_source': 'file'})
     assert result.failed and result['version'] is None
-    assert 'higher than root config version 1' in result['msg']
+    assert 'higher than root config version 1' in _text(result)
     assert any('has no version key' in w for w in result.warning_texts)
 
 
@@ -715,9 +728,9 @@ def test_containerd_config_root_option(run_module, tmp_path):
     assert result.failed and result['config_path'] == str(image / 'etc' / 'containerd' / 'config.toml')
     assert result['dropins'] == [{'path': dropin, 'imported': True, 'imported_by': result['config_path'],
                                   'version': 4, 'error': None}]
-    assert 'higher than root config version 2' in result['msg'] and not result.warning_texts
+    assert 'higher than root config version 2' in _text(result) and not result.warning_texts
     missing = run_module(containerd_config, {'root': str(tmp_path / 'nothing')})
-    assert missing.failed and str(tmp_path / 'nothing' / 'etc' / 'containerd' / 'config.toml') in missing['msg']
+    assert missing.failed and str(tmp_path / 'nothing' / 'etc' / 'containerd' / 'config.toml') in _text(missing)
 
 
 def test_containerd_config_v4_root(run_module, tmp_path):
@@ -733,11 +746,11 @@ def test_containerd_config_v4_root(run_module, tmp_path):
 def test_containerd_config_imports_not_a_list(run_module, tmp_path):
     config = write_toml(tmp_path / 'config.toml', 'version = 3\nimports = 5\n')
     result = run_module(containerd_config, {'config_path': config})
-    assert result.failed and result['msg'].startswith(HOST + ':')
-    assert 'imports = 5 is not a list of strings' in result['msg'] and config in result['msg']
+    assert result.failed and not result['msg'].startswith(HOST + ':')
+    assert 'imports = 5 is not a list of strings' in _text(result) and config in _text(result)
     _no_traceback(result)
     quoted = run_module(containerd_config, {'config_path': write_toml(tmp_path / 'v.toml', 'version = "2"\n')})
-    assert quoted.failed and "version = '2' is not an integer" in quoted['msg']
+    assert quoted.failed and "version = '2' is not an integer" in _text(quoted)
 
 
 # ---- tray_facts ------------------------------------------------------------------------------------
