@@ -389,8 +389,8 @@ def main():
     if query_failed:
         fixes.append(QUERY_FIX)
     output['fix'] = ' '.join(fixes)
-    output['msg'] = 'NIC firmware check failed on %d of %d devices (%s).' % (len(failed), len(devices),
-                                                                          ', '.join(failed))
+    output['msg'] = 'NIC firmware check failed on %d of %d devices (%s).' % (
+        len(failed), len(devices), ', '.join(failed))
     report_failure(module, output)
 
 

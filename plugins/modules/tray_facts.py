@@ -17,9 +17,10 @@ description:
     host C(nvidia-imex.service) and which container runtime unit is active.
   - C(page_size) is the page size of the kernel the module runs on (C(os.sysconf("SC_PAGE_SIZE"))), so it reflects
     the real running kernel even when I(proc_root) points at a fixture. C(kernel_flavour_page_size) is what the
-    release name in I(proc_root) implies - C(65536) for a 64k flavour in the Ubuntu spelling (C(6.8.0-1021-nvidia-64k),
-    C(7.0.0-5-nvidia-bos-64k)) or the RHEL-family one (C(5.14.0-427.13.1.el9_4.aarch64+64k)), else C(4096). On a real tray both agree; use C(kernel_flavour_page_size) to
-    decide, because it follows I(proc_root).
+    release name in I(proc_root) implies - C(65536) for a 64k flavour in the Ubuntu spelling
+    (C(6.8.0-1021-nvidia-64k), C(7.0.0-5-nvidia-bos-64k)) or the RHEL-family one
+    (C(5.14.0-427.13.1.el9_4.aarch64+64k)), else C(4096). On a real tray both agree; use
+    C(kernel_flavour_page_size) to decide, because it follows I(proc_root).
   - C(ib_core_netns_mode) is C(shared) (C(Y)), C(exclusive) (C(N)) or null when
     C(sysfs_root/module/ib_core/parameters/netns_mode) is absent (ib_core not loaded).
   - Runs C(systemctl is-enabled) and C(systemctl is-active) (read-only) with C(LC_ALL=C). When systemctl is missing or

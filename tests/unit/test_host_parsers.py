@@ -17,7 +17,7 @@ from unithelpers import containerd_tree, fixture_path, write_toml
 
 @pytest.mark.parametrize('text, kb', [
     ('2M', 2048), ('1G', 1048576), ('16G', 16777216), ('512M', 524288), ('2048kB', 2048), ('64K', 64),
-    ('1GiB', 1048576), (' 2 M ', 2048), ('32M', 32768),
+    ('1GiB', 1048576), (' 2 M ', 2048), ('32M', 32768), ('1T', 1073741824), ('2t', 2147483648),
 ])
 def test_parse_size_kb(text, kb):
     assert common.parse_size_kb(text) == kb
@@ -29,7 +29,15 @@ def test_parse_size_kb_rejects(text):
         common.parse_size_kb(text)
 
 
-@given(st.integers(min_value=1, max_value=1 << 24))
+@pytest.mark.parametrize('kb, text', [
+    (64, '64K'), (2048, '2M'), (524288, '512M'), (1048576, '1G'), (16777216, '16G'), (1073741824, '1T'),
+    (1536, '1536K'), (3145728, '3G'),
+])
+def test_format_size_kb(kb, text):
+    assert common.format_size_kb(kb) == text
+
+
+@given(st.integers(min_value=1, max_value=1 << 32))
 def test_size_format_roundtrip(kb):
     assert common.parse_size_kb(common.format_size_kb(kb)) == kb
 

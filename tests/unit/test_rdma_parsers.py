@@ -268,8 +268,8 @@ def test_is_rail_on_the_real_rails(tray):
     """The four ConnectX-7 InfiniBand PFs are rails; the BlueField-3 and the VFs are not."""
     facts = rdma.collect_rdma(tray['sys'])
     by_name = dict((dev['name'], dev) for dev in facts['devices'])
-    assert [name for name in sorted(by_name) if rdma.is_rail(by_name[name])] == ['mlx5_0', 'mlx5_1', 'mlx5_3',
-                                                                                  'mlx5_4']
+    rails = [name for name in sorted(by_name) if rdma.is_rail(by_name[name])]
+    assert rails == ['mlx5_0', 'mlx5_1', 'mlx5_3', 'mlx5_4']
     assert [rdma.is_connectx_pf(by_name[name]) for name in ('mlx5_2', 'mlx5_5', 'mlx5_0')] == [False, False, True]
     assert not rdma.is_rail(dict(by_name['mlx5_0'], ports=[]))                # no port: no rail
     assert not rdma.is_rail(dict(by_name['mlx5_0'], pci_vendor_id='0x8086'))   # not Mellanox
