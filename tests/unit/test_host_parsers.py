@@ -341,3 +341,52 @@ def test_read_pools_ignores_other_entries(tmp_path):
         handle.write('x\n')
     _base, pools = hugepages.read_pools(t['sys'])
     assert sorted(pools) == [2048, 1048576] and pools[1048576]['nr_hugepages'] == 1
+
+
+def test_file_helpers(tmp_path, monkeypatch):
+    (tmp_path / 'attr').write_text('  4: ACTIVE \n')
+    assert common.read_text(str(tmp_path / 'attr')) == '4: ACTIVE'
+    assert common.read_text(str(tmp_path / 'missing')) is None
+    assert common.read_text(str(tmp_path / 'missing'), default='n/a') == 'n/a'
+    assert common.read_text(str(tmp_path), default='dir') == 'dir'                 # EISDIR: unreadable
+    (tmp_path / 'bad').write_bytes(b'\xff\xfe')
+    assert common.read_text(str(tmp_path / 'bad'), default='x') == 'x'
+    (tmp_path / 'd').mkdir()
+    for name in ('b', 'a', 'c'):
+        (tmp_path / 'd' / name).write_text('')
+    assert common.list_dir(str(tmp_path / 'd')) == ['a', 'b', 'c'] and common.list_dir(str(tmp_path / 'no')) == []
+    os.symlink('../../devices/pci0000:00/0000:03:00.0/', str(tmp_path / 'device'))
+    assert common.link_basename(str(tmp_path / 'device')) == '0000:03:00.0'
+    assert common.link_basename(str(tmp_path / 'attr')) is None                    # not a link
+    assert sorted(['mlx5_10', 'mlx5_9', 'mlx5_1'], key=common.natural_key) == ['mlx5_1', 'mlx5_9', 'mlx5_10']
+    assert common.join_root('/lab/sys', '/class/infiniband') == '/lab/sys/class/infiniband'
+    assert common.format_pkey(0x8123) == '0x8123' and common.format_pkey(0x7f) == '0x007f'
+
+    def broken():
+        raise OSError('no name')
+    monkeypatch.setattr(common.socket, 'gethostname', broken)
+    assert common.hostname() == 'unknown-host'
+    monkeypatch.setattr(common.socket, 'gethostname', lambda: '')
+    assert common.hostname() == 'unknown-host'
+
+
+def test_imports_skip_directories_and_repeats(tmp_path):
+    """A glob that matches a directory, and two globs that match the same file: each file is loaded once."""
+    config, dropdir = containerd_tree(tmp_path, 'root-v3.toml')
+    write_toml(config, 'version = 3\nimports = ["conf.d/*", "conf.d/10-a.toml"]\n')
+    os.makedirs(os.path.join(dropdir, 'subdir.toml'))
+    write_toml(os.path.join(dropdir, '10-a.toml'), 'version = 3\n')
+    result, errors, _warnings = containerd.inspect(config, None, 'file')
+    assert [os.path.basename(d['path']) for d in result['dropins']] == ['10-a.toml'] and errors == []
+
+
+def test_a_repeated_import_does_not_stop_the_rest(tmp_path):
+    """10-a imports 20-b (already queued by the root) and 30-c: 30-c is still loaded and judged."""
+    config, dropdir = containerd_tree(tmp_path, 'root-v3.toml')
+    write_toml(config, 'version = 3\nimports = ["conf.d/10-a.toml", "conf.d/20-b.toml"]\n')
+    write_toml(os.path.join(dropdir, '10-a.toml'), 'version = 3\nimports = ["20-b.toml", "../extra/30-c.toml"]\n')
+    write_toml(os.path.join(dropdir, '20-b.toml'), 'version = 3\n')
+    deep = write_toml(tmp_path / 'containerd' / 'extra' / '30-c.toml', 'version = 4\n')
+    result, errors, _warnings = containerd.inspect(config, None, 'file')
+    assert [os.path.basename(d['path']) for d in result['dropins']] == ['10-a.toml', '20-b.toml', '30-c.toml']
+    assert len(errors) == 1 and deep in errors[0]
