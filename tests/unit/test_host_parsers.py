@@ -390,3 +390,30 @@ def test_a_repeated_import_does_not_stop_the_rest(tmp_path):
     result, errors, _warnings = containerd.inspect(config, None, 'file')
     assert [os.path.basename(d['path']) for d in result['dropins']] == ['10-a.toml', '20-b.toml', '30-c.toml']
     assert len(errors) == 1 and deep in errors[0]
+
+
+def test_every_dropin_is_judged_after_a_broken_or_imported_one(tmp_path):
+    config, dropdir = containerd_tree(tmp_path, 'root-v3.toml', [('broken.toml', '10-broken.toml'),
+                                                                 ('99-nvidia-v4.toml', '20-nvidia.toml')])
+    _result, errors, _warnings = containerd.inspect(config, dropdir, 'file')
+    assert len(errors) == 2 and 'not valid TOML' in errors[0] and 'version 4, higher than root' in errors[1]
+    # only 10-* is imported: 50-x.toml (readable) is warned about, 60-y.toml (broken) is an error
+    write_toml(config, 'version = 3\nimports = ["conf.d/10-*.toml"]\n')
+    write_toml(os.path.join(dropdir, '10-broken.toml'), 'version = 3\n')
+    os.remove(os.path.join(dropdir, '20-nvidia.toml'))
+    write_toml(os.path.join(dropdir, '50-x.toml'), 'version = 3\n')
+    write_toml(os.path.join(dropdir, '60-y.toml'), 'version = [\n')
+    result, errors, warnings = containerd.inspect(config, dropdir, 'file')
+    assert [(os.path.basename(d['path']), d['imported']) for d in result['dropins']] == [
+        ('10-broken.toml', True), ('50-x.toml', False), ('60-y.toml', False)]
+    assert len(errors) == 1 and '60-y.toml' in errors[0] and 'not valid TOML' in errors[0]
+    assert [w for w in warnings if 'not matched' in w] == [
+        '%s is not matched by the root config imports %s: containerd does not read it'
+        % (os.path.join(dropdir, '50-x.toml'), ['conf.d/10-*.toml'])]
+
+
+def test_dropin_dir_without_imports_says_none(tmp_path):
+    config, dropdir = containerd_tree(tmp_path, 'root-v3.toml', [('99-nvidia-v3.toml', '99-nvidia.toml')])
+    write_toml(config, 'version = 3\n')
+    _result, errors, warnings = containerd.inspect(config, dropdir, 'file')
+    assert errors == [] and any(w.endswith('imports (none): containerd does not read it') for w in warnings)
