@@ -13,7 +13,8 @@ cd "$here"
 : "${GPU_TRAY_CACHE:=/var/cache/gpu-tray-cluster}"
 ANSIBLE_WHEEL_VERSION=12.3.0
 COLLECTIONS=(kubernetes/core community/general ansible/posix ansible/utils awx/awx)
-APT_PACKAGES=(debootstrap systemd-container socat openssh-client iproute2 shellcheck rsync git)
+# chromium: tests/cluster renders the validation report (report.html) in headless Chromium
+APT_PACKAGES=(debootstrap systemd-container socat openssh-client iproute2 shellcheck rsync git chromium)
 
 log() { printf '[setup] %s\n' "$*"; }
 

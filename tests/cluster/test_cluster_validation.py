@@ -8,8 +8,10 @@ K8S_AUTH_KUBECONFIG like kubernetes.core. Every check is made to pass and to fai
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import uuid
 
 import pytest
@@ -344,6 +346,122 @@ def test_expected_resources_sriov_fabric(run, kcluster, namespace):
     assert 'no SriovNetworkNodeState exists' in result['msg']
 
 
+# ---- conformance ------------------------------------------------------------------------------------
+
+def test_conformance_gpu_operator_health(run, k8s_api, namespace):
+    apps = client.AppsV1Api(k8s_api)
+    ext = client.ApiextensionsV1Api(k8s_api)
+    custom = client.CustomObjectsApi(k8s_api)
+    args = dict(recipe=VR200, checks=['gpu-operator-health'], gpu_operator_namespace=namespace)
+    result = run('conformance', **args)
+    item = check(result, 'gpu-operator-health')
+    assert result.get('failed') and item['status'] == 'failed' and result['changed'] is False
+    assert 'no Deployment %s/gpu-operator' % namespace in item['message'] and 'kubectl -n %s' % namespace in item['fix']
+    assert 'no DaemonSet %s/nvidia-dcgm-exporter' % namespace in item['message']
+    body = _daemonset('gpu-operator', 'nvcr.io/nvidia/gpu-operator:v26.7.1')
+    body['spec']['replicas'] = 1
+    apps.create_namespaced_deployment(namespace, body)
+    dcgm = _daemonset('nvidia-dcgm-exporter', 'nvcr.io/nvidia/k8s/dcgm-exporter:4.4.1')
+    dcgm['spec']['template']['spec']['nodeSelector'] = {'nvidia.com/gpu.present': 'true'}
+    dcgm['spec']['template']['spec']['tolerations'] = [{'operator': 'Exists'}]
+    apps.create_namespaced_daemon_set(namespace, dcgm)
+    crd = 'clusterpolicies.nvidia.com'
+    created_crd = False
+    try:
+        ext.read_custom_resource_definition(crd)
+    except ApiException:               # the stack tests may have it; create it only when absent
+        ext.create_custom_resource_definition(_crd('nvidia.com', 'clusterpolicies', 'ClusterPolicy'))
+        created_crd = True
+    try:
+        _wait_for('ClusterPolicy CRD served', lambda: any(
+            c.type == 'Established' and c.status == 'True'
+            for c in (ext.read_custom_resource_definition(crd).status.conditions or [])))
+        custom.create_cluster_custom_object('nvidia.com', 'v1', 'clusterpolicies', {
+            'apiVersion': 'nvidia.com/v1', 'kind': 'ClusterPolicy', 'metadata': {'name': 'cluster-policy'},
+            'status': {'state': 'notReady'}})
+        _wait_for('operator and DCGM exporter rolled out', lambda: (
+            (apps.read_namespaced_deployment('gpu-operator', namespace).status.available_replicas or 0) == 1
+            and (apps.read_namespaced_daemon_set('nvidia-dcgm-exporter', namespace).status.number_ready or 0) > 0))
+        result = run('conformance', **args)
+        item = check(result, 'gpu-operator-health')
+        assert result.get('failed') and item['message'] == (
+            'ClusterPolicy cluster-policy has status.state=notReady (expected ready: the operator is still reconciling '
+            'or an operand failed; see its status)')
+        custom.patch_cluster_custom_object('nvidia.com', 'v1', 'clusterpolicies', 'cluster-policy',
+                                           {'status': {'state': 'ready'}})
+        result = run('conformance', **args)
+        assert not result.get('failed') and check(result, 'gpu-operator-health')['status'] == 'passed', result['msg']
+    finally:
+        try:
+            custom.delete_cluster_custom_object('nvidia.com', 'v1', 'clusterpolicies', 'cluster-policy')
+        except ApiException:
+            pass
+        if created_crd:
+            ext.delete_custom_resource_definition(crd)
+
+
+def test_conformance_dra_support_needs_resource_api(run, kcluster):
+    result = run('conformance', recipe=NVKE, checks=['dra-support'])
+    item = check(result, 'dra-support')
+    assert result.get('failed') and result['dra_version'] is None      # 1.20 serves no resource.k8s.io
+    assert 'serves no resource.k8s.io version of v1, v1beta2, v1beta1' in item['message'] and 'v1.20.' in item['message']
+    assert '1.34' in item['fix'] and 'dra-support: ' in result['msg']
+
+
+def test_conformance_metrics_apis(run, k8s_api, namespace):
+    registration = client.ApiregistrationV1Api(k8s_api)
+    result = run('conformance', recipe=VR200, checks=['ai-service-metrics', 'pod-autoscaling'])
+    assert result.get('failed') and result['failed_checks'] == ['ai-service-metrics', 'pod-autoscaling']
+    assert 'APIService v1beta1.custom.metrics.k8s.io is not registered' in result['msg']
+    name = 'v1beta1.external.metrics.k8s.io'
+    body = {'metadata': {'name': name}, 'spec': {
+        'group': 'external.metrics.k8s.io', 'version': 'v1beta1', 'groupPriorityMinimum': 100, 'versionPriority': 100,
+        'insecureSkipTLSVerify': True, 'service': {'namespace': namespace, 'name': 'prometheus-adapter'}}}
+    registration.create_api_service(body)
+    try:                                   # registered, but its Service does not exist: not Available
+        _wait_for('the aggregator to judge the APIService', lambda: any(
+            c.type == 'Available' and c.status == 'False'
+            for c in (registration.read_api_service(name).status.conditions or [])))
+        result = run('conformance', recipe=VR200, checks=['pod-autoscaling'])
+        item = check(result, 'pod-autoscaling')
+        assert result.get('failed') and 'APIService %s (service %s/prometheus-adapter) is not Available: ' % (
+            name, namespace) in item['message'] and 'prometheus-adapter' in item['fix']
+    finally:
+        registration.delete_api_service(name)
+
+
+def test_conformance_inference_gateway_missing(run, kcluster):
+    result = run('conformance', recipe=INFERENCE, checks=['inference-gateway'])
+    item = check(result, 'inference-gateway')
+    assert result.get('failed') and item['status'] == 'failed'
+    assert 'CRD inferencepools.inference.networking.k8s.io does not exist' in item['message']
+    assert 'no GatewayClass agentgateway' in item['message'] and 'LoadBalancer' in item['fix']
+    training = run('conformance', recipe=VR200, fail_on_error=False)       # training recipes do not check it
+    assert 'inference-gateway' not in [item['name'] for item in training['checks']] and training['rc'] == 0
+
+
+def test_conformance_secure_accelerator_access(run, core, namespace):
+    pod = {'metadata': {'name': 'grabs-gpu0'}, 'spec': {
+        'automountServiceAccountToken': False, 'containers': [{'name': 'main', 'image': 'registry.invalid/app:1.0'}],
+        'volumes': [{'name': 'gpu0', 'hostPath': {'path': '/dev/nvidia0'}}]}}
+
+    def created():                 # a fresh namespace gets its default ServiceAccount a moment later
+        try:
+            core.create_namespaced_pod(namespace, pod)
+        except ApiException as exc:
+            if exc.status not in (403, 500):
+                raise
+            return False
+        return True
+    _wait_for('the pod to be admitted', created, timeout=30)
+    result = run('conformance', recipe=VR200, checks=['secure-accelerator-access'])
+    item = check(result, 'secure-accelerator-access')
+    assert result.get('failed') and 'Pod %s/grabs-gpu0: hostPath volume gpu0 mounts /dev/nvidia0' % namespace in item['message']
+    result = run('conformance', recipe=VR200, checks=['secure-accelerator-access'], exempt_namespaces=[namespace])
+    assert 'grabs-gpu0' not in check(result, 'secure-accelerator-access')['message']
+    core.delete_namespaced_pod('grabs-gpu0', namespace, grace_period_seconds=0)
+
+
 # ---- playbooks/validate.yml -----------------------------------------------------------------------
 
 def _validate(kubeconfig, home, *extra):
@@ -357,6 +475,42 @@ def _validate(kubeconfig, home, *extra):
     return subprocess.run(argv, capture_output=True, text=True, env=env, check=False)
 
 
+CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
+                  '--disable-component-update', '--disable-sync', '--no-first-run']
+
+
+def _chromium():
+    """Debian's chromium (tools/setup.sh installs it; a fresh machine without it gets it here when root)."""
+    found = shutil.which('chromium')
+    if found is None and os.geteuid() == 0 and shutil.which('apt-get'):
+        env = dict(os.environ, DEBIAN_FRONTEND='noninteractive')
+        subprocess.run(['apt-get', 'update', '-qq'], capture_output=True, env=env, check=False)
+        subprocess.run(['apt-get', 'install', '-y', '-qq', '--no-install-recommends', 'chromium'],
+                       capture_output=True, env=env, check=False)
+        found = shutil.which('chromium')
+    assert found, 'chromium is not installed: run tools/setup.sh (apt-get install chromium)'
+    return found
+
+
+def _browser_text(path):
+    """The text of an HTML file as headless Chromium renders it (its DOM after loading, tags removed)."""
+    from html.parser import HTMLParser
+    with tempfile.TemporaryDirectory() as profile:
+        res = subprocess.run([_chromium()] + CHROMIUM_FLAGS + ['--user-data-dir=%s' % profile, '--dump-dom',
+                                                              'file://%s' % path],
+                             capture_output=True, text=True, timeout=180, check=False)
+    assert res.returncode == 0 and '<table' in res.stdout, 'chromium rc %d:\n%s' % (res.returncode, res.stderr[-2000:])
+    parts = []
+
+    class Text(HTMLParser):
+        def handle_data(self, data):
+            if data.strip():
+                parts.append(data.strip())
+
+    Text().feed(res.stdout)
+    return ' '.join(parts)
+
+
 def test_validate_playbook_writes_evidence(kubeconfig, tmp_path):
     import xml.etree.ElementTree as ET
     evidence_dir = tmp_path / 'evidence'
@@ -368,7 +522,8 @@ def test_validate_playbook_writes_evidence(kubeconfig, tmp_path):
     assert res.returncode != 0 and 'Validation of %s failed' % NVKE in res.stdout, res.stdout[-3000:]
     summary = json.loads((evidence_dir / 'summary.json').read_text())
     assert summary['recipe_digest'] == 'sha256:aaaa' and summary['result'] == 'failed'
-    assert summary['phases'] == {'readiness': 'failed', 'deployment': 'failed', 'performance': 'passed'}
+    assert summary['phases'] == {'readiness': 'failed', 'deployment': 'failed', 'conformance': 'failed',
+                                 'performance': 'passed'}
     readiness = json.loads((evidence_dir / 'ctrf' / 'readiness.json').read_text())['results']
     assert readiness['summary']['failed'] >= 1
     assert [t['status'] for t in readiness['tests'] if t['name'] == 'server-version'] == ['failed']
@@ -377,18 +532,32 @@ def test_validate_playbook_writes_evidence(kubeconfig, tmp_path):
     deployment = json.loads((evidence_dir / 'ctrf' / 'deployment.json').read_text())['results']['tests']
     names = [t['name'] for t in deployment]
     assert 'sriov-rails' in names and 'multus' in names           # NVKE: the fabric checks run by default
+    # the recipe's components come from the stack role's catalog: none is installed on the test cluster
+    messages = [t['message'] for t in deployment if t['status'] == 'failed']
+    for ns in ('gpu-operator', 'nvidia-network-operator', 'cert-manager'):
+        assert 'namespace %s does not exist: the component is not installed' % ns in messages
+    conformance = json.loads((evidence_dir / 'ctrf' / 'conformance.json').read_text())['results']['tests']
+    assert [(t['name'], t['status']) for t in conformance][:4] == [
+        ('gpu-operator-health', 'failed'), ('dra-support', 'failed'), ('ai-service-metrics', 'failed'),
+        ('pod-autoscaling', 'failed')]
+    assert [t['name'] for t in conformance][4:] == ['secure-accelerator-access']
     version = [t for t in deployment if t['name'] == 'gpu-operator']
     assert version[0]['status'] == 'failed' and 'is not deployed' in version[0]['message']
     root = ET.parse(str(evidence_dir / 'junit.xml')).getroot()
-    assert [suite.get('name') for suite in root] == ['readiness', 'deployment', 'performance']
+    assert [suite.get('name') for suite in root] == ['readiness', 'deployment', 'conformance', 'performance']
     report = (evidence_dir / 'report.md').read_text()
     assert '| server-version | FAILED | Kubernetes v1.20' in report and 'STALE' not in report
-    assert 'Kubernetes v1.20' in (evidence_dir / 'report.html').read_text()
-    # Validating a changed recipe: the new evidence says the old one was for another digest.
-    res = _validate(kubeconfig, str(tmp_path), dict(args, validate_recipe_digest='sha256:bbbb', validate_fail_fast=True))
+    # the HTML report as a person sees it: rendered by a browser, the failing checks are in the page's text
+    text = _browser_text(evidence_dir / 'report.html')
+    assert 'server-version FAILED Kubernetes v1.20' in text and 'dra-support FAILED the API server' in text
+    # Validating a changed recipe (the digest now comes from the catalog): the evidence says the old one is stale.
+    args.pop('validate_recipe_digest')
+    res = _validate(kubeconfig, str(tmp_path), dict(args, validate_fail_fast=True))
     assert res.returncode != 0
+    digest = json.loads((evidence_dir / 'summary.json').read_text())['recipe_digest']
+    assert len(digest) == 64 and int(digest, 16) >= 0
     report = (evidence_dir / 'report.md').read_text()
-    assert 'STALE: this evidence was recorded for recipe digest sha256:aaaa, the recipe is now sha256:bbbb' in report
+    assert 'STALE: this evidence was recorded for recipe digest sha256:aaaa, the recipe is now %s' % digest in report
     assert json.loads((evidence_dir / 'summary.json').read_text())['phases'] == {'readiness': 'failed'}   # fail fast
     assert sorted(os.listdir(str(evidence_dir / 'ctrf'))) == ['readiness.json']      # no leftover of the first run
 
