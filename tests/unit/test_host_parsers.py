@@ -417,3 +417,10 @@ def test_dropin_dir_without_imports_says_none(tmp_path):
     write_toml(config, 'version = 3\n')
     _result, errors, warnings = containerd.inspect(config, dropdir, 'file')
     assert errors == [] and any(w.endswith('imports (none): containerd does not read it') for w in warnings)
+
+
+def test_os_release_edge_lines():
+    text = "EMPTY=\nBROKEN='no end\n1BAD=x\n  SPACED = \"a b\"  \nNAME=Ubuntu\nNAME=Later\n"
+    data = tray.parse_os_release(text)
+    assert data == {'EMPTY': '', 'BROKEN': 'no end', 'SPACED': 'a b', 'NAME': 'Later'}
+    assert tray.parse_os_release(None) == {}
