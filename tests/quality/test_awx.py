@@ -22,7 +22,8 @@ SPEC.loader.exec_module(awx_surveys)
 
 def ansible_env():
     return dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"),
-                ANSIBLE_COLLECTIONS_PATH=str(ROOT / ".collections"), PATH="%s%s%s" % (BIN, os.pathsep, os.environ.get("PATH", "")), ANSIBLE_NOCOLOR="1")
+                ANSIBLE_COLLECTIONS_PATH=str(ROOT / ".collections"), ANSIBLE_NOCOLOR="1",
+                PATH="%s%s%s" % (BIN, os.pathsep, os.environ.get("PATH", "")))
 
 
 def test_committed_surveys_are_current():
@@ -87,3 +88,24 @@ def test_workflow_runs_prepare_trays_once_per_rack_group():
     assert "limit" not in by_id["validate"] and by_id["validate"]["all_parents_must_converge"] is True
     names = {t["id"]: t["name"] for t in DEFINITIONS["awx_job_templates"]}
     assert by_id["validate"]["unified_job_template"]["name"] == names["validate"]
+
+
+SURVEYS = sorted((ROOT / "playbooks" / "files" / "awx_surveys").glob("*.json"))
+
+
+@pytest.mark.parametrize("path", SURVEYS, ids=lambda p: p.stem)
+def test_surveys_are_valid_awx_survey_specs(path):
+    """What AWX checks when a survey spec is saved: known types, choices for choice questions, defaults that fit."""
+    survey = json.loads(path.read_text())
+    assert isinstance(survey["name"], str) and isinstance(survey["description"], str)
+    assert isinstance(survey["spec"], list)
+    variables = [q["variable"] for q in survey["spec"]]
+    assert len(variables) == len(set(variables)), "duplicate variable in %s" % path.name
+    for q in survey["spec"]:
+        assert q["type"] in ("text", "textarea", "password", "integer", "float", "multiplechoice", "multiselect"), q
+        assert q["question_name"] and isinstance(q["required"], bool), q
+        if q["type"] in ("multiplechoice", "multiselect"):
+            assert q["choices"] and all(isinstance(c, str) for c in q["choices"]), q
+            assert "default" not in q or q["default"] in q["choices"], q
+        if q["type"] == "integer" and "default" in q:
+            assert isinstance(q["default"], int) and not isinstance(q["default"], bool), q
