@@ -277,3 +277,11 @@ def test_unreadable_columns_never_pass_a_check(values, gap1, gap2):
     really = all(v.isdigit() and int(v) >= 16 for v in values[1:])
     unambiguous = (len(gap1) >= 2 and len(gap2) >= 2) or not any(' ' in v for v in values)
     assert passed is (really and unambiguous)
+
+
+def test_lines_after_an_error_are_still_read():
+    parsed = m.parse_mstconfig('-E- Failed to query PCI_ATOMIC_MODE\nConfigurations:   Next Boot\n'
+                               '   NUM_OF_VFS   16\n-E- second\n   SRIOV_EN   True(1)\n')
+    assert parsed['errors'] == ['Failed to query PCI_ATOMIC_MODE', 'second']
+    assert sorted(parsed['params']) == ['NUM_OF_VFS', 'SRIOV_EN'] and parsed['columns'] == ['next_boot']
+    assert [p['param'] for p in m.check_firmware(parsed, min_num_vfs=16)] == [m.QUERY_ERRORS]
