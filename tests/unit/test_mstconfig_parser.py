@@ -285,3 +285,16 @@ def test_lines_after_an_error_are_still_read():
     assert parsed['errors'] == ['Failed to query PCI_ATOMIC_MODE', 'second']
     assert sorted(parsed['params']) == ['NUM_OF_VFS', 'SRIOV_EN'] and parsed['columns'] == ['next_boot']
     assert [p['param'] for p in m.check_firmware(parsed, min_num_vfs=16)] == [m.QUERY_ERRORS]
+
+
+def test_device_header_fields_and_notes_inside_the_table(fixture_text):
+    parsed = m.parse_mstconfig(fixture_text('mstconfig', 'cx7_ok_e.txt'))
+    assert sorted(parsed['device']) == ['description', 'device', 'device_type', 'name']
+    assert parsed['device']['name'] == 'MCX75310AAS-NEA_Ax'
+    # a line that is no parameter (a note, a wrapped description) does not end the table
+    noted = m.parse_mstconfig("Configurations:   Next Boot\n   NUM_OF_VFS   16\n"
+                              "The '*' shows parameters with next value different from default/current value.\n"
+                              "   SRIOV_EN   True(1)\n")
+    assert sorted(noted['params']) == ['NUM_OF_VFS', 'SRIOV_EN']
+    failed = m.parse_mstconfig(fixture_text('mstconfig', 'open_error.txt'))
+    assert failed['extended'] is False and failed['columns'] == [] and failed['device'] == {}
