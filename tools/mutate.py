@@ -396,7 +396,7 @@ def worker_main(copy, timeout):
             old_out, old_err = sys.stdout, sys.stderr
             log = open(os.path.join(copy, '.mutant-run.log'), 'w')
             sys.stdout = sys.stderr = log
-            signal.alarm(int(timeout))
+            signal.alarm(int(timeout * (20 if request.get('trace') else 1)))   # the trace runs every test
             try:
                 rc = pytest.main(['-x', '-q', '-p', 'no:cacheprovider'] + request['files'], plugins=plugins)
             except _Hang:
