@@ -273,3 +273,10 @@ def test_is_rail_on_the_real_rails(tray):
     assert [rdma.is_connectx_pf(by_name[name]) for name in ('mlx5_2', 'mlx5_5', 'mlx5_0')] == [False, False, True]
     assert not rdma.is_rail(dict(by_name['mlx5_0'], ports=[]))                # no port: no rail
     assert not rdma.is_rail(dict(by_name['mlx5_0'], pci_vendor_id='0x8086'))   # not Mellanox
+
+
+def test_read_virtfns_only_takes_virtfn_links(tray):
+    pf = os.path.join(tray['sys'], 'devices', 'pci0000:00', '0000:00:00.0', '0000:06:00.0')
+    os.symlink('../0000:06:00.1', os.path.join(pf, 'virtfnx'))         # not virtfn<n>
+    os.symlink('../0000:06:00.2', os.path.join(pf, 'resvfn7'))         # not virtfn, same shape
+    assert [vf['index'] for vf in rdma.read_virtfns(pf)] == [0, 1]
