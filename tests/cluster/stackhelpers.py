@@ -22,7 +22,9 @@ def ansible_env(**extra):
 
 
 def playbook_argv(playbook, *args, inventory="localhost,"):
-    return [os.path.join(BIN, "ansible-playbook"), "-i", inventory, "-c", "local", playbook] + list(args)
+    # an explicit localhost gets no implicit interpreter: use this venv's (it has the kubernetes client)
+    return [os.path.join(BIN, "ansible-playbook"), "-i", inventory, "-c", "local", playbook,
+            "-e", "ansible_python_interpreter=%s" % sys.executable] + list(args)
 
 
 def run_playbook(playbook, *args, inventory="localhost,", **env):

@@ -1,0 +1,251 @@
+# Copyright: (c) 2026, gpu_tray.cluster contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The stack role on the test cluster: deploy_stack / teardown_stack / recover_node_maintenance with a test recipe
+of local charts (files/stacktest/vars.yml) reproducing the hard orderings:
+
+* st-operator's chart ships only its own CRD; the Pool CRD st-pools needs appears only after the operator - the
+  controller process tests/cluster/stack_controller.py, started here - reconciled the WidgetPolicy CR, and the
+  WidgetPolicy turns ready only then (the NicClusterPolicy / nv-ipam IPPool pattern);
+* st-dra restarts its kubelet-plugin DaemonSet after an install (DRA driver-migration gate), not on a re-run;
+* teardown runs in reverse and waits for every NodeState to be Succeeded after the Pools are deleted before the
+  operator's CR goes (the SriovNetworkNodeState wait);
+* st-broken crash-loops, rolls back (atomic) and stops the run before st-after-broken;
+* a dead API endpoint is retried with back-off, then fails naming the attempts;
+* orphaned NodeMaintenance objects (seeded) are recovered: deleted, finalizer cleared, node uncordoned.
+"""
+
+import os
+import re
+import subprocess
+import sys
+import time
+
+import pytest
+import yaml
+from kubernetes import client
+from kubernetes.client.rest import ApiException
+
+from stackhelpers import recap, run_playbook
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+VARS = os.path.join(HERE, "files", "stacktest", "vars.yml")
+GROUP = "stacktest.gpu-tray.test"
+NAMESPACES = ["stacktest-a", "stacktest-b", "stacktest-op", "stacktest-dra"]
+RELEASES = {"st-alpha": "stacktest-a", "st-beta": "stacktest-b", "st-operator": "stacktest-op",
+            "st-dra": "stacktest-dra", "st-broken": "stacktest-b", "st-after-broken": "stacktest-b"}
+
+
+def _stack(kcluster, playbook, recipe, *extra, **kw):
+    args = ["-e", "@" + VARS, "-e", "stack_test_dir=%s" % HERE, "-e", "gpu_tray_recipe=%s" % recipe,
+            "-e", "stack_kubeconfig=%s" % kw.pop("kubeconfig", kcluster.kubeconfig),
+            "-e", "stack_helm_binary=%s" % kcluster.helm, "-e", "stack_wait_timeout=120",
+            "-e", "stack_settle_seconds=2"] + list(extra)
+    return run_playbook("gpu_tray.cluster.%s" % playbook, *args)
+
+
+def _releases(kcluster):
+    out = subprocess.run([kcluster.helm, "list", "-A", "-a", "-o", "yaml", "--kubeconfig", kcluster.kubeconfig],
+                         capture_output=True, text=True, check=True).stdout
+    return dict((r["name"], r) for r in (yaml.safe_load(out) or []) if r["name"] in RELEASES)
+
+
+def _events(path):
+    out = []
+    if os.path.exists(path):
+        with open(path) as fh:
+            for line in fh:
+                stamp, name, detail = (line.rstrip("\n").split(" ", 2) + [""])[:3]
+                out.append((float(stamp), name, detail))
+    return out
+
+
+def _first(events, name, detail=None):
+    times = [t for t, n, d in events if n == name and (detail is None or d == detail)]
+    assert times, "controller never logged %s %s: %s" % (name, detail or "", events)
+    return times[0]
+
+
+def _clean(kcluster, k8s_api):
+    """Remove what an earlier failed run left (releases, namespaces, test CRDs), waiting until it is gone."""
+    for name, ns in RELEASES.items():
+        subprocess.run([kcluster.helm, "uninstall", name, "-n", ns, "--wait", "--kubeconfig", kcluster.kubeconfig],
+                       capture_output=True, check=False)
+    core, ext = client.CoreV1Api(k8s_api), client.ApiextensionsV1Api(k8s_api)
+    custom = client.CustomObjectsApi(k8s_api)
+    try:    # seeded NodeMaintenance objects keep their finalizer (no operator): clear it or nothing goes away
+        for nm in custom.list_cluster_custom_object("maintenance.nvidia.com", "v1alpha1", "nodemaintenances")["items"]:
+            custom.patch_namespaced_custom_object("maintenance.nvidia.com", "v1alpha1", nm["metadata"]["namespace"],
+                                                  "nodemaintenances", nm["metadata"]["name"],
+                                                  {"metadata": {"finalizers": None}})
+    except ApiException as exc:
+        assert exc.status == 404, exc
+    for crd in ext.list_custom_resource_definition().items:
+        if crd.spec.group == GROUP or crd.metadata.name == "nodemaintenances.maintenance.nvidia.com":
+            ext.delete_custom_resource_definition(crd.metadata.name)
+    for ns in NAMESPACES + ["stacktest-maint"]:
+        try:
+            core.delete_namespace(ns)
+        except ApiException as exc:
+            assert exc.status == 404, exc
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        left = [n.metadata.name for n in core.list_namespace().items if n.metadata.name.startswith("stacktest-")]
+        crds = [c.metadata.name for c in ext.list_custom_resource_definition().items if c.spec.group == GROUP]
+        if not left and not crds:
+            break
+        time.sleep(1)
+    else:
+        pytest.fail("leftovers of an earlier run do not go away: %s %s" % (left, crds))
+    for node in core.list_node().items:
+        if node.spec.unschedulable:
+            core.patch_node(node.metadata.name, {"spec": {"unschedulable": False}})
+
+
+@pytest.fixture(scope="module")
+def controller(kcluster, k8s_api, tmp_path_factory):
+    _clean(kcluster, k8s_api)
+    log = str(tmp_path_factory.mktemp("controller") / "events.log")
+    proc = subprocess.Popen([sys.executable, os.path.join(HERE, "stack_controller.py"), kcluster.kubeconfig, log],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.time() + 20
+    while not _events(log) and time.time() < deadline:
+        assert proc.poll() is None, proc.stdout.read()
+        time.sleep(0.2)
+    yield log
+    proc.terminate()
+    proc.wait(timeout=10)
+    _clean(kcluster, k8s_api)
+
+
+def test_deploy_rerun_teardown(kcluster, k8s_api, controller):
+    rc, out = _stack(kcluster, "deploy_stack", "stacktest")
+    assert rc == 0, out[-6000:]
+    # one progress line per tier, in order, components of a tier together
+    lines = re.findall(r'"msg": "(tier \d/\d: [^"]+)"', out)
+    assert lines == ["tier 1/3: st-alpha, st-beta", "tier 2/3: st-dra, st-operator", "tier 3/3: st-pools"], out[-4000:]
+    events = _events(controller)
+    # the Pool CRD came from the operator after it saw the WidgetPolicy; the pools were applied only after it
+    # existed and after the operator reported ready (the stack waited instead of failing)
+    seen, crd_made = _first(events, "policy-seen"), _first(events, "crd-created", "pools.%s" % GROUP)
+    ready = _first(events, "policy-ready")
+    pool_added = _first(events, "pool-added")
+    assert seen < crd_made <= ready < pool_added, events
+    custom = client.CustomObjectsApi(k8s_api)
+    pools = custom.list_namespaced_custom_object(GROUP, "v1alpha1", "stacktest-op", "pools")["items"]
+    assert sorted(p["spec"]["subnet"] for p in pools) == ["10.255.0.0/22", "10.255.12.0/22", "10.255.4.0/22",
+                                                          "10.255.8.0/22"]
+    rels = _releases(kcluster)
+    assert sorted(rels) == ["st-alpha", "st-beta", "st-dra", "st-operator"]
+    assert all(r["status"] == "deployed" and r["chart"].endswith("-0.1.0") for r in rels.values()), rels
+    ds = client.AppsV1Api(k8s_api).read_namespaced_daemon_set("st-dra-kubelet-plugin", "stacktest-dra")
+    restarted = (ds.spec.template.metadata.annotations or {}).get("kubectl.kubernetes.io/restartedAt")
+    assert restarted, "the DRA gate did not restart the kubelet plugin after its install"
+
+    # re-run: nothing changes on any host (releases, manifests, gates; no second restart)
+    rc, out = _stack(kcluster, "deploy_stack", "stacktest")
+    assert rc == 0, out[-6000:]
+    for host in ["localhost", "stack-st-alpha", "stack-st-beta", "stack-st-operator", "stack-st-pools", "stack-st-dra"]:
+        assert recap(out, host)["changed"] == 0, "%s changed on a re-run:\n%s" % (host, out[-6000:])
+    ds = client.AppsV1Api(k8s_api).read_namespaced_daemon_set("st-dra-kubelet-plugin", "stacktest-dra")
+    assert ds.spec.template.metadata.annotations["kubectl.kubernetes.io/restartedAt"] == restarted
+
+    # check mode with a changed value: reported, not done
+    rc, out = _stack(kcluster, "deploy_stack", "stacktest", "--check", "--diff",
+                     "-e", '{"gpu_tray_stack_overrides": {"st-beta": {"values": {"replicaCount": 2}}}}')
+    assert rc == 0, out[-6000:]
+    assert recap(out, "stack-st-beta")["changed"] >= 1 and recap(out, "stack-st-alpha")["changed"] == 0, out[-4000:]
+    dep = client.AppsV1Api(k8s_api).read_namespaced_deployment("st-beta", "stacktest-b")
+    assert dep.spec.replicas == 1
+
+    # teardown: reverse tiers; the operator's CR goes only after every NodeState is Succeeded again
+    rc, out = _stack(kcluster, "teardown_stack", "stacktest")
+    assert rc == 0, out[-6000:]
+    lines = re.findall(r'"msg": "(teardown tier \d/\d: [^"]+)"', out)
+    assert lines == ["teardown tier 3/3: st-pools", "teardown tier 2/3: st-dra, st-operator",
+                     "teardown tier 1/3: st-alpha, st-beta"], out[-4000:]
+    events = _events(controller)
+    deleted = _first(events, "pool-deleted")
+    in_progress = [t for t, n, d in events if n == "nodestates" and d == "InProgress" and t >= deleted]
+    succeeded = [t for t, n, d in events if n == "nodestates" and d == "Succeeded" and t > deleted]
+    policy_gone = _first(events, "policy-deleted")
+    assert in_progress and succeeded and max(succeeded) < policy_gone, events
+    assert _releases(kcluster) == {}
+
+
+def test_broken_chart_rolls_back_and_stops_the_run(kcluster, k8s_api, controller):
+    rc, out = _stack(kcluster, "deploy_stack", "stacktest-broken")
+    assert rc != 0, out[-6000:]
+    assert "Component st-broken" in out and "rolled back" in out, out[-6000:]
+    assert '"msg": "tier 3/3' not in out, "the run went on past the failed tier:\n" + out[-6000:]
+    rels = _releases(kcluster)
+    assert "st-after-broken" not in rels and rels["st-alpha"]["status"] == "deployed", rels
+    assert "st-broken" not in rels or rels["st-broken"]["status"] != "deployed", rels
+    rc, out = _stack(kcluster, "teardown_stack", "stacktest-broken")
+    assert rc == 0, out[-6000:]
+    assert _releases(kcluster) == {}
+
+
+def test_transient_api_errors_are_retried_with_back_off(kcluster, tmp_path):
+    with open(kcluster.kubeconfig) as fh:
+        cfg = yaml.safe_load(fh)
+    for cluster in cfg["clusters"]:
+        cluster["cluster"]["server"] = "https://127.0.0.1:1"
+    dead = tmp_path / "dead.kubeconfig"
+    dead.write_text(yaml.safe_dump(cfg))
+    t0 = time.time()
+    rc, out = _stack(kcluster, "deploy_stack", "stacktest", "-e", "stack_api_retries=2",
+                     "-e", "stack_api_retry_delay=1", kubeconfig=str(dead))
+    assert rc != 0
+    assert "attempt 3" in out and "attempt 4" not in out, out[-6000:]
+    assert "after 3 attempt(s)" in out and "connection refused" in out, out[-6000:]
+    assert time.time() - t0 >= 3, "no back-off between attempts (1 s, then 2 s)"
+
+
+NM_CRD = os.path.join(HERE, "files", "nodemaintenance-crd.yaml")
+
+
+def _nm(name, node, finalizer=True):
+    meta = {"name": name, "namespace": "stacktest-maint"}
+    if finalizer:
+        meta["finalizers"] = ["maintenance.nvidia.com/finalizer"]
+    return {"apiVersion": "maintenance.nvidia.com/v1alpha1", "kind": "NodeMaintenance", "metadata": meta,
+            "spec": {"requestorID": "nvidia.network.operator", "nodeName": node, "cordon": True}}
+
+
+def test_orphaned_node_maintenance_is_recovered(kcluster, k8s_api, controller):
+    ext, core, custom = client.ApiextensionsV1Api(k8s_api), client.CoreV1Api(k8s_api), client.CustomObjectsApi(k8s_api)
+    apps = client.AppsV1Api(k8s_api)
+    with open(NM_CRD) as fh:
+        ext.create_custom_resource_definition(yaml.safe_load(fh))
+    time.sleep(2)
+    core.create_namespace({"metadata": {"name": "stacktest-maint"}})
+    tray1, tray2 = kcluster.trays[0], kcluster.trays[1]
+    for body in (_nm("nm-%s" % tray1, tray1), _nm("nm-%s" % tray2, tray2)):
+        custom.create_namespaced_custom_object("maintenance.nvidia.com", "v1alpha1", "stacktest-maint",
+                                               "nodemaintenances", body)
+    for node in (tray1, tray2):
+        core.patch_node(node, {"spec": {"unschedulable": True}})
+
+    # a running Maintenance Operator releases its nodes itself: the playbook refuses
+    apps.create_namespaced_deployment("stacktest-maint", {
+        "metadata": {"name": "maintenance-operator"},
+        "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "mo"}},
+                 "template": {"metadata": {"labels": {"app": "mo"}},
+                              "spec": {"containers": [{"name": "m", "image": "registry.invalid/mo:1"}]}}}})
+    extra = ["-e", "stack_kubeconfig=%s" % kcluster.kubeconfig, "-e", '{"stack_recover_nodes": ["%s"]}' % tray1]
+    rc, out = run_playbook("gpu_tray.cluster.recover_node_maintenance", *extra)
+    assert rc != 0 and "Maintenance Operator Deployment(s) stacktest-maint/maintenance-operator exist" in out, out[-4000:]
+    assert core.read_node(tray1).spec.unschedulable is True
+    apps.delete_namespaced_deployment("maintenance-operator", "stacktest-maint")
+
+    rc, out = run_playbook("gpu_tray.cluster.recover_node_maintenance", *extra)
+    assert rc == 0, out[-6000:]
+    left = [o["metadata"]["name"] for o in custom.list_namespaced_custom_object(
+        "maintenance.nvidia.com", "v1alpha1", "stacktest-maint", "nodemaintenances")["items"]]
+    assert left == ["nm-%s" % tray2], left          # only the node asked for
+    assert not core.read_node(tray1).spec.unschedulable
+    assert core.read_node(tray2).spec.unschedulable is True
+    # a second run finds nothing more for that node
+    rc, out = run_playbook("gpu_tray.cluster.recover_node_maintenance", *extra)
+    assert rc == 0 and "Nothing to recover" in out, out[-4000:]
+    core.patch_node(tray2, {"spec": {"unschedulable": False}})
