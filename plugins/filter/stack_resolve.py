@@ -23,7 +23,10 @@ description:
 positional: catalog, recipes, recipe, overrides, files, options
 options:
   _input:
-    description: The component catalog, a mapping of component name to its entry (C(kind), C(chart), C(repository), C(version), C(namespace), C(values_files), C(values), C(depends_on), C(readiness), C(manifests), C(manifests_phase), C(wait), C(timeout), C(enabled_by)).
+    description:
+      - The component catalog, a mapping of component name to its entry (C(kind), C(chart), C(repository),
+        C(version), C(namespace), C(values_files), C(values), C(depends_on), C(readiness), C(manifests),
+        C(manifests_phase), C(wait), C(timeout), C(enabled_by)).
     type: dict
     required: true
   recipes:
@@ -56,7 +59,10 @@ EXAMPLES = r'''
 
 RETURN = r'''
   _value:
-    description: C({recipe, chain, tiers, components}); I(components) in install order, each with C(name), C(kind), C(chart), C(repository), C(version), C(namespace), C(tier), C(depends_on), C(values), C(manifests), C(manifests_phase), C(readiness), C(wait), C(timeout).
+    description:
+      - C({recipe, chain, tiers, components}); I(components) in install order, each with C(name), C(kind),
+        C(chart), C(repository), C(version), C(namespace), C(tier), C(depends_on), C(values), C(manifests),
+        C(manifests_phase), C(readiness), C(wait), C(timeout).
     type: dict
 '''
 

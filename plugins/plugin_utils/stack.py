@@ -220,7 +220,7 @@ def resolve(catalog, recipes, recipe, overrides=None, files=None, options=None):
         if kind not in KINDS:
             raise StackError('catalog component %s: kind %r is not one of %s' % (name, kind, ', '.join(KINDS)))
         comp = dict((k, entry.get(k)) for k in ('kind', 'chart', 'namespace', 'readiness', 'manifests',
-                                                 'manifests_phase', 'wait', 'timeout', 'description'))
+                                                'manifests_phase', 'wait', 'timeout', 'description'))
         for key in ('version', 'repository', 'namespace', 'depends_on', 'readiness', 'manifests',
                     'manifests_phase', 'wait', 'timeout'):
             if key in ref:
