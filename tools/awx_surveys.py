@@ -5,12 +5,15 @@
     python3 tools/awx_surveys.py --check   # exit 1 and name the stale files (tests/quality/test_awx.py)
 
 Which variables a template asks for is listed in playbooks/vars/awx_job_templates.yml; what a question looks like
-(type, choices, description, default) comes from roles/<role>/meta/argument_specs.yml (entry point main) and
+(type, choices, description, default) comes from roles/<role>/meta/argument_specs.yml (the entry point named by
+survey_entry_point, else main) and
 roles/<role>/defaults/main.yml, so a survey cannot drift from the role it feeds. Mapping:
 str/path/raw -> text, with choices -> multiplechoice, bool -> multiplechoice true/false, int -> integer,
-float -> float, list -> text (comma-separated: the argument spec splits it). dict options cannot be survey
-questions. A default templated from the inventory ("{{ ... }}") is left out: a survey answer is an extra var and
-would override the inventory, so the question stays blank unless the operator answers it.
+float -> float. list and dict options cannot be survey questions: AWX answers with a string, which the role's
+argument spec accepts (it splits "a,b") but the tasks get unconverted (a "tray1,tray10" string matches "tray1" by
+substring); such templates ask for extra vars on launch instead (ask_variables). A default templated from the
+inventory ("{{ ... }}") is left out: a survey answer is an extra var and would override the inventory, so the
+question stays blank unless the operator answers it.
 """
 import argparse
 import json
@@ -24,7 +27,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 DEFINITIONS = ROOT / "playbooks" / "vars" / "awx_job_templates.yml"
 OUT = ROOT / "playbooks" / "files" / "awx_surveys"
 MARKUP = re.compile(r"\b[CIVOMBPERU]\(([^()]*)\)")
-TYPES = {"str": "text", "path": "text", "raw": "text", "int": "integer", "float": "float", "list": "text"}
+TYPES = {"str": "text", "path": "text", "raw": "text", "int": "integer", "float": "float"}
 
 
 class SurveyError(Exception):
@@ -36,17 +39,17 @@ def plain(text):
     return " ".join(MARKUP.sub(r"\1", text).split())
 
 
-def role_options(role):
+def role_options(role, entry_point="main"):
     spec = yaml.safe_load((ROOT / "roles" / role / "meta" / "argument_specs.yml").read_text())
     defaults_file = ROOT / "roles" / role / "defaults" / "main.yml"
     defaults = (yaml.safe_load(defaults_file.read_text()) or {}) if defaults_file.exists() else {}
-    return spec["argument_specs"]["main"]["options"], defaults
+    return spec["argument_specs"][entry_point]["options"], defaults
 
 
 def question(variable, option, defaults):
     kind = option.get("type", "str")
-    if kind == "dict" or (kind == "list" and option.get("elements", "str") not in ("str", "int")):
-        raise SurveyError("%s is a %s: not a survey question" % (variable, kind))
+    if kind in ("dict", "list"):
+        raise SurveyError("%s is a %s: not a survey question (ask_variables instead)" % (variable, kind))
     description = option.get("description", "")
     description = plain(" ".join(description) if isinstance(description, list) else description)
     entry = {"question_name": variable, "question_description": description, "variable": variable,
@@ -57,15 +60,11 @@ def question(variable, option, defaults):
         entry.update(type="multiplechoice", choices=[str(c) for c in option["choices"]])
     else:
         entry["type"] = TYPES[kind]
-    if kind == "list":
-        entry["question_description"] += " (comma-separated)"
     default = defaults.get(variable, option.get("default"))
     if default is None or (isinstance(default, str) and "{{" in default) or default in ("", []):
         return entry                                  # blank: the inventory's / role's own default applies
     if kind == "bool":
         default = "true" if default else "false"
-    elif kind == "list":
-        default = ",".join(str(d) for d in default)
     entry["default"] = default
     return entry
 
@@ -73,7 +72,7 @@ def question(variable, option, defaults):
 def survey(template):
     options = {}
     for role in template.get("survey_roles", []):
-        role_opts, role_defaults = role_options(role)
+        role_opts, role_defaults = role_options(role, template.get("survey_entry_point", "main"))
         for name, opt in role_opts.items():
             options[name] = (opt, role_defaults)
     spec = []

@@ -56,9 +56,13 @@ def test_questions_follow_the_argument_specs():
     assert "C(" not in json.dumps(spec) and "O(" not in json.dumps(spec)
 
 
-def test_dict_options_and_unknown_variables_are_refused():
+def test_dict_and_list_options_and_unknown_variables_are_refused():
     with pytest.raises(awx_surveys.SurveyError, match="stack_component_overrides is a dict"):
         awx_surveys.survey({"id": "x", "name": "x", "survey_roles": ["stack"], "survey": ["stack_component_overrides"]})
+    # a list answer would reach the tasks as one string ("tray1,tray10" contains "tray1")
+    with pytest.raises(awx_surveys.SurveyError, match="stack_recover_nodes is a list"):
+        awx_surveys.survey({"id": "x", "name": "x", "survey_roles": ["stack"], "survey_entry_point": "recover",
+                            "survey": ["stack_recover_nodes"]})
     with pytest.raises(awx_surveys.SurveyError, match="not_an_option is not an option"):
         awx_surveys.survey({"id": "x", "name": "x", "survey_roles": ["preflight"], "survey": ["not_an_option"]})
 
@@ -79,16 +83,17 @@ def test_workflow_runs_prepare_trays_once_per_rack_group():
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr
     nodes = json.loads(proc.stdout)["plays"][0]["tasks"][0]["hosts"]["localhost"]["__awx_configure_nodes"]
     by_id = {n["identifier"]: n for n in nodes}
-    assert sorted(by_id) == ["preflight", "prepare_trays-rack01", "prepare_trays-rack02", "validate"]
+    assert sorted(by_id) == ["deploy_stack", "preflight", "prepare_trays-rack01", "prepare_trays-rack02", "validate"]
     assert [s["identifier"] for s in by_id["preflight"]["related"]["success_nodes"]] == [
         "prepare_trays-rack01", "prepare_trays-rack02"]
     for rack in ("rack01", "rack02"):
         node = by_id["prepare_trays-" + rack]
-        assert node["limit"] == rack and node["related"]["success_nodes"] == [{"identifier": "validate"}]
-    assert "limit" not in by_id["validate"] and by_id["validate"]["all_parents_must_converge"] is True
+        assert node["limit"] == rack and node["related"]["success_nodes"] == [{"identifier": "deploy_stack"}]
+    assert by_id["deploy_stack"]["related"]["success_nodes"] == [{"identifier": "validate"}]
+    assert by_id["deploy_stack"]["all_parents_must_converge"] is True      # every rack prepared first
+    assert "limit" not in by_id["validate"] and by_id["validate"]["related"]["success_nodes"] == []
     names = {t["id"]: t["name"] for t in DEFINITIONS["awx_job_templates"]}
     assert by_id["validate"]["unified_job_template"]["name"] == names["validate"]
-
 
 SURVEYS = sorted((ROOT / "playbooks" / "files" / "awx_surveys").glob("*.json"))
 
