@@ -24,6 +24,7 @@
 set -uo pipefail
 # (all in main(): bash parses it whole, so editing this file during a run cannot change that run)
 main() {
+local started; started=$(date +%s)
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here" || exit 1
 
@@ -126,15 +127,17 @@ venv_for() {
   if [ "$core" = "$default_core" ] && [ "$(.venv/bin/python -c 'import sys; print("%d.%d" % sys.version_info[:2])')" = "$pv" ]; then
     echo "$here/.venv"; return 0
   fi
-  venv="$GPU_TRAY_CACHE/matrix/venv-core$core-py$pv"
+  local pins=() r key
+  for r in "${UNIT_REQS[@]}"; do pins+=("$(grep -ihE "^$r==" requirements-dev.txt constraints.txt | head -n1)"); done
+  # keyed by the pins too: a changed pin builds a new venv
+  key=$( (printf '%s\n' "${pins[@]}"; grep -vE '^ansible-core==' constraints.txt) | sha256sum | cut -c1-8)
+  venv="$GPU_TRAY_CACHE/matrix/venv-core$core-py$pv-$key"
   (
     flock 9
     if [ ! -f "$venv/.complete" ]; then
       log "building $venv" >&2
       rm -rf "$venv"
       "$py" -m venv "$venv" && "$venv/bin/pip" install -q -U pip >&2 || exit 1
-      pins=()
-      for r in "${UNIT_REQS[@]}"; do pins+=("$(grep -iE "^$r==" requirements-dev.txt constraints.txt -h | head -n1)"); done
       grep -vE '^ansible-core==' constraints.txt > "$venv/constraints.txt"
       "$venv/bin/pip" install -q -c "$venv/constraints.txt" "ansible-core==$core" "${pins[@]}" >&2 || exit 1
       touch "$venv/.complete"
@@ -270,6 +273,7 @@ if [ -s "$out/deprecations.txt" ]; then
   log "deprecation warnings are failures in the matrix; fix these:"
   sed 's/^/  /' "$out/deprecations.txt"
 fi
+log "matrix $([ "$rc_all" = 0 ] && echo PASSED || echo FAILED) in $(( $(now) - started )) s"
 exit "$rc_all"
 }
 main "$@"
