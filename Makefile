@@ -2,10 +2,13 @@
 #   make setup      venv + dependency collections (offline, from the ansible wheel) + apt packages
 #   make lab        setup, boot the rehearsal lab, run the site playbook against it, print the report path
 #   make test       every test layer (units, lint, sanity, lab, molecule, test cluster) in one pytest run
+#   make matrix     per supported ansible-core (2.19/2.20/2.21): units, sanity, lab smoke; deprecations fail
 #   make lab-up / lab-down / lab-status      the rehearsal lab alone (PLATFORM, TRAYS, FAULTS="name[@N] ...")
 #   make cluster-up / cluster-down           the test Kubernetes cluster (kube-apiserver 1.20 + simulated kubelet)
 #   make lab-reset / lab-bench               replace the lab; time 8-tray boots (prints seconds and ratios)
 #   make cluster-bench                       warm start-up of the test cluster vs its 30 s budget (ratios)
+#   make stack-bench                         chart rollout: tiers vs one by one on the test cluster, tiers/components per recipe
+#   make prep-bench                          preflight/prepare/rolling-reboot ratios on 8/16/64 lab trays (docs/performance.md)
 #   make mutate                              plant bugs in the host module code, report the tests' kill rate
 #   make lint / sanity / units / test-lab / molecule / test-cluster / build   single layers
 #   make changelog                           fold changelogs/fragments into CHANGELOG.md/.rst (antsibull-changelog)
@@ -30,7 +33,7 @@ REPORT_DIR  ?= $(CURDIR)/output/report
 LAB         := $(CURDIR)/lab/lab
 FAULT_ARGS  := $(foreach f,$(FAULTS),--fault $(f))
 
-.PHONY: help setup lint sanity units test build clean lab lab-up lab-down lab-status lab-reset lab-bench test-lab molecule test-cluster cluster-build cluster-up cluster-down cluster-bench
+.PHONY: help setup lint sanity units test matrix build clean lab lab-up lab-down lab-status lab-reset lab-bench test-lab molecule test-cluster cluster-build cluster-up cluster-down cluster-bench prep-bench stack-bench
 help:
 	@sed -n 's/^#   //p' $(firstword $(MAKEFILE_LIST))
 
@@ -52,6 +55,10 @@ build: setup
 
 test: setup
 	bash tools/run-tests.sh
+
+# MATRIX_ARGS="--cores 2.21.5 --steps units,lab" narrows it (tools/matrix.sh --help)
+matrix: setup
+	bash tools/matrix.sh $(MATRIX_ARGS)
 
 lab-up: setup
 	$(LAB) up --platform $(PLATFORM) --trays $(TRAYS) $(FAULT_ARGS)
@@ -97,6 +104,10 @@ cluster-down:
 cluster-bench: setup cluster-build
 	python3 tests/cluster/bench_startup.py --runs 3
 
+# the test cluster under its lock (shared with the test sessions); the bench uses its own state dir and ports
+stack-bench: setup cluster-build
+	flock /var/lock/gpu-tray-kcluster.lock python3 tests/cluster/bench_stack.py
+
 # Mutation check of the host modules (tools/mutate.py; minutes, not part of make test/CI): one planted bug at
 # a time, the unit tests must notice it. Below 90 % killed in module_utils fails; docs/testing.md keeps the figures.
 MUTATE_UTILS   ?= $(addprefix plugins/module_utils/,cmdline.py common.py containerd.py hugepages.py mstconfig.py rdma.py tray.py)
@@ -105,6 +116,10 @@ MUTATE_MODULES ?= $(addprefix plugins/modules/,containerd_config.py hugepage_che
 mutate: setup
 	python3 tools/mutate.py --fail-under 90 $(MUTATE_UTILS)
 	python3 tools/mutate.py $(MUTATE_MODULES)
+
+# a benchmark, not a test: takes the lab lock per phase, refuses to run while a lab is up
+prep-bench: setup
+	python3 tools/prep_bench.py
 
 # Fragments are kept until the galaxy.yml version is tagged; new ones are folded into that version's entry.
 .PHONY: changelog
