@@ -126,6 +126,7 @@ prep-bench: setup
 changelog: setup
 	antsibull-changelog lint
 	antsibull-changelog release --reload-plugins --update-existing
+	antsibull-changelog generate --refresh-fragments   # edited fragments too
 	rm -f changelogs/.plugin-cache.yaml
 
 .PHONY: docs

@@ -34,6 +34,18 @@ def test_every_fragment_is_in_the_release():
     assert not missing, "fragments not in the changelog of %s: %s - run make changelog" % (VERSION, missing)
 
 
+def test_released_entries_match_the_fragments():
+    """An edited fragment must be folded in again (make changelog refreshes the entries)."""
+    changes = CHANGES["releases"][VERSION]["changes"]
+    for path in sorted((ROOT / "changelogs" / "fragments").glob("*.yml")):
+        for section, entries in yaml.safe_load(path.read_text()).items():
+            entries = [entries] if isinstance(entries, str) else entries
+            recorded = changes.get(section, [])
+            recorded = [recorded] if isinstance(recorded, str) else recorded
+            stale = [e for e in entries if e.strip() not in [r.strip() for r in recorded]]
+            assert not stale, "%s: %s entries differ from changelog.yaml - run make changelog" % (path.name, section)
+
+
 @pytest.mark.parametrize("output", CONFIG["output"], ids=lambda o: o["file"])
 def test_generated_changelog_is_current(output, tmp_path):
     generated = tmp_path / output["file"]
