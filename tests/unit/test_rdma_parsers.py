@@ -280,3 +280,26 @@ def test_read_virtfns_only_takes_virtfn_links(tray):
     os.symlink('../0000:06:00.1', os.path.join(pf, 'virtfnx'))         # not virtfn<n>
     os.symlink('../0000:06:00.2', os.path.join(pf, 'resvfn7'))         # not virtfn, same shape
     assert [vf['index'] for vf in rdma.read_virtfns(pf)] == [0, 1]
+
+
+def test_select_devices_unknown_repeated_and_vf_named_too(tray):
+    facts = rdma.collect_rdma(tray['sys'])
+    selected, unknown = rdma.select_devices(facts, ['mlx5_9', 'mlx5_3', 'mlx5_5', 'mlx5_3', 'mlx5_0', 'mlx5_2'])
+    assert unknown == ['mlx5_9']
+    assert [dev['name'] for dev in selected] == ['mlx5_3', 'mlx5_5', 'mlx5_6', 'mlx5_0', 'mlx5_2']
+    assert facts['vfs_by_pf'] == {'0000:06:00.0': ['mlx5_5', 'mlx5_6']}         # only VFs, keyed by their PF
+
+
+def test_unchecked_vfs_of_a_later_pf_and_without_driver(tmp_path):
+    """mlx5_4 (after mlx5_3 and its visible VFs in the selection) has a VF with no driver bound."""
+    devices = gb200_devices()
+    for dev in devices:
+        if dev['name'] == 'mlx5_4':
+            dev['numvfs'] = 1
+    devices.append({'name': None, 'bdf': '0000:07:00.1', 'device_id': '0x101e', 'physfn': '0000:07:00.0'})
+    facts = rdma.collect_rdma(build_tray(str(tmp_path / 't'), devices=devices)['sys'])
+    selected, _unknown = rdma.select_devices(facts)
+    assert [dev['name'] for dev in selected][-1] == 'mlx5_4'
+    assert rdma.unchecked_vfs(facts, selected) == [{
+        'pf': 'mlx5_4', 'physfn': '0000:07:00.0', 'pci_address': '0000:07:00.1', 'driver': None,
+        'reason': 'no driver bound, so no RDMA device'}]
