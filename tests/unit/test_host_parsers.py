@@ -424,3 +424,8 @@ def test_os_release_edge_lines():
     data = tray.parse_os_release(text)
     assert data == {'EMPTY': '', 'BROKEN': 'no end', 'SPACED': 'a b', 'NAME': 'Later'}
     assert tray.parse_os_release(None) == {}
+
+
+def test_os_release_comments_blank_lines_and_hash_values():
+    data = tray.parse_os_release('# a comment\n\nA=1\nno equals sign\n# B=2\nC="x #y"\nD=e#f\n')
+    assert data == {'A': '1', 'C': 'x #y', 'D': 'e#f'}
