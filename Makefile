@@ -8,7 +8,6 @@
 #   make lab-reset / lab-bench               replace the lab; time 8-tray boots (prints seconds and ratios)
 #   make cluster-bench                       warm start-up of the test cluster vs its 30 s budget (ratios)
 #   make stack-bench                         chart rollout: tiers vs one by one on the test cluster, tiers/components per recipe
-#   make stack-bench                         chart rollout: tiers vs one by one on the test cluster, tiers/components per recipe
 #   make prep-bench                          preflight/prepare/rolling-reboot ratios on 8/16/64 lab trays (docs/performance.md)
 #   make mutate                              plant bugs in the host module code, report the tests' kill rate
 #   make lint / sanity / units / test-lab / molecule / test-cluster / build   single layers
@@ -104,10 +103,6 @@ cluster-down:
 
 cluster-bench: setup cluster-build
 	python3 tests/cluster/bench_startup.py --runs 3
-
-# the test cluster under its lock (shared with the test sessions); the bench uses its own state dir and ports
-stack-bench: setup cluster-build
-	flock /var/lock/gpu-tray-kcluster.lock python3 tests/cluster/bench_stack.py
 
 # the test cluster under its lock (shared with the test sessions); the bench uses its own state dir and ports
 stack-bench: setup cluster-build
