@@ -303,3 +303,11 @@ def test_unchecked_vfs_of_a_later_pf_and_without_driver(tmp_path):
     assert rdma.unchecked_vfs(facts, selected) == [{
         'pf': 'mlx5_4', 'physfn': '0000:07:00.0', 'pci_address': '0000:07:00.1', 'driver': None,
         'reason': 'no driver bound, so no RDMA device'}]
+
+
+def test_ports_after_a_skipped_port_are_still_judged(tray):
+    facts = rdma.collect_rdma(tray['sys'])
+    selected, _unknown = rdma.select_devices(facts, ['mlx5_2', 'mlx5_0'])        # the Ethernet BlueField first
+    results, skipped = rdma.check_pkeys(selected, 0xffff)
+    assert [s['device'] for s in skipped] == ['mlx5_2'] and [(r['device'], r['ok']) for r in results] == [
+        ('mlx5_0', True)]
