@@ -311,3 +311,13 @@ def test_ports_after_a_skipped_port_are_still_judged(tray):
     results, skipped = rdma.check_pkeys(selected, 0xffff)
     assert [s['device'] for s in skipped] == ['mlx5_2'] and [(r['device'], r['ok']) for r in results] == [
         ('mlx5_0', True)]
+
+
+def test_second_port_after_a_skipped_first_port_is_judged(tmp_path):
+    devices = gb200_devices()
+    devices.append({'name': 'mlx5_7', 'bdf': '0000:08:00.0', 'device_id': '0x1021',
+                    'ports': {1: port(link_layer='Ethernet', pkeys=()), 2: port(pkeys=('0x7fff',))}})
+    facts = rdma.collect_rdma(build_tray(str(tmp_path / 't'), devices=devices)['sys'])
+    results, skipped = rdma.check_pkeys(rdma.select_devices(facts, ['mlx5_7'])[0], 0xffff)
+    assert [(s['device'], s['port']) for s in skipped] == [('mlx5_7', 1)]
+    assert [(r['device'], r['port'], r['membership']) for r in results] == [('mlx5_7', 2, 'limited')]
