@@ -1,0 +1,208 @@
+#!/usr/bin/env python3
+# Copyright: (c) 2026, gpu_tray.cluster contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Benchmark (not a test) of host preparation on the rehearsal lab: prints ratios measured in one run.
+
+Usage (root, from the repo root): make prep-bench   (= python3 tools/prep_bench.py [--runs 3])
+
+Ratios and the goals of issue 8 (each figure is the wall time of one ansible-playbook run, Python start-up
+included, as a user sees it; read-only runs are repeated --runs times and the median is used):
+
+  preflight 16 / ping 16       playbooks/preflight.yml on 16 trays / a one-task ping play on them       <= 3
+  prepare 16 / ping 16         playbooks/prepare_trays.yml without its reboots (--skip-tags
+                               rolling_reboot) on 16 fresh trays / the ping play                        <= 3
+  re-run / first run           the same prepare again (nothing left to change) / its first run         <= 0.5
+  grouped / serial             time of the rolling_reboot role (ansible.posix.profile_roles) for 8 trays
+                               in 4 racks of 2 with gpu_tray_reboot_group_by=rack / the same trays one
+                               at a time (batch 1, no group_by: what `serial: 1` does)                  <= 0.3
+  preflight 64 / preflight 16  preflight on 64 trays / on 16 (linear or better: 64/16 = 4)              <= 4.5
+
+Each phase (16 trays, 8 trays twice, 64 trays) takes the lab lock (/var/lock/gpu-tray-lab.lock) itself, so the
+lock is held one phase at a time, refuses to start while a lab is up (it would replace someone's lab), and
+leaves no lab up. The load average is printed with every phase: on shared machines it decides the figures.
+Exit code 0 when the runs completed (goals missed are reported, not failed), 1 when a run failed.
+"""
+
+import argparse
+import fcntl
+import json
+import os
+import pathlib
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+LAB = ROOT / "lab" / "lab"
+BIN = ROOT / ".venv" / "bin"
+LOCK = "/var/lock/gpu-tray-lab.lock"
+PLATFORM = "rke2-vr200"
+GOALS = [
+    ("preflight 16 / ping 16", "preflight16", "ping16", "<=", 3.0),
+    ("prepare 16 / ping 16", "prepare16", "ping16", "<=", 3.0),
+    ("re-run / first run", "rerun16", "prepare16", "<=", 0.5),
+    ("grouped / serial", "reboot_grouped", "reboot_serial", "<=", 0.3),
+    ("preflight 64 / preflight 16", "preflight64", "preflight16", "<=", 4.5),
+]
+PING_PLAY = """---
+- name: Bare ping
+  hosts: gpu_trays
+  gather_facts: false
+  tasks:
+    - name: Ping
+      ansible.builtin.ping:
+"""
+
+
+class BenchError(Exception):
+    pass
+
+
+def env(extra=None):
+    e = dict(os.environ)
+    e.update(PATH="%s:%s" % (BIN, e.get("PATH", "")), ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"),
+             ANSIBLE_COLLECTIONS_PATH=str(ROOT / ".collections"), ANSIBLE_HOME=str(ROOT / ".ansible"),
+             ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0", ANSIBLE_DEPRECATION_WARNINGS="0",
+             K8S_AUTH_KUBECONFIG="/nonexistent/prep-bench")   # no cluster: the drain is skipped, not timed out
+    e.update(extra or {})
+    return e
+
+
+def lab(*args):
+    proc = subprocess.run([str(LAB)] + list(args), cwd=ROOT, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise BenchError("lab %s failed (rc %d): %s" % (" ".join(args), proc.returncode, proc.stderr[-2000:]))
+    return proc.stdout
+
+
+def load():
+    return "load %s" % " ".join(pathlib.Path("/proc/loadavg").read_text().split()[:3])
+
+
+def playbook(inventory, play, *extra, env_extra=None):
+    """Run ansible-playbook; return (seconds, stdout). A failed run is an error of the benchmark."""
+    argv = [str(BIN / "ansible-playbook")]
+    for inv in inventory if isinstance(inventory, list) else [inventory]:
+        argv += ["-i", str(inv)]
+    argv += [str(play)] + list(extra)
+    t0 = time.monotonic()
+    proc = subprocess.run(argv, cwd=ROOT, env=env(env_extra), capture_output=True, text=True, check=False)
+    took = time.monotonic() - t0
+    if proc.returncode != 0:
+        raise BenchError("%s failed (rc %d):\n%s" % (" ".join(argv[1:]), proc.returncode, proc.stdout[-4000:]))
+    return took, proc.stdout
+
+
+def role_seconds(output, role):
+    """The role's total from the ansible.posix.profile_roles summary (`<role> ---- 12.34s`)."""
+    found = re.findall(r"^\S*\b%s\s+-+\s+([0-9.]+)s\s*$" % re.escape(role), output, re.M)
+    if not found:
+        raise BenchError("no profile_roles line for %s in the output" % role)
+    return float(found[-1])
+
+
+class Phase(object):
+    """Holds the lab lock for one phase; refuses to start when a lab is up; always takes the lab down."""
+
+    def __init__(self, name, trays):
+        self.name, self.trays = name, trays
+
+    def __enter__(self):
+        self.fh = open(LOCK, "w")
+        fcntl.flock(self.fh, fcntl.LOCK_EX)
+        status = json.loads(lab("status", "--json"))
+        if status["lab"] or status["trays"]:
+            self.fh.close()
+            raise BenchError("a lab is up (%s); not replacing it - run `lab/lab down` when it is free"
+                             % json.dumps(status["lab"]))
+        print("== %s: %d %s trays (%s)" % (self.name, self.trays, PLATFORM, load()), flush=True)
+        return self
+
+    def up(self, *faults):
+        return pathlib.Path(lab("reset", "--platform", PLATFORM, "--trays", str(self.trays), *faults).strip()).parent
+
+    def __exit__(self, *exc):
+        try:
+            lab("down")
+        finally:
+            self.fh.close()
+
+
+def median_run(runs, label, *args, **kwargs):
+    times = [playbook(*args, **kwargs)[0] for _ in range(runs)]
+    print("  %-34s %6.1f s  (runs: %s; %s)" % (label, statistics.median(times),
+                                              ", ".join("%.1f" % t for t in times), load()), flush=True)
+    return statistics.median(times)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=3, help="repetitions of the read-only runs (median used)")
+    ap.add_argument("--phases", default="16,8,64", help="comma-separated subset of 16,8,64 (default: all)")
+    ap.add_argument("--fake-prep", action="store_true",
+                    help="8-tray phase: set the reboot-pending state with tests/lab/playbooks/fake_prepare.yml (a grub "
+                         "drop-in + update-grub) instead of the full prepare_trays.yml; the timed part (the rolling_reboot "
+                         "role) is the same, minus the hugepage/netns/module verification")
+    args = ap.parse_args()
+    phases = set(args.phases.split(","))
+    if os.geteuid() != 0:
+        sys.exit("prep_bench: the lab needs root")
+    t = {}
+    tmp = pathlib.Path(tempfile.mkdtemp(prefix="prep-bench-"))
+    ping = tmp / "ping.yml"
+    ping.write_text(PING_PLAY)
+    report = "gpu_tray_report_dir=%s" % (tmp / "report")
+    try:
+        if "16" in phases:
+            with Phase("16 trays: ping, preflight, prepare", 16) as ph:
+                inv = ph.up()
+                t["ping16"] = median_run(args.runs, "ping play", inv, ping)
+                t["preflight16"] = median_run(args.runs, "preflight.yml", inv, ROOT / "playbooks" / "preflight.yml",
+                                              "-e", report)
+                for key, label in (("prepare16", "prepare (first run, no reboots)"), ("rerun16", "prepare (re-run)")):
+                    took, _out = playbook(inv, ROOT / "playbooks" / "prepare_trays.yml", "--skip-tags",
+                                          "rolling_reboot", "-e", report)
+                    t[key] = took
+                    print("  %-34s %6.1f s  (%s)" % (label, took, load()), flush=True)
+        racks = tmp / "racks.yml"
+        racks.write_text("all:\n  children:\n    gpu_trays:\n      hosts:\n" + "".join(
+            "        tray%02d: {rack: r%d}\n" % (i, (i + 1) // 2) for i in range(1, 9)))
+        prep = ROOT / ("tests/lab/playbooks/fake_prepare.yml" if args.fake_prep else "playbooks/prepare_trays.yml")
+        for key, label, extra in (("reboot_grouped", "rolling reboot, group_by rack", ["-e", "gpu_tray_reboot_group_by=rack"]),
+                                  ("reboot_serial", "rolling reboot, one at a time", [])):
+            if "8" not in phases:
+                break
+            with Phase("8 trays in 4 racks: %s (%s)" % (label, prep.name), 8) as ph:
+                inv = ph.up()
+                _took, out = playbook([inv, racks], prep, "-e", report, *extra,
+                                      env_extra={"ANSIBLE_CALLBACKS_ENABLED": "ansible.posix.profile_roles"})
+                if "8 of 8 tray(s) need a reboot" not in out:
+                    raise BenchError("expected all 8 trays to need a reboot:\n%s" % out[-3000:])
+                t[key] = role_seconds(out, "rolling_reboot")
+                waves = re.findall(r"wave \d+/(\d+):", out)
+                print("  %-34s %6.1f s  (%s waves; %s)" % (label, t[key], waves[0] if waves else "?", load()), flush=True)
+        if "64" in phases:
+            with Phase("64 trays: preflight", 64) as ph:
+                inv = ph.up()
+                t["preflight64"] = median_run(max(1, args.runs - 1), "preflight.yml", inv,
+                                              ROOT / "playbooks" / "preflight.yml", "-e", report)
+    except BenchError as exc:
+        print("prep_bench: %s" % exc, file=sys.stderr)
+        return 1
+    print("\n| ratio | measured | goal | |\n|---|---|---|---|")
+    for label, num, den, _op, goal in GOALS:
+        if num not in t or den not in t:
+            print("| %s | not measured in this run | <= %.1f | |" % (label, goal))
+            continue
+        ratio = t[num] / t[den]
+        print("| %s | %.1f s / %.1f s = **%.2f** | <= %.1f | %s |"
+              % (label, t[num], t[den], ratio, goal, "met" if ratio <= goal else "MISSED"))
+    print("\nmeasured %s UTC, %s" % (time.strftime("%Y-%m-%d %H:%M", time.gmtime()), load()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
