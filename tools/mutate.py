@@ -202,8 +202,8 @@ class _Finder(ast.NodeVisitor):
             end = self.pos(node.right.lineno, node.right.col_offset)
             gap = self.text[start:end]
             old, new = ('+', '-') if isinstance(node.op, ast.Add) else ('-', '+')
-            strings = any(isinstance(side, ast.JoinedStr) or (isinstance(side, ast.Constant)
-                                                               and isinstance(side.value, str))
+            strings = any(isinstance(side, ast.JoinedStr)
+                          or (isinstance(side, ast.Constant) and isinstance(side.value, str))
                           for side in (node.left, node.right))
             if gap.count(old) == 1 and not strings:   # string/list concatenation: '-' is only a TypeError
                 self.add(start, end, gap.replace(old, new, 1), 'arithmetic', node.lineno)
@@ -416,9 +416,9 @@ def worker_main(copy, timeout):
                 with open(os.path.join(copy, '.mutant-run.log')) as handle:
                     output = handle.read()
                 real_copy = os.path.realpath(copy) + os.sep
-                answer = {'status': status, 'output': output[-5000:], 'lines': dict((test, [item.replace(real_copy, '', 1)
-                                                                  for item in lines])
-                                                          for test, lines in tracer.by_test.items())}
+                lines_by_test = dict((test, [item.replace(real_copy, '', 1) for item in lines])
+                                     for test, lines in tracer.by_test.items())
+                answer = {'status': status, 'output': output[-5000:], 'lines': lines_by_test}
                 sys.__stdout__.write(json.dumps(answer) + '\n')
                 sys.__stdout__.flush()
                 continue
@@ -515,8 +515,8 @@ def report(mutants, started):
     for path in sorted(by_file):
         counts = by_file[path]
         total = counts['killed'] + counts['survived']
-        print('%-48s %7d %8d %5.1f%%' % (path, counts['killed'], counts['survived'],
-                                          100.0 * counts['killed'] / total if total else 100.0))
+        rate = 100.0 * counts['killed'] / total if total else 100.0
+        print('%-48s %7d %8d %5.1f%%' % (path, counts['killed'], counts['survived'], rate))
     rates = {}
     for group in sorted(groups):
         counts = groups[group]
@@ -599,9 +599,9 @@ def main(argv=None):
                 with lock:
                     done[0] += 1
                     if mutant.status == 'survived':
-                        print('[%d/%d] SURVIVED %s:%d %s%s' % (done[0], len(mutants), mutant.path, mutant.line,
-                                                              mutant.description,
-                                                              '' if mutant.tests else ' (no test runs it)'))
+                        print('[%d/%d] SURVIVED %s:%d %s%s' % (
+                            done[0], len(mutants), mutant.path, mutant.line, mutant.description,
+                            '' if mutant.tests else ' (no test runs it)'))
                     elif args.verbose or done[0] % 25 == 0:
                         print('[%d/%d] %.0f s  %s %s:%d (%d tests, %.1f s)' % (
                             done[0], len(mutants), time.time() - started, mutant.status, mutant.path, mutant.line,
@@ -632,8 +632,8 @@ def main(argv=None):
     if args.fail_under is not None:
         low = dict((group, rate) for group, rate in rates.items() if rate < args.fail_under)
         if low:
-            print('kill rate below %.0f%%: %s' % (args.fail_under, ', '.join('%s %.1f%%' % item
-                                                                           for item in sorted(low.items()))))
+            below = ', '.join('%s %.1f%%' % item for item in sorted(low.items()))
+            print('kill rate below %.0f%%: %s' % (args.fail_under, below))
             return 1
     return 0
 
