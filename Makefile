@@ -91,8 +91,8 @@ lab: lab-up
 	rm -rf $(REPORT_DIR)
 	ansible-playbook -i "$$($(LAB) inventory)" playbooks/site.yml -e gpu_tray_report_dir=$(REPORT_DIR) \
 	  -e gpu_tray_stack_deploy=false -e gpu_tray_validate=false; \
-	  rc=$$?; echo; echo "Report: $(REPORT_DIR)/preflight-summary.md (per-tray evidence in $(REPORT_DIR)/<tray>/)"; \
-	  [ -f $(REPORT_DIR)/preflight-summary.md ] && cat $(REPORT_DIR)/preflight-summary.md; exit $$rc
+	  rc=$$?; echo; echo "Reports: $(REPORT_DIR)/preflight-summary.md, $(REPORT_DIR)/rolling-reboot.md (per-tray evidence in $(REPORT_DIR)/<tray>/)"; \
+	  for f in preflight-summary.md rolling-reboot.md; do [ -f $(REPORT_DIR)/$$f ] && cat $(REPORT_DIR)/$$f; done; exit $$rc
 
 cluster-build:
 	bash tests/cluster/build.sh
