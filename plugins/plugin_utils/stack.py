@@ -19,10 +19,11 @@
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-import copy
 import hashlib
 import json
 import re
+
+from collections.abc import Mapping
 
 try:
     import netaddr
@@ -49,6 +50,19 @@ REF_FIELDS = ('enabled', 'version', 'repository', 'namespace', 'values_files', '
 OVERRIDE_FIELDS = ('enabled', 'version', 'repository', 'chart', 'namespace', 'values_files', 'values', 'timeout')
 
 
+def _plain(value):
+    """A deep copy made of plain dicts and lists.
+
+    copy.deepcopy() of the lazy containers ansible-core >= 2.19 hands to filters copies their templar too, which
+    instantiates plugin loaders (a deprecation warning on ansible-core 2.21); rebuilding the data avoids it.
+    """
+    if isinstance(value, Mapping):
+        return dict((k, _plain(v)) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
 def merge_values(layers):
     """Deep-merge dicts left to right: nested dicts merge key by key; lists, scalars and None replace."""
     result = {}
@@ -67,7 +81,7 @@ def _merge(base, over):
         if isinstance(value, dict) and isinstance(out.get(key), dict):
             out[key] = _merge(out[key], value)
         else:
-            out[key] = copy.deepcopy(value)
+            out[key] = _plain(value)
     return out
 
 
@@ -164,7 +178,7 @@ def compose(recipes, recipe):
                 elif key == 'values_files':
                     cur['values_files'] = list(cur.get('values_files') or []) + list(value or [])
                 else:
-                    cur[key] = copy.deepcopy(value)
+                    cur[key] = _plain(value)
     return refs
 
 
@@ -208,7 +222,7 @@ def resolve(catalog, recipes, recipe, overrides=None, files=None, options=None):
     for name in sorted(refs):
         if name not in catalog:
             raise StackError('recipe %s lists component %s, which the catalog does not define' % (recipe, name))
-        entry = copy.deepcopy(catalog[name] or {})
+        entry = _plain(catalog[name] or {})
         bad = sorted(set(entry) - set(COMPONENT_FIELDS))
         if bad:
             raise StackError('catalog component %s: unknown field(s) %s' % (name, ', '.join(bad)))
@@ -224,7 +238,7 @@ def resolve(catalog, recipes, recipe, overrides=None, files=None, options=None):
         for key in ('version', 'repository', 'namespace', 'depends_on', 'readiness', 'manifests',
                     'manifests_phase', 'wait', 'timeout'):
             if key in ref:
-                comp[key] = copy.deepcopy(ref[key])
+                comp[key] = _plain(ref[key])
         comp.setdefault('version', entry.get('version'))
         comp.setdefault('repository', entry.get('repository'))
         comp.setdefault('depends_on', list(entry.get('depends_on') or []))
