@@ -19,6 +19,9 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import os
+import traceback
+
+from ansible.module_utils.basic import missing_required_lib
 
 try:
     from kubernetes import client as k8s_client
@@ -136,3 +139,35 @@ def api_error(exc):
 def to_dict(api, obj):
     """A typed client object as the plain JSON dict the API sent (camelCase keys)."""
     return api.sanitize_for_serialization(obj)
+
+
+# What every cluster check module does around its checks: connect, read, report (one place for the messages).
+
+def connect(module):
+    """The API client for the module's connection options; fails the module saying why when there is none."""
+    if not HAS_KUBERNETES:
+        module.fail_json(msg=missing_required_lib('kubernetes'), exception=str(KUBERNETES_IMPORT_ERROR))
+    try:
+        return api_client(auth_settings(module.params))
+    except KubeConfigError as exc:
+        module.fail_json(msg=str(exc))
+
+
+def read_or_fail(module, server, read, what, output):
+    """``read()``; an API refusal fails the module naming ``what`` was read, an unreachable server says so."""
+    try:
+        return read()
+    except ApiException as exc:
+        module.fail_json(msg='%s: reading %s failed: %s' % (server, what, api_error(exc)), **output)
+    except Exception as exc:  # connection refused, TLS errors: urllib3 raises many types
+        module.fail_json(msg='%s: cannot reach the API server: %s (check host/kubeconfig/context and the CA)'
+                             % (server, exc), exception=traceback.format_exc(), **output)
+
+
+def finish(module, output, failed):
+    """Exit with ``output``; when ``failed``, fail (fail_on_error) or warn with its msg."""
+    if failed and module.params['fail_on_error']:
+        module.fail_json(**output)
+    if failed:
+        module.warn(output['msg'])
+    module.exit_json(**output)

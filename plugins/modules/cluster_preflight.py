@@ -137,21 +137,16 @@ msg:
   returned: always
 '''
 
-import traceback
-
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
 from ansible_collections.gpu_tray.cluster.plugins.module_utils import cluster_rules as rules
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.kube import (
     AUTH_ARG_SPEC,
-    HAS_KUBERNETES,
-    KUBERNETES_IMPORT_ERROR,
     ApiException,
-    KubeConfigError,
-    api_client,
-    api_error,
-    auth_settings,
+    connect,
+    finish,
     k8s_client,
+    read_or_fail,
     to_dict,
 )
 
@@ -312,27 +307,17 @@ def run_checks(cluster, params, output):
 def main():
     module = build_module()
     params = module.params
-    if not HAS_KUBERNETES:
-        module.fail_json(msg=missing_required_lib('kubernetes'), exception=str(KUBERNETES_IMPORT_ERROR))
     if not rules.HAS_PACKAGING:
         module.fail_json(msg=missing_required_lib('packaging'), exception=str(rules.PACKAGING_IMPORT_ERROR))
     for option in ('added_pods_per_gpu_node', 'asap2_pod_cap'):
         if params[option] < 0:
             module.fail_json(msg='option %s must be 0 or more, got %d' % (option, params[option]))
-    try:
-        api = api_client(auth_settings(params))
-    except KubeConfigError as exc:
-        module.fail_json(msg=str(exc))
+    api = connect(module)
     server = api.configuration.host
     output = dict(changed=False, recipe=params['recipe'], api_server=server)
-    try:
-        results = run_checks(Cluster(api), params, output)
-    except ApiException as exc:
-        module.fail_json(msg='%s: reading the cluster failed: %s (check the credentials and that they may list nodes, '
-                             'pods, services and storage classes)' % (server, api_error(exc)), **output)
-    except Exception as exc:  # connection refused, TLS errors: urllib3 raises many types
-        module.fail_json(msg='%s: cannot reach the API server: %s (check host/kubeconfig/context and the CA)'
-                             % (server, exc), exception=traceback.format_exc(), **output)
+    results = read_or_fail(module, server, lambda: run_checks(Cluster(api), params, output),
+                           'the cluster (check the credentials and that they may list nodes, pods, services and '
+                           'storage classes)', output)
     failed = [item['name'] for item in results if item['status'] == 'failed']
     warned = [item['name'] for item in results if item['status'] == 'warning']
     output.update(checks=results, failed_checks=failed, warning_checks=warned)
@@ -342,13 +327,10 @@ def main():
     if not failed:
         output['msg'] = '%s: cluster preflight for %s passed (%d checks%s)' % (
             server, params['recipe'], len(results), ', warnings: %s' % ', '.join(warned) if warned else '')
-        module.exit_json(**output)
-    failures = ' | '.join('%s: %s' % (item['name'], item['message']) for item in results if item['status'] == 'failed')
-    output['msg'] = '%s: cluster preflight for %s failed: %s' % (server, params['recipe'], failures)
-    if params['fail_on_error']:
-        module.fail_json(**output)
-    module.warn(output['msg'])
-    module.exit_json(**output)
+    else:
+        failures = ' | '.join('%s: %s' % (item['name'], item['message']) for item in results if item['status'] == 'failed')
+        output['msg'] = '%s: cluster preflight for %s failed: %s' % (server, params['recipe'], failures)
+    finish(module, output, failed=bool(failed))
 
 
 if __name__ == '__main__':

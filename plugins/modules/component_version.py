@@ -133,21 +133,16 @@ msg:
   returned: always
 '''
 
-import traceback
-
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
 from ansible_collections.gpu_tray.cluster.plugins.module_utils import cluster_rules as rules
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.kube import (
     AUTH_ARG_SPEC,
-    HAS_KUBERNETES,
-    KUBERNETES_IMPORT_ERROR,
     ApiException,
-    KubeConfigError,
-    api_client,
-    api_error,
-    auth_settings,
+    connect,
+    finish,
     k8s_client,
+    read_or_fail,
     to_dict,
 )
 
@@ -220,8 +215,6 @@ def apiserver_admission_plugins(api):
 def main():
     module = build_module()
     params = module.params
-    if not HAS_KUBERNETES:
-        module.fail_json(msg=missing_required_lib('kubernetes'), exception=str(KUBERNETES_IMPORT_ERROR))
     if not rules.HAS_PACKAGING:
         module.fail_json(msg=missing_required_lib('packaging'), exception=str(rules.PACKAGING_IMPORT_ERROR))
     if params['constraint'] is not None:
@@ -233,30 +226,22 @@ def main():
         kind, namespace, name, selector = locate(params)
     except ValueError as exc:
         module.fail_json(msg=str(exc))
-    try:
-        api = api_client(auth_settings(params))
-    except KubeConfigError as exc:
-        module.fail_json(msg=str(exc))
+    api = connect(module)
     server = api.configuration.host
     component = params['component']
     output = dict(changed=False, component=component, constraint=params['constraint'], version=None, findings=[],
                   api_server=server)
-    try:
-        obj, missing = read_workload(api, kind, namespace, name, selector)
-        plugins = params['admission_plugins']
-        if obj is not None and plugins is None and component == 'nvidia-dra-driver-gpu' and params['recipe']:
-            plugins = apiserver_admission_plugins(api)
-    except ApiException as exc:
-        module.fail_json(msg='%s: reading %s %s/%s failed: %s'
-                         % (server, kind, namespace, name or selector, api_error(exc)), **output)
-    except Exception as exc:  # connection refused, TLS errors
-        module.fail_json(msg='%s: cannot reach the API server: %s (check host/kubeconfig/context and the CA)'
-                             % (server, exc), exception=traceback.format_exc(), **output)
+    obj, missing = read_or_fail(module, server, lambda: read_workload(api, kind, namespace, name, selector),
+                                '%s %s/%s' % (kind, namespace, name or selector), output)
+    plugins = params['admission_plugins']
+    if obj is not None and plugins is None and component == 'nvidia-dra-driver-gpu' and params['recipe']:
+        plugins = read_or_fail(module, server, lambda: apiserver_admission_plugins(api),
+                               'the API server\'s admission plugins', output)
     if obj is None:
         output.update(source=missing, passed=False)
         output['msg'] = ('%s: %s is not deployed: %s. Install it (the chart rollout) or point options namespace/kind/'
                          'name/label_selector at it' % (server, component, missing))
-        _finish(module, output, failed=True)
+        finish(module, output, failed=True)
     output['object'] = '%s %s/%s' % (kind, obj['metadata']['namespace'], obj['metadata']['name'])
     version, source = rules.workload_version(obj, params['container'])
     output.update(version=version, source=source)
@@ -264,7 +249,7 @@ def main():
         output['passed'] = False
         output['msg'] = ('%s: %s: cannot tell the version of %s: %s. Expected a version in the app.kubernetes.io/'
                          'version label, the image tag or the annotations' % (server, component, output['object'], source))
-        _finish(module, output, failed=bool(params['constraint'] or params['recipe']))
+        finish(module, output, failed=bool(params['constraint'] or params['recipe']))
     findings = []
     if params['constraint']:
         ok, failed = rules.check_constraint(version, params['constraint'])
@@ -288,15 +273,7 @@ def main():
         output['msg'] = '%s: %s (%s) is %s (%s)%s' % (
             server, component, output['object'], version, source,
             ', meets %s' % params['constraint'] if params['constraint'] else '')
-    _finish(module, output, failed=bool(failed))
-
-
-def _finish(module, output, failed):
-    if failed and module.params['fail_on_error']:
-        module.fail_json(**output)
-    if failed:
-        module.warn(output['msg'])
-    module.exit_json(**output)
+    finish(module, output, failed=bool(failed))
 
 
 if __name__ == '__main__':

@@ -131,21 +131,16 @@ msg:
   returned: always
 '''
 
-import traceback
-
-from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpu_tray.cluster.plugins.module_utils import conformance as rules
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.kube import (
     AUTH_ARG_SPEC,
-    HAS_KUBERNETES,
-    KUBERNETES_IMPORT_ERROR,
     ApiException,
-    KubeConfigError,
-    api_client,
-    api_error,
-    auth_settings,
+    connect,
+    finish,
     k8s_client,
+    read_or_fail,
     to_dict,
 )
 
@@ -254,34 +249,21 @@ def run_checks(cluster, params, output):
 def main():
     module = build_module()
     params = module.params
-    if not HAS_KUBERNETES:
-        module.fail_json(msg=missing_required_lib('kubernetes'), exception=str(KUBERNETES_IMPORT_ERROR))
-    try:
-        api = api_client(auth_settings(params))
-    except KubeConfigError as exc:
-        module.fail_json(msg=str(exc))
+    api = connect(module)
     server = api.configuration.host
     output = dict(changed=False, recipe=params['recipe'], api_server=server, dra_version=None)
-    try:
-        results = run_checks(Cluster(api), params, output)
-    except ApiException as exc:
-        module.fail_json(msg='%s: reading the cluster failed: %s (check the credentials and that they may read '
-                             'workloads, pods, CRDs, APIServices and custom resources)' % (server, api_error(exc)), **output)
-    except Exception as exc:  # connection refused, TLS errors: urllib3 raises many types
-        module.fail_json(msg='%s: cannot reach the API server: %s (check host/kubeconfig/context and the CA)'
-                             % (server, exc), exception=traceback.format_exc(), **output)
+    results = read_or_fail(module, server, lambda: run_checks(Cluster(api), params, output),
+                           'the cluster (check the credentials and that they may read workloads, pods, CRDs, '
+                           'APIServices and custom resources)', output)
     failed = [item['name'] for item in results if item['status'] == 'failed']
     output.update(checks=results, failed_checks=failed)
     if not failed:
         output['msg'] = '%s: conformance of %s passed (%s)' % (server, params['recipe'],
                                                                ', '.join(item['name'] for item in results))
-        module.exit_json(**output)
-    output['msg'] = '%s: conformance of %s failed: %s' % (server, params['recipe'], ' | '.join(
-        '%s: %s (fix: %s)' % (item['name'], item['message'], item['fix']) for item in results if item['status'] == 'failed'))
-    if params['fail_on_error']:
-        module.fail_json(**output)
-    module.warn(output['msg'])
-    module.exit_json(**output)
+    else:
+        output['msg'] = '%s: conformance of %s failed: %s' % (server, params['recipe'], ' | '.join(
+            '%s: %s (fix: %s)' % (item['name'], item['message'], item['fix']) for item in results if item['status'] == 'failed'))
+    finish(module, output, failed=bool(failed))
 
 
 if __name__ == '__main__':

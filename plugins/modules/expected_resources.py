@@ -169,18 +169,15 @@ msg:
 import time
 import traceback
 
-from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpu_tray.cluster.plugins.module_utils import resources
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.kube import (
     AUTH_ARG_SPEC,
-    HAS_KUBERNETES,
-    KUBERNETES_IMPORT_ERROR,
-    ApiException,
-    KubeConfigError,
-    api_client,
     api_error,
-    auth_settings,
+    ApiException,
+    connect,
+    finish,
     k8s_client,
     to_dict,
 )
@@ -337,18 +334,13 @@ def _owned_by(pod, workloads):
 def main():
     module = build_module()
     params = module.params
-    if not HAS_KUBERNETES:
-        module.fail_json(msg=missing_required_lib('kubernetes'), exception=str(KUBERNETES_IMPORT_ERROR))
     for option in ('sriov_rails', 'num_vfs', 'pending_timeout', 'timeout'):
         if params[option] < 0:
             module.fail_json(msg='option %s must be 0 or more, got %d' % (option, params[option]))
     for option in ('poll_interval', 'stable_polls'):
         if params[option] < 1:
             module.fail_json(msg='option %s must be 1 or more, got %d' % (option, params[option]))
-    try:
-        api = api_client(auth_settings(params))
-    except KubeConfigError as exc:
-        module.fail_json(msg=str(exc))
+    api = connect(module)
     server = api.configuration.host
     reader = Reader(api)
     deadline = time.time() + params['timeout']
@@ -378,13 +370,10 @@ def main():
     if not failed:
         output['msg'] = '%s: %d components healthy (%d checks, %d polls%s)' % (
             server, len(params['components']), len(checks), polls, '' if stable else ', not yet stable')
-        module.exit_json(**output)
-    output['msg'] = '%s: %d of %d checks failed after %d polls: %s' % (
-        server, len(failed), len(checks), polls, ' | '.join('%s: %s' % (item['component'], item['message']) for item in failed))
-    if params['fail_on_error']:
-        module.fail_json(**output)
-    module.warn(output['msg'])
-    module.exit_json(**output)
+    else:
+        output['msg'] = '%s: %d of %d checks failed after %d polls: %s' % (
+            server, len(failed), len(checks), polls, ' | '.join('%s: %s' % (item['component'], item['message']) for item in failed))
+    finish(module, output, failed=bool(failed))
 
 
 if __name__ == '__main__':
