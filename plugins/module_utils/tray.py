@@ -11,6 +11,8 @@ import re
 import shlex
 
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.common import (
+    TOOL_ENVIRON,
+    find_tool,
     join_root,
     list_dir,
     read_text,
@@ -128,3 +130,62 @@ def active_runtime(states):
     if not active:
         return None, []
     return RUNTIME_NAMES[active[0]], active
+
+
+# Reading a tray (needs an AnsibleModule for run_command; shared by tray_facts and tray_state)
+
+def systemctl(module, tool, verb, units):
+    """``systemctl <verb> units...`` -> (stdout, error text or None)."""
+    rc, out, err = module.run_command([tool, verb] + list(units), environ_update=TOOL_ENVIRON)
+    text = (err or '').strip()
+    if (not out.strip() and text) or 'not been booted with systemd' in text or 'Failed to connect to bus' in text:
+        return '', text
+    return out, None
+
+
+def unit_states(module, tool):
+    """({imex: enabled state}, {unit: active state}, error or None) - systemctl's view of the imex and runtime units."""
+    units = [IMEX_UNIT] + list(RUNTIME_UNITS)
+    if tool is None:
+        return {IMEX_UNIT: 'unknown'}, dict((unit, 'unknown') for unit in units), 'systemctl not found'
+    out, error = systemctl(module, tool, 'is-enabled', [IMEX_UNIT])
+    if error and ('No such file' in error or 'not found' in error.lower()) and 'bus' not in error:
+        enabled, error = {IMEX_UNIT: 'not-found'}, None
+    else:
+        enabled = parse_is_enabled(out, [IMEX_UNIT]) if error is None else {IMEX_UNIT: 'unknown'}
+    out, active_error = systemctl(module, tool, 'is-active', units)
+    active = parse_is_active(out, units) if active_error is None else dict((unit, 'unknown') for unit in units)
+    return enabled, active, error or active_error
+
+
+def read_tray(module, params):
+    """The ansible_facts.gpu_tray dict (tray_facts, tray_state): OS, kernel, modules, netns_mode, units."""
+    os_text = read_text(params['os_release_path'])
+    if os_text is None and params['os_release_path'] == '/etc/os-release':
+        os_text = read_text('/usr/lib/os-release')
+    os_release = parse_os_release(os_text)
+    release = read_text(join_root(params['proc_root'], 'sys/kernel/osrelease'))
+    try:
+        page_size = os.sysconf('SC_PAGE_SIZE')
+    except (ValueError, OSError, AttributeError):
+        page_size = None
+    modules, loadable = read_modules(params['sysfs_root'])
+    enabled, active, error = unit_states(module, find_tool(module, params['systemctl_path']))
+    runtime, runtime_units = active_runtime(active)
+    return {
+        'os_id': os_release.get('ID'),
+        'os_version_id': os_release.get('VERSION_ID'),
+        'os_release': os_release,
+        'kernel_release': release,
+        'page_size': page_size,
+        'kernel_flavour_page_size': kernel_flavour_page_size(release),
+        'ib_core_netns_mode': parse_netns_mode(
+            read_text(join_root(params['sysfs_root'], 'module/ib_core/parameters/netns_mode'))),
+        'modules': modules,
+        'loadable_modules': loadable,
+        'nvidia_imex': {'unit': IMEX_UNIT, 'enabled': enabled[IMEX_UNIT], 'active': active[IMEX_UNIT]},
+        'container_runtime_units': dict((unit, active[unit]) for unit in RUNTIME_UNITS),
+        'container_runtime': runtime,
+        'container_runtime_active_units': runtime_units,
+        'systemd_error': error,
+    }

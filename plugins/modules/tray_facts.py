@@ -133,28 +133,10 @@ ansible_facts:
           sample: null
 '''
 
-import os
-
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpu_tray.cluster.plugins.module_utils.common import (
-    TOOL_ENVIRON,
-    find_tool,
-    host_paths_argument_spec,
-    join_root,
-    read_text,
-)
-from ansible_collections.gpu_tray.cluster.plugins.module_utils.tray import (
-    IMEX_UNIT,
-    RUNTIME_UNITS,
-    active_runtime,
-    kernel_flavour_page_size,
-    parse_is_active,
-    parse_is_enabled,
-    parse_netns_mode,
-    parse_os_release,
-    read_modules,
-)
+from ansible_collections.gpu_tray.cluster.plugins.module_utils.common import host_paths_argument_spec
+from ansible_collections.gpu_tray.cluster.plugins.module_utils.tray import read_tray
 
 
 def build_module():
@@ -167,69 +149,9 @@ def build_module():
     )
 
 
-def systemctl(module, tool, verb, units):
-    """Run ``systemctl <verb> units...``; returns (stdout, error text or None)."""
-    rc, out, err = module.run_command([tool, verb] + list(units), environ_update=TOOL_ENVIRON)
-    text = (err or '').strip()
-    if not out.strip() and text:
-        return '', text
-    if 'not been booted with systemd' in text or 'Failed to connect to bus' in text:
-        return '', text
-    return out, None
-
-
-def unit_states(module, tool):
-    if tool is None:
-        return None, None, 'systemctl not found'
-    out, error = systemctl(module, tool, 'is-enabled', [IMEX_UNIT])
-    if error and ('No such file' in error or 'not found' in error.lower()) and 'bus' not in error:
-        enabled = {IMEX_UNIT: 'not-found'}
-        error = None
-    else:
-        enabled = parse_is_enabled(out, [IMEX_UNIT]) if error is None else {IMEX_UNIT: 'unknown'}
-    units = [IMEX_UNIT] + list(RUNTIME_UNITS)
-    out, active_error = systemctl(module, tool, 'is-active', units)
-    active = parse_is_active(out, units) if active_error is None else dict((unit, 'unknown') for unit in units)
-    return enabled, active, error or active_error
-
-
 def main():
     module = build_module()
-    params = module.params
-    os_text = read_text(params['os_release_path'])
-    if os_text is None and params['os_release_path'] == '/etc/os-release':
-        os_text = read_text('/usr/lib/os-release')
-    os_release = parse_os_release(os_text)
-    release = read_text(join_root(params['proc_root'], 'sys/kernel/osrelease'))
-    try:
-        page_size = os.sysconf('SC_PAGE_SIZE')
-    except (ValueError, OSError, AttributeError):
-        page_size = None
-    modules, loadable = read_modules(params['sysfs_root'])
-    netns = parse_netns_mode(read_text(join_root(params['sysfs_root'], 'module/ib_core/parameters/netns_mode')))
-    tool = find_tool(module, params['systemctl_path'])
-    enabled, active, error = unit_states(module, tool)
-    if active is None:
-        active = dict((unit, 'unknown') for unit in [IMEX_UNIT] + list(RUNTIME_UNITS))
-        enabled = {IMEX_UNIT: 'unknown'}
-    runtime, runtime_units = active_runtime(active)
-    facts = {
-        'os_id': os_release.get('ID'),
-        'os_version_id': os_release.get('VERSION_ID'),
-        'os_release': os_release,
-        'kernel_release': release,
-        'page_size': page_size,
-        'kernel_flavour_page_size': kernel_flavour_page_size(release),
-        'ib_core_netns_mode': netns,
-        'modules': modules,
-        'loadable_modules': loadable,
-        'nvidia_imex': {'unit': IMEX_UNIT, 'enabled': enabled[IMEX_UNIT], 'active': active[IMEX_UNIT]},
-        'container_runtime_units': dict((unit, active[unit]) for unit in RUNTIME_UNITS),
-        'container_runtime': runtime,
-        'container_runtime_active_units': runtime_units,
-        'systemd_error': error,
-    }
-    module.exit_json(changed=False, ansible_facts={'gpu_tray': facts})
+    module.exit_json(changed=False, ansible_facts={'gpu_tray': read_tray(module, module.params)})
 
 
 if __name__ == '__main__':
