@@ -189,3 +189,173 @@ def read_tray(module, params):
         'container_runtime_active_units': runtime_units,
         'systemd_error': error,
     }
+
+
+# What the preparing roles read (tray_state options files, units, grub, modprobe_*, sysctls). Pure parsers
+# first, then the readers; every reader reports what it could not read instead of failing.
+
+# systemctl show properties read for each requested unit
+SHOW_PROPERTIES = ('Id', 'LoadState', 'UnitFileState', 'ActiveState', 'FragmentPath', 'MainPID')
+# Role-owned files are small; a bigger file is returned without content (checksum only)
+MAX_FILE_BYTES = 65536
+# update-grub's order of the GRUB defaults: /etc/default/grub, then /etc/default/grub.d/*.cfg sorted (C locale),
+# with the role's drop-in in its place (simulated: works before the drop-in is written and in check mode).
+# Prints after each file "<file><TAB><GRUB_CMDLINE_LINUX> <GRUB_CMDLINE_LINUX_DEFAULT>". Read-only; sources
+# what update-grub would source.
+GRUB_SIMULATION = r'''default_file=$1; dropin_dir=$2; ours=$3; shift 3
+wanted="$*"
+exec 3>&1 >/dev/null 2>&1
+GRUB_CMDLINE_LINUX=""
+GRUB_CMDLINE_LINUX_DEFAULT=""
+emit() { printf '%s\t%s %s\n' "$1" "$GRUB_CMDLINE_LINUX" "$GRUB_CMDLINE_LINUX_DEFAULT" >&3; }
+if [ -f "$default_file" ]; then . "$default_file"; fi
+emit "$default_file"
+list=$( { for x in "$dropin_dir"/*.cfg; do [ -e "$x" ] && printf '%s\n' "$x"; done; printf '%s\n' "$ours"; } | LC_ALL=C sort -u )
+set -f; saved_ifs=$IFS; IFS='
+'
+for x in $list; do
+  IFS=$saved_ifs; set +f
+  if [ "$x" = "$ours" ]; then GRUB_CMDLINE_LINUX_DEFAULT="${GRUB_CMDLINE_LINUX_DEFAULT} $wanted"; else . "$x"; fi
+  emit "$x"
+done
+'''
+_LINUX_LINE = re.compile(r'^\s*linux\s')
+_STACK_LINE = re.compile(r'^Max stack size\s+(\S+)\s+(\S+)', re.M)
+_SYSCTL_KEY = re.compile(r'^[A-Za-z0-9_.\-/]+$')
+
+
+def parse_systemctl_show(stdout):
+    """``systemctl show --property=... u1 u2`` -> one dict per unit (blocks separated by an empty line)."""
+    units = []
+    for block in re.split(r'\n\s*\n', stdout or ''):
+        props = {}
+        for line in block.splitlines():
+            key, sep, value = line.partition('=')
+            if sep and re.match(r'^[A-Za-z]+$', key):
+                props[key] = value
+        if props:
+            units.append(props)
+    return units
+
+
+def parse_stack_limit(text):
+    """``/proc/<pid>/limits`` -> [soft, hard] of ``Max stack size`` (strings as printed), None when absent."""
+    match = _STACK_LINE.search(text or '')
+    return [match.group(1), match.group(2)] if match else None
+
+
+def parse_grub_steps(stdout):
+    """GRUB_SIMULATION output -> [{'file': path, 'tokens': [arg, ...]}] in the order update-grub sources them."""
+    steps = []
+    for line in (stdout or '').splitlines():
+        if '\t' not in line:
+            continue
+        path, _sep, rest = line.partition('\t')
+        steps.append({'file': path, 'tokens': rest.split()})
+    return steps
+
+
+def grub_linux_lines(text):
+    """The ``linux`` lines of a grub.cfg (the kernel command lines of its entries), stripped."""
+    return [line.strip() for line in (text or '').splitlines() if _LINUX_LINE.match(line)]
+
+
+def modprobe_option_lines(text, modules):
+    """``options <module> ...`` lines of a modprobe.d file for the given modules (comments and others skipped)."""
+    wanted = set(modules)
+    found = []
+    for line in (text or '').splitlines():
+        fields = line.split()
+        if len(fields) >= 2 and fields[0] == 'options' and fields[1] in wanted:
+            found.append(line)
+    return found
+
+
+def read_file_state(path):
+    """exists/mode/uid/gid/size/content of one file; content None when it is bigger than MAX_FILE_BYTES."""
+    try:
+        info = os.stat(path)
+    except OSError as exc:
+        if getattr(exc, 'errno', None) == 2:
+            return {'exists': False, 'error': None}
+        return {'exists': None, 'error': 'cannot stat %s: %s' % (path, exc)}
+    out = {'exists': True, 'error': None, 'mode': '%04o' % (info.st_mode & 0o7777), 'uid': info.st_uid,
+           'gid': info.st_gid, 'size': info.st_size, 'is_file': os.path.isfile(path), 'content': None}
+    if out['is_file'] and info.st_size <= MAX_FILE_BYTES:
+        try:
+            with open(path, 'rb') as handle:
+                out['content'] = handle.read().decode('utf-8', 'backslashreplace')
+        except (OSError, IOError) as exc:
+            out['error'] = 'cannot read %s: %s' % (path, exc)
+    return out
+
+
+def read_files(paths):
+    return dict((path, read_file_state(path)) for path in paths)
+
+
+def read_sysctls(proc_root, keys):
+    """Current values under proc_root/sys (whitespace runs as one space, like sysctl prints), None when absent."""
+    out = {}
+    for key in keys:
+        if not _SYSCTL_KEY.match(key) or '..' in key:
+            out[key] = None
+            continue
+        text = read_text(join_root(proc_root, 'sys/' + key.replace('.', '/')))
+        out[key] = ' '.join(text.split()) if text is not None else None
+    return out
+
+
+def read_modprobe(dirs, modules):
+    """``options`` lines for ``modules`` in every file under the modprobe.d directories, as ``file:line`` (grep -H)."""
+    found = []
+    for directory in dirs:
+        for base, subdirs, names in os.walk(directory):
+            subdirs.sort()
+            for name in sorted(names):
+                path = os.path.join(base, name)
+                found += ['%s:%s' % (path, line) for line in modprobe_option_lines(read_text(path), modules)]
+    return {'dirs': list(dirs), 'modules': list(modules), 'options': found}
+
+
+def read_units(module, tool, units, proc_root):
+    """systemctl show of the units (SHOW_PROPERTIES) and the stack limit of each running main process."""
+    out = {'error': None, 'units': {}}
+    if not units:
+        return out
+    if tool is None:
+        out['error'] = 'systemctl not found'
+        return out
+    rc, stdout, stderr = module.run_command([tool, 'show', '--property=' + ','.join(SHOW_PROPERTIES)] + list(units),
+                                            environ_update=TOOL_ENVIRON)
+    blocks = parse_systemctl_show(stdout)
+    if rc != 0 or len(blocks) != len(units):
+        out['error'] = ('systemctl show %s: rc %d, %d of %d units read: %s'
+                        % (' '.join(units), rc, len(blocks), len(units), (stderr or '').strip()[:300]))
+        return out
+    for unit, props in zip(units, blocks):
+        props = dict(props)
+        pid = props.get('MainPID') or '0'
+        props['stack_limit'] = None
+        if pid.isdigit() and pid != '0':
+            props['stack_limit'] = parse_stack_limit(read_text(join_root(proc_root, '%s/limits' % pid)))
+        out['units'][unit] = props
+    return out
+
+
+def read_grub(module, grub):
+    """The GRUB chain simulated with the role's drop-in in place, and the linux lines of the generated grub.cfg."""
+    out = {'steps': [], 'simulation_error': None, 'cfg': grub['cfg'], 'cfg_exists': False, 'cfg_linux': [],
+           'cfg_error': None, 'args': list(grub['args'])}
+    argv = (['/bin/sh', '-c', GRUB_SIMULATION, 'gpu-tray-grub-check', grub['default_file'],
+             os.path.dirname(grub['dropin']), grub['dropin']] + list(grub['args']))
+    rc, stdout, stderr = module.run_command(argv, environ_update=TOOL_ENVIRON)
+    out['steps'] = parse_grub_steps(stdout)
+    if rc != 0 or not out['steps']:
+        out['simulation_error'] = 'sourcing the GRUB defaults failed (rc %d): %s' % (rc, (stderr or '').strip()[:300])
+    text = read_text(grub['cfg'])
+    out['cfg_exists'] = text is not None
+    if text is None and os.path.exists(grub['cfg']):
+        out['cfg_error'] = 'cannot read %s' % grub['cfg']
+    out['cfg_linux'] = grub_linux_lines(text)
+    return out

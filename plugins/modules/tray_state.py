@@ -22,8 +22,12 @@ description:
     fleet-wide preflight close to the cost of a ping.
   - Input it cannot read is returned as an C(error) text in the part concerned, never as a failure of the module,
     so that the filter can name what could not be read.
-  - Runs only read-only tools - C(systemctl is-enabled/is-active) and C(mstconfig [-e] -d <bdf> q) - with argv lists.
-    The rails' firmware queries run side by side (one per device, at most 8 at a time).
+  - On request it also reads what the host preparation roles decide from (I(files), I(units), I(grub),
+    I(modprobe_dirs), I(sysctls)), so that a prepare run reads each tray once and decides on the controller; the
+    parts not requested are not read and not returned.
+  - Runs only read-only tools - C(systemctl is-enabled/is-active/show), C(mstconfig [-e] -d <bdf> q) and, with
+    I(grub), C(/bin/sh) sourcing the GRUB defaults the way C(update-grub) does (nothing is written) - with argv
+    lists. The rails' firmware queries run side by side (one per device, at most 8 at a time).
 author:
   - gpu_tray.cluster contributors (!UNKNOWN)
 options:
@@ -71,6 +75,59 @@ options:
     description:
       - The GPU Operator toolkit's C(RUNTIME_CONFIG_SOURCE), passed to the containerd inspection (warnings only).
     type: str
+  files:
+    description:
+      - Files to return the state of (C(files[path]) - C(exists), C(mode), C(uid), C(gid), C(size) and the
+        C(content) of a regular file up to 64 KiB), for example the files a role owns.
+    type: list
+    elements: path
+  units:
+    description:
+      - systemd units to read with one C(systemctl show) (C(units.units[unit]) - C(Id), C(LoadState),
+        C(UnitFileState), C(ActiveState), C(FragmentPath), C(MainPID) and C(stack_limit), the soft and hard
+        C(Max stack size) of the running main process).
+    type: list
+    elements: str
+  grub:
+    description:
+      - Simulate the GRUB defaults chain with a drop-in in its place (C(grub.steps), the kernel arguments after each
+        file) and read the C(linux) lines of the generated configuration (C(grub.cfg_linux)).
+    type: dict
+    suboptions:
+      default_file:
+        description: The GRUB defaults file.
+        type: path
+        default: /etc/default/grub
+      dropin:
+        description: The drop-in whose effect is simulated (its directory is the drop-in directory).
+        type: path
+        required: true
+      args:
+        description: The arguments the drop-in appends to C(GRUB_CMDLINE_LINUX_DEFAULT).
+        type: list
+        elements: str
+        default: []
+      cfg:
+        description: The generated GRUB configuration.
+        type: path
+        default: /boot/grub/grub.cfg
+  modprobe_dirs:
+    description:
+      - modprobe.d directories whose files are searched for C(options) lines of I(modprobe_modules)
+        (C(modprobe.options), C(file:line) as C(grep -H) prints them).
+    type: list
+    elements: path
+  modprobe_modules:
+    description: The modules whose C(options) lines are returned from I(modprobe_dirs).
+    type: list
+    elements: str
+    default: [ib_core]
+  sysctls:
+    description:
+      - Kernel parameters (dotted names) whose current values are read under I(proc_root)C(/sys)
+        (C(sysctl[name]), whitespace runs as one space; null when absent).
+    type: list
+    elements: str
 extends_documentation_fragment:
   - gpu_tray.cluster.host_paths
   - gpu_tray.cluster.host_paths.sysfs
@@ -138,6 +195,39 @@ containerd:
       makes (C(result), C(problems), C(warnings)) or C(error) when the root config cannot be read.
   type: dict
   returned: always
+requested:
+  description: Where and what was read besides the always-read parts (I(sysfs_root), I(proc_root), I(files), I(units),
+    I(grub), I(modprobe_dirs), I(modprobe_modules), I(sysctls) as given), so that a caller can tell whether a result
+    covers its needs (filter C(gpu_tray.cluster.tray_state_covers)).
+  type: dict
+  returned: always
+files:
+  description: With I(files), the state of each file by path (see I(files)); C(error) when it could not be read.
+  type: dict
+  returned: when I(files) is given
+  sample: {/etc/sysctl.d/90-gpu-tray-tuning.conf: {exists: true, mode: "0644", uid: 0, gid: 0, size: 16,
+           is_file: true, content: "vm.swappiness=1\n", error: null}}
+units:
+  description: With I(units), C(units) (the properties by unit) and C(error) when systemctl could not be read.
+  type: dict
+  returned: when I(units) is given
+  sample: {error: null, units: {nvidia-imex.service: {Id: nvidia-imex.service, LoadState: masked,
+           UnitFileState: masked, ActiveState: inactive, FragmentPath: "", MainPID: "0", stack_limit: null}}}
+grub:
+  description:
+    - With I(grub), C(steps) (C(file) and the kernel argument C(tokens) after it is sourced, in update-grub's
+      order), C(simulation_error), C(cfg), C(cfg_exists), C(cfg_linux) (the C(linux) lines) and C(cfg_error).
+  type: dict
+  returned: when I(grub) is given
+modprobe:
+  description: With I(modprobe_dirs), C(options) (C(file:line) for each C(options) line of I(modprobe_modules)).
+  type: dict
+  returned: when I(modprobe_dirs) is given
+sysctl:
+  description: With I(sysctls), the current value of each parameter (null when the kernel has none).
+  type: dict
+  returned: when I(sysctls) is given
+  sample: {vm.swappiness: "60", net.ipv4.tcp_rmem: "4096 131072 6291456"}
 '''
 
 import os
@@ -164,7 +254,18 @@ from ansible_collections.gpu_tray.cluster.plugins.module_utils.hugepages import 
 )
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.mstconfig import error_lines, is_usage_error
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.rdma import collect_rdma
-from ansible_collections.gpu_tray.cluster.plugins.module_utils.tray import read_tray
+from ansible_collections.gpu_tray.cluster.plugins.module_utils.tray import (
+    read_files,
+    read_grub,
+    read_modprobe,
+    read_sysctls,
+    read_tray,
+    read_units,
+)
+
+
+# the options that ask for more than the always-read parts (echoed in `requested`)
+REQUESTABLE = ('sysfs_root', 'proc_root', 'files', 'units', 'grub', 'modprobe_dirs', 'modprobe_modules', 'sysctls')
 
 
 def build_module():
@@ -179,6 +280,17 @@ def build_module():
             containerd_config_path=dict(type='path', default='/etc/containerd/config.toml'),
             containerd_root=dict(type='path', default='/'),
             runtime_config_source=dict(type='str'),
+            files=dict(type='list', elements='path'),
+            units=dict(type='list', elements='str'),
+            grub=dict(type='dict', options=dict(
+                default_file=dict(type='path', default='/etc/default/grub'),
+                dropin=dict(type='path', required=True),
+                args=dict(type='list', elements='str', default=[]),
+                cfg=dict(type='path', default='/boot/grub/grub.cfg'),
+            )),
+            modprobe_dirs=dict(type='list', elements='path'),
+            modprobe_modules=dict(type='list', elements='str', default=['ib_core']),
+            sysctls=dict(type='list', elements='str'),
         ),
         supports_check_mode=True,
     )
@@ -288,7 +400,19 @@ def main():
         'firmware': query_firmware(module, params, rdma) if params['query_firmware'] else {'queried': False},
         'containerd': read_containerd(params),
         'ansible_facts': {'gpu_tray': read_tray(module, params), 'gpu_tray_rdma': rdma_facts(rdma)},
+        'requested': dict((key, params[key]) for key in REQUESTABLE),
     }
+    if params['files'] is not None:
+        result['files'] = read_files(params['files'])
+    if params['units'] is not None:
+        result['units'] = read_units(module, find_tool(module, params['systemctl_path']), params['units'],
+                                     params['proc_root'])
+    if params['grub'] is not None:
+        result['grub'] = read_grub(module, params['grub'])
+    if params['modprobe_dirs'] is not None:
+        result['modprobe'] = read_modprobe(params['modprobe_dirs'], params['modprobe_modules'])
+    if params['sysctls'] is not None:
+        result['sysctl'] = read_sysctls(params['proc_root'], params['sysctls'])
     module.exit_json(**result)
 
 

@@ -45,6 +45,16 @@ if STATES is None:
     sys.stderr.write('System has not been booted with systemd as init system (PID 1). Can\'t operate.\n')
     sys.stderr.write('Failed to connect to bus: Host is down\n')
     sys.exit(1)
+if verb == 'show':
+    # systemctl show --property=A,B u1 u2: one block of the asked properties per unit, blank line between
+    props = [p for arg in units if arg.startswith('--property=') for p in arg.split('=', 1)[1].split(',')]
+    blocks = []
+    for unit in [u for u in units if not u.startswith('-')]:
+        known = STATES.get('show', {}).get(unit, {'Id': unit, 'LoadState': 'not-found', 'UnitFileState': '',
+                                                    'ActiveState': 'inactive', 'FragmentPath': '', 'MainPID': '0'})
+        blocks.append(''.join('%%s=%%s\n' %% (p, known.get(p, '')) for p in props))
+    sys.stdout.write('\n'.join(blocks))
+    sys.exit(0)
 rc = 0
 for unit in units:
     state = STATES.get(verb, {}).get(unit)
