@@ -64,4 +64,8 @@ attributes:
   diff_mode:
     support: none
     description: The module never changes anything, so there is nothing to diff.
+  platform:
+    support: full
+    platforms: posix
+    description: Runs where the kubernetes Python client is (usually the controller, C(delegate_to=localhost)).
 '''

@@ -141,6 +141,37 @@ def to_dict(api, obj):
     return api.sanitize_for_serialization(obj)
 
 
+class Reader(object):
+    """The API groups of one client, read as the plain JSON dicts the API sent (camelCase keys, no null fields).
+
+    A missing object or resource type (HTTP 404) is ``None`` for one object and ``[]`` for a list; every other
+    API error propagates to the module's ``read_or_fail``. The cluster check modules subclass it with the reads
+    their checks need.
+    """
+
+    def __init__(self, api):
+        self.api = api
+        self.core = k8s_client.CoreV1Api(api)
+        self.apps = k8s_client.AppsV1Api(api)
+        self.ext = k8s_client.ApiextensionsV1Api(api)
+        self.custom = k8s_client.CustomObjectsApi(api)
+
+    def get(self, call, *args, **kwargs):
+        """``call(*args, **kwargs)`` as a dict; ``None`` when the API answers 404."""
+        try:
+            result = call(*args, **kwargs)
+        except ApiException as exc:
+            if exc.status == 404:
+                return None
+            raise
+        return result if isinstance(result, dict) else to_dict(self.api, result)
+
+    def items(self, call, *args, **kwargs):
+        """The items of a list call as dicts; ``[]`` when the resource type is not served (404)."""
+        found = self.get(call, *args, **kwargs)
+        return (found or {}).get('items') or []
+
+
 # What every cluster check module does around its checks: connect, read, report (one place for the messages).
 
 def connect(module):

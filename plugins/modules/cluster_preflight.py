@@ -68,11 +68,6 @@ options:
     default: true
 extends_documentation_fragment:
   - gpu_tray.cluster.k8s_auth
-attributes:
-  platform:
-    support: full
-    platforms: posix
-    description: Runs where the kubernetes Python client is (usually the controller, C(delegate_to=localhost)).
 seealso:
   - module: gpu_tray.cluster.component_version
 '''
@@ -142,12 +137,11 @@ from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 from ansible_collections.gpu_tray.cluster.plugins.module_utils import cluster_rules as rules
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.kube import (
     AUTH_ARG_SPEC,
-    ApiException,
+    Reader,
     connect,
     finish,
     k8s_client,
     read_or_fail,
-    to_dict,
 )
 
 CHECKS = ['server-version', 'service', 'control-plane-gpu-labels', 'asap2-pod-cap', 'default-storage-class',
@@ -169,12 +163,11 @@ def build_module():
     return AnsibleModule(argument_spec=spec, supports_check_mode=True)
 
 
-class Cluster(object):
+class Cluster(Reader):
     """Lazy, cached reads of what the checks need."""
 
     def __init__(self, api):
-        self.api = api
-        self.core = k8s_client.CoreV1Api(api)
+        super(Cluster, self).__init__(api)
         self._nodes = self._pods = None
 
     def version(self):
@@ -182,46 +175,34 @@ class Cluster(object):
 
     def nodes(self):
         if self._nodes is None:
-            self._nodes = [to_dict(self.api, node) for node in self.core.list_node().items]
+            self._nodes = self.items(self.core.list_node)
         return self._nodes
 
     def pods_by_node(self):
         if self._pods is None:
             self._pods = {}
-            for pod in self.core.list_pod_for_all_namespaces(
-                    field_selector='status.phase!=Succeeded,status.phase!=Failed').items:
-                if pod.spec.node_name:
-                    self._pods[pod.spec.node_name] = self._pods.get(pod.spec.node_name, 0) + 1
+            for pod in self.items(self.core.list_pod_for_all_namespaces,
+                                  field_selector='status.phase!=Succeeded,status.phase!=Failed'):
+                node = pod.get('spec', {}).get('nodeName')
+                if node:
+                    self._pods[node] = self._pods.get(node, 0) + 1
         return self._pods
 
     def storage_classes(self):
-        return [to_dict(self.api, item) for item in k8s_client.StorageV1Api(self.api).list_storage_class().items]
+        return self.items(k8s_client.StorageV1Api(self.api).list_storage_class)
 
     def lb_services(self):
-        found = []
-        for svc in self.core.list_service_for_all_namespaces().items:
-            if svc.spec.type == 'LoadBalancer':
-                ingress = (svc.status.load_balancer.ingress if svc.status and svc.status.load_balancer else None) or []
-                found.append(('%s/%s' % (svc.metadata.namespace, svc.metadata.name), bool(ingress)))
-        return found
+        return [('%s/%s' % (svc['metadata']['namespace'], svc['metadata']['name']),
+                 bool(svc.get('status', {}).get('loadBalancer', {}).get('ingress')))
+                for svc in self.items(self.core.list_service_for_all_namespaces)
+                if svc.get('spec', {}).get('type') == 'LoadBalancer']
 
     def metallb_pools(self):
-        try:
-            items = k8s_client.CustomObjectsApi(self.api).list_cluster_custom_object(
-                'metallb.io', 'v1beta1', 'ipaddresspools').get('items', [])
-        except ApiException as exc:
-            if exc.status == 404:
-                return []
-            raise
-        return ['%s/%s' % (item['metadata'].get('namespace'), item['metadata']['name']) for item in items]
+        return ['%s/%s' % (item['metadata'].get('namespace'), item['metadata']['name'])
+                for item in self.items(self.custom.list_cluster_custom_object, 'metallb.io', 'v1beta1', 'ipaddresspools')]
 
     def kube_vip_ranges(self):
-        try:
-            data = self.core.read_namespaced_config_map('kubevip', 'kube-system').data or {}
-        except ApiException as exc:
-            if exc.status == 404:
-                return []
-            raise
+        data = (self.get(self.core.read_namespaced_config_map, 'kubevip', 'kube-system') or {}).get('data') or {}
         return sorted(key for key in data if key.startswith(('range-', 'cidr-')))
 
 

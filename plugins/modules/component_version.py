@@ -76,11 +76,6 @@ options:
     default: true
 extends_documentation_fragment:
   - gpu_tray.cluster.k8s_auth
-attributes:
-  platform:
-    support: full
-    platforms: posix
-    description: Runs where the kubernetes Python client is (usually the controller, C(delegate_to=localhost)).
 seealso:
   - module: gpu_tray.cluster.cluster_preflight
 '''
@@ -138,12 +133,10 @@ from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 from ansible_collections.gpu_tray.cluster.plugins.module_utils import cluster_rules as rules
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.kube import (
     AUTH_ARG_SPEC,
-    ApiException,
+    Reader,
     connect,
     finish,
-    k8s_client,
     read_or_fail,
-    to_dict,
 )
 
 _READ = {
@@ -183,30 +176,24 @@ def locate(params):
     return kind, namespace, name, params['label_selector']
 
 
-def read_workload(api, kind, namespace, name, selector):
-    apps = k8s_client.AppsV1Api(api)
+def read_workload(reader, kind, namespace, name, selector):
     read, listing = _READ[kind]
     if name:
-        try:
-            return to_dict(api, getattr(apps, read)(name, namespace)), None
-        except ApiException as exc:
-            if exc.status == 404:
-                return None, 'no %s %s/%s' % (kind, namespace, name)
-            raise
-    items = getattr(apps, listing)(namespace, label_selector=selector).items
+        found = reader.get(getattr(reader.apps, read), name, namespace)
+        return found, None if found else 'no %s %s/%s' % (kind, namespace, name)
+    items = reader.items(getattr(reader.apps, listing), namespace, label_selector=selector)
     if len(items) != 1:
         return None, '%d %ss match %s in namespace %s (expected exactly one)%s' % (
             len(items), kind, selector, namespace,
-            ': %s' % ', '.join(item.metadata.name for item in items) if items else '')
-    return to_dict(api, items[0]), None
+            ': %s' % ', '.join(item['metadata']['name'] for item in items) if items else '')
+    return items[0], None
 
 
-def apiserver_admission_plugins(api):
-    pods = k8s_client.CoreV1Api(api).list_namespaced_pod('kube-system', label_selector='component=kube-apiserver').items
+def apiserver_admission_plugins(reader):
     plugins = []
-    for pod in pods:
-        for container in pod.spec.containers:
-            for name in rules.admission_plugins_from_args(list(container.command or []) + list(container.args or [])):
+    for pod in reader.items(reader.core.list_namespaced_pod, 'kube-system', label_selector='component=kube-apiserver'):
+        for container in pod.get('spec', {}).get('containers', []):
+            for name in rules.admission_plugins_from_args(list(container.get('command') or []) + list(container.get('args') or [])):
                 if name not in plugins:
                     plugins.append(name)
     return plugins
@@ -227,15 +214,16 @@ def main():
     except ValueError as exc:
         module.fail_json(msg=str(exc))
     api = connect(module)
+    reader = Reader(api)
     server = api.configuration.host
     component = params['component']
     output = dict(changed=False, component=component, constraint=params['constraint'], version=None, findings=[],
                   api_server=server)
-    obj, missing = read_or_fail(module, server, lambda: read_workload(api, kind, namespace, name, selector),
+    obj, missing = read_or_fail(module, server, lambda: read_workload(reader, kind, namespace, name, selector),
                                 '%s %s/%s' % (kind, namespace, name or selector), output)
     plugins = params['admission_plugins']
     if obj is not None and plugins is None and component == 'nvidia-dra-driver-gpu' and params['recipe']:
-        plugins = read_or_fail(module, server, lambda: apiserver_admission_plugins(api),
+        plugins = read_or_fail(module, server, lambda: apiserver_admission_plugins(reader),
                                'the API server\'s admission plugins', output)
     if obj is None:
         output.update(source=missing, passed=False)

@@ -78,17 +78,6 @@ options:
     default: true
 extends_documentation_fragment:
   - gpu_tray.cluster.k8s_auth
-attributes:
-  check_mode:
-    support: full
-    description: The module only reads; it runs the same in check mode.
-  diff_mode:
-    support: none
-    description: Nothing changes, there is nothing to diff.
-  platform:
-    support: full
-    platforms: posix
-    description: Runs where the kubernetes Python client is (usually the controller, C(delegate_to=localhost)).
 seealso:
   - module: gpu_tray.cluster.expected_resources
   - module: gpu_tray.cluster.cluster_preflight
@@ -136,12 +125,11 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gpu_tray.cluster.plugins.module_utils import conformance as rules
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.kube import (
     AUTH_ARG_SPEC,
-    ApiException,
+    Reader,
     connect,
     finish,
     k8s_client,
     read_or_fail,
-    to_dict,
 )
 
 
@@ -161,53 +149,42 @@ def build_module():
     return AnsibleModule(argument_spec=spec, supports_check_mode=True)
 
 
-class Cluster(object):
+class Cluster(Reader):
+    """The reads of the conformance checks."""
+
     def __init__(self, api):
-        self.api = api
-        self.core = k8s_client.CoreV1Api(api)
-        self.apps = k8s_client.AppsV1Api(api)
-        self.ext = k8s_client.ApiextensionsV1Api(api)
-        self.custom = k8s_client.CustomObjectsApi(api)
+        super(Cluster, self).__init__(api)
         self.registration = k8s_client.ApiregistrationV1Api(api)
 
-    def _maybe(self, call, *args):
-        try:
-            result = call(*args)
-        except ApiException as exc:
-            if exc.status == 404:
-                return None
-            raise
-        return result if isinstance(result, dict) else to_dict(self.api, result)
-
     def deployment(self, namespace, name):
-        return self._maybe(self.apps.read_namespaced_deployment, name, namespace)
+        return self.get(self.apps.read_namespaced_deployment, name, namespace)
 
     def daemonset(self, namespace, name):
-        return self._maybe(self.apps.read_namespaced_daemon_set, name, namespace)
+        return self.get(self.apps.read_namespaced_daemon_set, name, namespace)
 
     def cluster_object(self, group, version, plural, name):
-        return self._maybe(self.custom.get_cluster_custom_object, group, version, plural, name)
+        return self.get(self.custom.get_cluster_custom_object, group, version, plural, name)
 
     def namespaced_object(self, group, version, namespace, plural, name):
-        return self._maybe(self.custom.get_namespaced_custom_object, group, version, namespace, plural, name)
+        return self.get(self.custom.get_namespaced_custom_object, group, version, namespace, plural, name)
 
     def crd(self, name):
-        return self._maybe(self.ext.read_custom_resource_definition, name)
+        return self.get(self.ext.read_custom_resource_definition, name)
 
     def apiservice(self, name):
-        return self._maybe(self.registration.read_api_service, name)
+        return self.get(self.registration.read_api_service, name)
 
     def api_groups(self):
-        return to_dict(self.api, k8s_client.ApisApi(self.api).get_api_versions())
+        return self.get(k8s_client.ApisApi(self.api).get_api_versions)
 
     def version(self):
         return k8s_client.VersionApi(self.api).get_code().git_version
 
     def resource_slices(self, version):
-        return self.custom.list_cluster_custom_object('resource.k8s.io', version, 'resourceslices').get('items', [])
+        return self.items(self.custom.list_cluster_custom_object, 'resource.k8s.io', version, 'resourceslices')
 
     def pods(self):
-        return [to_dict(self.api, pod) for pod in self.core.list_pod_for_all_namespaces().items]
+        return self.items(self.core.list_pod_for_all_namespaces)
 
 
 def run_checks(cluster, params, output):

@@ -111,11 +111,6 @@ options:
     default: true
 extends_documentation_fragment:
   - gpu_tray.cluster.k8s_auth
-attributes:
-  platform:
-    support: full
-    platforms: posix
-    description: Runs where the kubernetes Python client is (usually the controller, C(delegate_to=localhost)).
 seealso:
   - module: gpu_tray.cluster.cluster_preflight
   - module: gpu_tray.cluster.component_version
@@ -167,19 +162,16 @@ msg:
 '''
 
 import time
-import traceback
 
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpu_tray.cluster.plugins.module_utils import resources
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.kube import (
     AUTH_ARG_SPEC,
-    api_error,
-    ApiException,
+    Reader,
     connect,
     finish,
-    k8s_client,
-    to_dict,
+    read_or_fail,
 )
 
 READY_SPEC = dict(
@@ -215,73 +207,43 @@ def build_module():
     return AnsibleModule(argument_spec=spec, supports_check_mode=True)
 
 
-class Reader(object):
-    def __init__(self, api):
-        self.api = api
-        self.core = k8s_client.CoreV1Api(api)
-        self.apps = k8s_client.AppsV1Api(api)
-        self.ext = k8s_client.ApiextensionsV1Api(api)
-        self.custom = k8s_client.CustomObjectsApi(api)
-
-    def _maybe(self, call, *args):
-        try:
-            return to_dict(self.api, call(*args))
-        except ApiException as exc:
-            if exc.status == 404:
-                return None
-            raise
+class Cluster(Reader):
+    """The reads of the component checks."""
 
     def namespace(self, name):
-        return self._maybe(self.core.read_namespace, name)
+        return self.get(self.core.read_namespace, name)
 
     def crd(self, name):
-        return self._maybe(self.ext.read_custom_resource_definition, name)
+        return self.get(self.ext.read_custom_resource_definition, name)
 
     def listing(self, call, namespace, selector):
-        kwargs = {'label_selector': selector} if selector else {}
-        return [to_dict(self.api, item) for item in call(namespace, **kwargs).items]
+        return self.items(call, namespace, **({'label_selector': selector} if selector else {}))
 
     def custom_object(self, spec):
         group, _sep, version = spec['api_version'].rpartition('/')
         plural = self._plural(spec['api_version'], spec['kind'])
         if plural is None:
             return None
-        try:
-            if spec.get('namespace'):
-                return self.custom.get_namespaced_custom_object(group, version, spec['namespace'], plural, spec['name'])
-            return self.custom.get_cluster_custom_object(group, version, plural, spec['name'])
-        except ApiException as exc:
-            if exc.status == 404:
-                return None
-            raise
+        if spec.get('namespace'):
+            return self.get(self.custom.get_namespaced_custom_object, group, version, spec['namespace'], plural, spec['name'])
+        return self.get(self.custom.get_cluster_custom_object, group, version, plural, spec['name'])
 
     def _plural(self, api_version, kind):
         group, _sep, version = api_version.rpartition('/')
-        try:
-            found = to_dict(self.api, self.custom.get_api_resources(group, version))
-        except ApiException as exc:
-            if exc.status == 404:
-                return None
-            raise
+        found = self.get(self.custom.get_api_resources, group, version) or {}
         for resource in found.get('resources', []):
             if resource.get('kind') == kind and '/' not in resource.get('name', ''):
                 return resource['name']
         return None
 
     def all_daemonsets(self):
-        return [to_dict(self.api, item) for item in self.apps.list_daemon_set_for_all_namespaces().items]
+        return self.items(self.apps.list_daemon_set_for_all_namespaces)
 
     def nodes(self):
-        return [to_dict(self.api, item) for item in self.core.list_node().items]
+        return self.items(self.core.list_node)
 
     def sriov_states(self):
-        try:
-            return self.custom.list_cluster_custom_object('sriovnetwork.openshift.io', 'v1',
-                                                          'sriovnetworknodestates').get('items', [])
-        except ApiException as exc:
-            if exc.status == 404:
-                return []
-            raise
+        return self.items(self.custom.list_cluster_custom_object, 'sriovnetwork.openshift.io', 'v1', 'sriovnetworknodestates')
 
 
 def evaluate(reader, params):
@@ -342,25 +304,21 @@ def main():
             module.fail_json(msg='option %s must be 1 or more, got %d' % (option, params[option]))
     api = connect(module)
     server = api.configuration.host
-    reader = Reader(api)
+    reader = Cluster(api)
     deadline = time.time() + params['timeout']
     polls = streak = 0
     checks = []
-    try:
-        while True:
-            checks = evaluate(reader, params)
-            polls += 1
-            passed = not [item for item in checks if item['status'] == 'failed']
-            streak = streak + 1 if passed else 0
-            if params['timeout'] == 0 or streak >= params['stable_polls'] or time.time() + params['poll_interval'] > deadline:
-                break
-            time.sleep(params['poll_interval'])
-    except ApiException as exc:
-        module.fail_json(msg='%s: reading the cluster failed: %s (check the credentials and that they may read '
-                             'namespaces, CRDs, workloads, pods and nodes)' % (server, api_error(exc)), polls=polls)
-    except Exception as exc:  # connection refused, TLS errors
-        module.fail_json(msg='%s: cannot reach the API server: %s (check host/kubeconfig/context and the CA)'
-                             % (server, exc), exception=traceback.format_exc(), polls=polls)
+    while True:
+        checks = read_or_fail(module, server, lambda: evaluate(reader, params),
+                              'the cluster (check the credentials and that they may read namespaces, CRDs, workloads, '
+                              'pods and nodes)',
+                              dict(polls=polls))
+        polls += 1
+        passed = not [item for item in checks if item['status'] == 'failed']
+        streak = streak + 1 if passed else 0
+        if params['timeout'] == 0 or streak >= params['stable_polls'] or time.time() + params['poll_interval'] > deadline:
+            break
+        time.sleep(params['poll_interval'])
     failed = [item for item in checks if item['status'] == 'failed']
     stable = not failed and (params['timeout'] == 0 or streak >= params['stable_polls'])
     output = dict(changed=False, checks=checks, failed_checks=failed, polls=polls, stable=stable, api_server=server)
