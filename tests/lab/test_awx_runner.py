@@ -1,31 +1,231 @@
-"""The AWX job templates (playbooks/vars/awx_job_templates.yml) run through ansible-runner - the engine AWX runs
-jobs with - on two rehearsal-lab VR200 trays, the way AWX lays a job out: a private data dir with
-env/extravars (the template's survey defaults, generated from the roles' argument specs), env/envvars (the
-collections path an execution environment provides), inventory/ (the lab's inventory with its platform
-group_vars) and project/ (this checkout). Each run must end `successful` with a playbook_on_stats event that
-counts no failure; preflight changes nothing and prepare trays reboots each tray exactly once.
+"""Every AWX job template (playbooks/vars/awx_job_templates.yml) runs through ansible-runner - the engine AWX runs
+jobs with - against two rehearsal-lab VR200 trays and the test Kubernetes cluster, laid out the way AWX lays out a
+job: a private data dir with
 
-validate is not run here: it needs a cluster with the stack deployed (tests/cluster covers it).
+* env/extravars - the template's survey defaults (playbooks/files/awx_surveys/<id>.json, generated from the roles'
+  argument specs), plus the lab overrides listed in LAB_EXTRAVARS below and nothing else;
+* env/envvars - what the execution environment provides (collections path, helm on PATH) and what the job's
+  credential injects: the `gpu_tray.cluster kubeconfig` credential type, rendered from its definition in
+  playbooks/awx_configure.yml exactly as AWX renders injectors (the kubeconfig written to a file in the private data
+  dir, its path in K8S_AUTH_KUBECONFIG). Every job gets it, as awx_configure.yml attaches it to every template;
+* inventory/ - the lab's inventory (its trays and platform group_vars) plus the group k8s_api with the host that
+  reaches the Kubernetes API (localhost, local connection), as a real AWX inventory for this collection has it;
+* project/ - this checkout.
+
+The workflow's nodes run in the workflow's order (awx_workflow.nodes: preflight -> prepare trays -> deploy stack ->
+validate), each only after the one before it succeeded, as AWX's success_nodes chain them; then teardown stack and
+recover NodeMaintenance, which are run on their own. Each job must end `successful` (status and rc in the artifacts)
+with a playbook_on_stats event that counts no failure, and what it did is read back from the trays and the cluster.
+
+The arrangement: the lab trays are the hosts the tray jobs change (SSH, real reboots). The test cluster
+(tests/cluster/kcluster, rke2-vr200, a real kube-apiserver 1.20 + etcd) has a simulated kubelet whose nodes are
+named tray01 and tray02 - the names of the lab trays - and stand in for the kubelets those trays would run (a lab
+tray runs no kubelet). So prepare trays cordons and drains node trayNN through the API before it reboots lab tray
+trayNN and uncordons it after; deploy stack, validate, teardown and recovery run on the k8s_api host against the
+API, and validate reads the simulated nodes. The stand-in operator tests/cluster/stack_controller.py does what the
+operators of the real stack would (creates the CRD the second tier needs, reports the policy ready, drains node
+states on teardown).
+
+Why LAB_EXTRAVARS exist (an AWX job gets them the same way: the template's Variables, or extra vars on launch):
+* deploy/teardown stack: the lab inventory's recipe (vr200-rke2-ubuntu-training) pulls the real charts from the
+  internet and needs Kubernetes >= 1.34 and GPUs; the jobs deploy the test recipe `stacktest` instead
+  (tests/cluster/files/stacktest/vars.yml: local charts, added as a site recipe through stack_extra_catalog /
+  stack_extra_recipes, with the same orderings and gates as the real stack);
+* validate: it checks the lab inventory's recipe with the components of the deployed test recipe
+  (validate_components) and the digest the deploy job reported; it leaves out the readiness phase (cluster_preflight
+  requires Kubernetes >= 1.34.1, the test cluster's API is 1.20) and runs only the conformance check that a cluster
+  without GPUs and GPU operator can pass (secure-accelerator-access); the evidence goes to the private data dir;
+  the performance phase is left as the defaults have it: no NCCL logs, so it is recorded as skipped;
+* preflight / prepare trays: only gpu_tray_report_dir (the report out of the checkout);
+* recover NodeMaintenance: `stack_recover_nodes: [tray01]`, the extra vars on launch the template asks for.
 """
 import json
+import os
 import pathlib
+import re
 import subprocess
+import sys
+import time
+import types
 
+import jinja2
+import jinja2.sandbox
 import pytest
 import yaml
 
 from labtools import BIN, ROOT, ansible_env, lab, lab_up, tray_status
 
+CLUSTER_DIR = ROOT / "tests" / "cluster"
+sys.path.insert(0, str(CLUSTER_DIR))
+import kcluster as kc  # noqa: E402  (tests/cluster/kcluster.py)
+from clusterhelpers import KCLUSTER, check_down, kube_config  # noqa: E402
+
 DEFINITIONS = yaml.safe_load((ROOT / "playbooks" / "vars" / "awx_job_templates.yml").read_text())
 TEMPLATES = {t["id"]: t for t in DEFINITIONS["awx_job_templates"]}
+WORKFLOW = DEFINITIONS["awx_workflow"]["nodes"]
+ON_THEIR_OWN = ["teardown_stack", "recover_node_maintenance"]
 TRAYS = ("tray01", "tray02")
+STACK_VARS = yaml.safe_load((CLUSTER_DIR / "files" / "stacktest" / "vars.yml").read_text())
+STACK_RECIPE = "stacktest"
+RELEASES = {"st-alpha": "stacktest-a", "st-beta": "stacktest-b", "st-operator": "stacktest-op",
+            "st-dra": "stacktest-dra"}
+STACK_GROUP = "stacktest.gpu-tray.test"
+NM = ("maintenance.nvidia.com", "v1alpha1", "nodemaintenances")
+NM_NAMESPACE = "stacktest-maint"
+BUILD_ENV_FAILURE = 75          # tests/cluster/build.sh: the machine cannot build now (network, disk)
+
+# The lab overrides of each template, on top of its survey defaults (why: the module docstring).
+STACK_OVERRIDES = {"gpu_tray_recipe": STACK_RECIPE, "stack_test_dir": str(CLUSTER_DIR),
+                   "stack_extra_catalog": STACK_VARS["stack_extra_catalog"],
+                   "stack_extra_recipes": STACK_VARS["stack_extra_recipes"]}
+LAB_EXTRAVARS = {
+    "deploy_stack": STACK_OVERRIDES,
+    "teardown_stack": STACK_OVERRIDES,
+    "validate": {
+        "validate_phases": ["deployment", "conformance", "performance"],
+        "validate_components": [
+            {"name": name, "namespace": STACK_VARS["stack_extra_catalog"][name]["namespace"],
+             "crds": STACK_VARS["stack_extra_catalog"][name].get("readiness", {}).get("wait_for_crds", []),
+             "ready": STACK_VARS["stack_extra_catalog"][name].get("readiness", {}).get("ready", [])}
+            for name in STACK_VARS["stack_extra_recipes"][STACK_RECIPE]["components"]],
+        "validate_conformance_checks": ["secure-accelerator-access"],
+        # validate_recipe_digest and validate_evidence_dir are added per run (the deploy job's digest, the job dir)
+    },
+    "recover_node_maintenance": {"stack_recover_nodes": ["tray01"]},
+}
+
+_succeeded = set()     # template ids whose job succeeded in this module (the workflow's success chain)
+_digest = {}           # the recipe digest the deploy stack job reported
+
+
+# ------------------------------------------------------------------------------------------------ fixtures
+
+def _kcluster(*args):
+    return subprocess.run([KCLUSTER] + list(args), capture_output=True, text=True, check=False)
+
+
+def _cannot_start(reason):
+    msg = "test cluster cannot be started on this machine: %s" % reason
+    if os.environ.get("KCLUSTER_REQUIRE") == "1":
+        pytest.fail(msg + " (KCLUSTER_REQUIRE=1: failing instead of skipping)", pytrace=False)
+    pytest.skip(msg)
 
 
 @pytest.fixture(scope="module")
-def inventory():
+def cluster():
+    """The test cluster as tests/cluster/conftest.py starts it (skip only when build.sh says the machine cannot
+    build, rc 75, and never with KCLUSTER_REQUIRE=1), but rke2-vr200 with the lab's two trays as nodes. A cluster
+    that is already up (>= 2 trays) is reused, cleaned of this test's objects before and after, and left up;
+    one started here is stopped with `kcluster down`, checked like conftest checks it."""
+    status = json.loads(_kcluster("status", "--json").stdout or "{}")
+    started = False
+    if status.get("up"):
+        assert status["nodes"] >= len(TRAYS), "a test cluster with %d trays is up; this test needs %d" % (
+            status["nodes"], len(TRAYS))
+    else:
+        build = subprocess.run([str(CLUSTER_DIR / "build.sh")], capture_output=True, text=True, check=False)
+        if build.returncode == BUILD_ENV_FAILURE:
+            _cannot_start("tests/cluster/build.sh rc 75:\n%s" % build.stderr[-2000:])
+        assert build.returncode == 0, "tests/cluster/build.sh failed (rc %d), a defect:\n%s" % (
+            build.returncode, build.stderr[-3000:])
+        up = _kcluster("up", "--platform", "rke2-vr200", "--nodes", str(len(TRAYS)), "--no-build")
+        if up.returncode != 0:
+            _kcluster("down")
+            pytest.fail("kcluster up failed:\n%s%s" % (up.stdout[-3000:], up.stderr[-3000:]), pytrace=False)
+        started = True
+        status = json.loads(_kcluster("status", "--json").stdout)
+    from kubernetes import client
+    status["api"] = client.ApiClient(configuration=kube_config(status["kubeconfig"]))
+    if not started:
+        _clean(status)
+    try:
+        yield status
+    finally:
+        if started:
+            check_down(kc.load_pids())
+        else:
+            _clean(status)
+
+
+@pytest.fixture(scope="module")
+def inventory(cluster):
+    """The lab (after the cluster: the lab lock is taken first, but a cluster that cannot start must not cost a
+    lab boot); `lab down` at the end."""
     inv = lab_up("--platform", "rke2-vr200", "--trays", str(len(TRAYS)))
     yield inv
     lab("down")
+
+
+@pytest.fixture(scope="module")
+def operator(cluster, tmp_path_factory):
+    """tests/cluster/stack_controller.py, the stand-in for the stack's operators, for the whole module."""
+    log = tmp_path_factory.mktemp("controller") / "events.log"
+    proc = subprocess.Popen([sys.executable, str(CLUSTER_DIR / "stack_controller.py"), cluster["kubeconfig"],
+                             str(log)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.time() + 20
+    while not (log.exists() and log.read_text()) and time.time() < deadline:
+        assert proc.poll() is None, proc.stdout.read()
+        time.sleep(0.2)
+    yield log
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
+def _clean(cluster):
+    """Remove what this test creates from a reused cluster (releases, namespaces, CRDs, cordons)."""
+    from kubernetes import client
+    from kubernetes.client.rest import ApiException
+    for name, ns in RELEASES.items():
+        subprocess.run([cluster["helm"], "uninstall", name, "-n", ns, "--wait", "--kubeconfig", cluster["kubeconfig"]],
+                       capture_output=True, check=False)
+    core, ext = client.CoreV1Api(cluster["api"]), client.ApiextensionsV1Api(cluster["api"])
+    custom = client.CustomObjectsApi(cluster["api"])
+    try:
+        for nm in custom.list_cluster_custom_object(*NM)["items"]:
+            custom.patch_namespaced_custom_object(NM[0], NM[1], nm["metadata"]["namespace"], NM[2],
+                                                  nm["metadata"]["name"], {"metadata": {"finalizers": None}})
+    except ApiException as exc:
+        assert exc.status == 404, exc
+    for crd in ext.list_custom_resource_definition().items:
+        if crd.spec.group == STACK_GROUP or crd.metadata.name == "%s.%s" % (NM[2], NM[0]):
+            ext.delete_custom_resource_definition(crd.metadata.name)
+    for ns in sorted(set(RELEASES.values())) + [NM_NAMESPACE]:
+        try:
+            core.delete_namespace(ns)
+        except ApiException as exc:
+            assert exc.status == 404, exc
+    deadline = time.time() + 120
+    while [n for n in core.list_namespace().items if n.metadata.name.startswith("stacktest-")]:
+        assert time.time() < deadline, "stacktest-* namespaces do not go away"
+        time.sleep(1)
+    for node in core.list_node().items:
+        if node.spec.unschedulable:
+            core.patch_node(node.metadata.name, {"spec": {"unschedulable": False}})
+
+
+# ------------------------------------------------------------------------------------- one AWX job, by runner
+
+def kube_credential_env(kubeconfig_text, pdd):
+    """What the `gpu_tray.cluster kubeconfig` credential (playbooks/awx_configure.yml) injects into a job, rendered
+    the way AWX renders a credential type's injectors: file templates are written into the private data dir and
+    named by tower.filename.<id>; env templates are rendered in a Jinja sandbox with the credential's inputs, an
+    input left blank being undefined (renders as ''). Only the kubeconfig input is filled in here."""
+    tasks = yaml.safe_load((ROOT / "playbooks" / "awx_configure.yml").read_text())[0]["tasks"]
+    ctype = next(t["awx.awx.credential_type"] for t in tasks
+                 if "awx.awx.credential_type" in t and t["awx.awx.credential_type"].get("state") == "present")
+    # the playbook passes the injectors to AWX through Ansible's templating: {% raw %} ... {% endraw %} goes
+    injectors = json.loads(jinja2.Template(json.dumps(ctype["injectors"])).render())
+    inputs = {"kubeconfig": kubeconfig_text}
+    sandbox = jinja2.sandbox.ImmutableSandboxedEnvironment()
+    files = {}
+    for key, template in injectors.get("file", {}).items():
+        path = pdd / "env" / ("credential_%s" % key.split(".", 1)[1])
+        path.write_text(sandbox.from_string(template).render(**inputs))
+        path.chmod(0o660)            # as AWX writes it (tempfile.mkstemp + chmod 660)
+        files[key.split(".", 1)[1]] = str(path)
+    tower = types.SimpleNamespace(filename=types.SimpleNamespace(**files))
+    return {var: sandbox.from_string(template).render(tower=tower, **inputs)
+            for var, template in injectors.get("env", {}).items()}
 
 
 def survey_defaults(template_id):
@@ -33,19 +233,29 @@ def survey_defaults(template_id):
     return {q["variable"]: q["default"] for q in survey["spec"] if "default" in q}
 
 
-def run_template(template_id, inventory, tmp_path):
+def run_template(template_id, inventory, cluster, tmp_path, **more):
     """ansible-runner run <private data dir> -p <the template's playbook>; returns (extravars, artifacts dir)."""
     pdd = tmp_path / template_id
     (pdd / "env").mkdir(parents=True)
-    extravars = survey_defaults(template_id)
-    extravars["gpu_tray_report_dir"] = str(pdd / "report")   # AWX: the project dir; here out of the checkout
+    extravars = dict(survey_defaults(template_id), **LAB_EXTRAVARS.get(template_id, {}))
+    extravars.update(more)
+    extravars.setdefault("gpu_tray_report_dir", str(pdd / "report"))   # AWX: the project dir; here out of the checkout
     (pdd / "env" / "extravars").write_text(yaml.safe_dump(extravars))
     env = ansible_env()
-    (pdd / "env" / "envvars").write_text(yaml.safe_dump({
+    envvars = {
+        # the execution environment: its collections, helm on PATH (execution-environment.yml installs both)
         "ANSIBLE_COLLECTIONS_PATH": env["ANSIBLE_COLLECTIONS_PATH"], "ANSIBLE_HOME": str(pdd / "ansible-home"),
-        "ANSIBLE_NOCOLOR": "1"}))
-    (pdd / "inventory").symlink_to(pathlib.Path(inventory).parent, target_is_directory=True)
+        "ANSIBLE_NOCOLOR": "1", "PATH": "%s:%s" % (os.path.dirname(cluster["helm"]), env["PATH"])}
+    envvars.update(kube_credential_env(pathlib.Path(cluster["kubeconfig"]).read_text(), pdd))
+    (pdd / "env" / "envvars").write_text(yaml.safe_dump(envvars))
+    (pdd / "inventory").mkdir()
+    for item in ("hosts.yml", "group_vars"):
+        (pdd / "inventory" / item).symlink_to(pathlib.Path(inventory).parent / item)
+    (pdd / "inventory" / "k8s_api.yml").write_text(yaml.safe_dump({"k8s_api": {"hosts": {"localhost": {
+        "ansible_connection": "local", "ansible_python_interpreter": sys.executable}}}}))   # the EE's python
     (pdd / "project").symlink_to(ROOT, target_is_directory=True)
+    for var in [v for v in env if v.startswith("K8S_AUTH_")]:
+        del env[v]          # the cluster is reached only through what the credential injects
     proc = subprocess.run([str(BIN / "ansible-runner"), "run", str(pdd), "-p", TEMPLATES[template_id]["playbook"],
                            "--ident", template_id], cwd=tmp_path, env=env, capture_output=True, text=True,
                           check=False, timeout=1200)
@@ -61,29 +271,142 @@ def stats(artifacts):
     events = [json.loads(p.read_text()) for p in (artifacts / "job_events").glob("*.json")]
     final = [e for e in events if e.get("event") == "playbook_on_stats"]
     assert len(final) == 1, "no playbook_on_stats event in %s" % artifacts
-    return final[0]["event_data"]
+    data = final[0]["event_data"]
+    assert not data.get("failures") and not data.get("dark"), data
+    return data
 
 
-def test_templates_run_here_exist():
-    assert {"preflight", "prepare_trays"} <= set(TEMPLATES), sorted(TEMPLATES)
+def releases(cluster):
+    out = subprocess.run([cluster["helm"], "list", "-A", "-a", "-o", "json", "--kubeconfig", cluster["kubeconfig"]],
+                         capture_output=True, text=True, check=True).stdout
+    return {r["name"]: r for r in json.loads(out or "[]") if r["name"] in RELEASES}
 
 
-def test_preflight_template_runs_and_changes_nothing(inventory, tmp_path):
-    boots = {t: tray_status(t)["boot_count"] for t in TRAYS}
-    extravars, artifacts = run_template("preflight", inventory, tmp_path)
+def cordoned(cluster, node):
+    from kubernetes import client
+    return bool(client.CoreV1Api(cluster["api"]).read_node(node).spec.unschedulable)
+
+
+# --------------------------------------------------------------------------------- what each job must have done
+
+def check_preflight(extravars, artifacts, ctx):
     assert extravars.get("preflight_fail") == "true", extravars   # the survey default reached the run
     data = stats(artifacts)
-    assert not data.get("failures") and not data.get("dark"), data
     assert set(data["ok"]) >= set(TRAYS), data
     assert not any(data.get("changed", {}).get(t) for t in TRAYS), data
-    assert {t: tray_status(t)["boot_count"] for t in TRAYS} == boots
+    assert {t: tray_status(t)["boot_count"] for t in TRAYS} == ctx["boots"]
 
 
-def test_prepare_trays_template_reboots_each_tray_once(inventory, tmp_path):
-    boots = {t: tray_status(t)["boot_count"] for t in TRAYS}
-    extravars, artifacts = run_template("prepare_trays", inventory, tmp_path)
+def check_prepare_trays(extravars, artifacts, ctx):
     assert extravars.get("rolling_reboot_drain") == "auto" and "rolling_reboot_batch" not in extravars, extravars
     data = stats(artifacts)
-    assert not data.get("failures") and not data.get("dark"), data
     assert all(data.get("changed", {}).get(t) for t in TRAYS), data
-    assert {t: tray_status(t)["boot_count"] for t in TRAYS} == {t: n + 1 for t, n in boots.items()}
+    assert {t: tray_status(t)["boot_count"] for t in TRAYS} == {t: n + 1 for t, n in ctx["boots"].items()}
+    # the credential reached the drain: each tray's node was cordoned and drained before its reboot, uncordoned after
+    rows = {r["tray"]: r for r in json.loads((artifacts.parents[1] / "report" / "rolling-reboot.json").read_text())}
+    assert {t: rows[t]["drain"] for t in TRAYS} == {t: "drained, uncordoned" for t in TRAYS}, rows
+    assert not any(cordoned(ctx["cluster"], t) for t in TRAYS)
+
+
+def check_deploy_stack(extravars, artifacts, ctx):
+    assert extravars["stack_wait_timeout"] == 600 and extravars["stack_helm_timeout"] == "10m", extravars
+    assert not any(k in extravars for k in ("stack_kubeconfig", "gpu_tray_kubeconfig")), extravars
+    data = stats(artifacts)
+    out = (artifacts / "stdout").read_text()
+    assert re.findall(r'"msg": "(tier \d/\d: [^"]+)"', out) == [
+        "tier 1/3: st-alpha, st-beta", "tier 2/3: st-dra, st-operator", "tier 3/3: st-pools"], out[-4000:]
+    assert all(data.get("changed", {}).get("stack-%s" % c) for c in list(RELEASES) + ["st-pools"]), data
+    rels = releases(ctx["cluster"])
+    assert sorted(rels) == sorted(RELEASES) and all(r["status"] == "deployed" for r in rels.values()), rels
+    digest = re.findall(r"%s: 5 components in 3 tiers, digest (\w+);" % STACK_RECIPE, out)
+    assert len(set(digest)) == 1, out[-4000:]
+    _digest["deployed"] = digest[0]
+
+
+def check_validate(extravars, artifacts, ctx):
+    stats(artifacts)
+    evidence = pathlib.Path(extravars["validate_evidence_dir"])
+    summary = json.loads((evidence / "summary.json").read_text())
+    assert summary["result"] == "passed" and summary["recipe_digest"] == _digest["deployed"], summary
+    # performance: no NCCL logs were given (validate_nccl_logs defaults to none), so the phase is skipped
+    assert summary["phases"] == {"deployment": "passed", "conformance": "passed", "performance": "skipped"}, summary
+    tests = json.loads((evidence / "ctrf" / "deployment.json").read_text())["results"]["tests"]
+    assert all(t["status"] == "passed" for t in tests), tests
+    # every deployed component was looked at: its workload, the CRDs its gates wait for, the CR that reports ready
+    assert {t["extra"]["object"] for t in tests} >= {
+        "Deployment stacktest-a/st-alpha", "Deployment stacktest-b/st-beta", "Deployment stacktest-op/st-operator",
+        "DaemonSet stacktest-dra/st-dra-kubelet-plugin", "CustomResourceDefinition pools.%s" % STACK_GROUP,
+        "CustomResourceDefinition widgetpolicies.%s" % STACK_GROUP, "WidgetPolicy policy"}, tests
+    conformance = json.loads((evidence / "ctrf" / "conformance.json").read_text())["results"]["tests"]
+    assert [(t["name"], t["status"]) for t in conformance] == [("secure-accelerator-access", "passed")], conformance
+
+
+CHECKS = {"preflight": check_preflight, "prepare_trays": check_prepare_trays, "deploy_stack": check_deploy_stack,
+          "validate": check_validate}
+
+
+# ----------------------------------------------------------------------------------------------------- tests
+
+def test_every_template_is_run_here():
+    assert set(WORKFLOW) <= set(TEMPLATES) and set(WORKFLOW) == set(CHECKS), (WORKFLOW, sorted(CHECKS))
+    assert sorted(WORKFLOW + ON_THEIR_OWN) == sorted(TEMPLATES), sorted(TEMPLATES)
+
+
+@pytest.mark.parametrize("step", WORKFLOW)
+def test_workflow_node(step, inventory, cluster, operator, tmp_path):
+    """One node of the rollout workflow, in the workflow's order; AWX starts it only after its parent succeeded."""
+    parent = WORKFLOW[WORKFLOW.index(step) - 1] if WORKFLOW.index(step) > 0 else None
+    if parent is not None and parent not in _succeeded:
+        pytest.fail("workflow: %s runs only after %s succeeded, which it did not here" % (step, parent), pytrace=False)
+    ctx = {"cluster": cluster, "boots": {t: tray_status(t)["boot_count"] for t in TRAYS}}
+    more = {}
+    if step == "validate":
+        more = {"validate_recipe_digest": _digest["deployed"], "validate_evidence_dir": str(tmp_path / "evidence")}
+    extravars, artifacts = run_template(step, inventory, cluster, tmp_path, **more)
+    CHECKS[step](extravars, artifacts, ctx)
+    _succeeded.add(step)
+
+
+def test_teardown_stack_template(inventory, cluster, operator, tmp_path):
+    if "deploy_stack" not in _succeeded:
+        pytest.fail("teardown stack needs the stack the deploy stack job installs, which did not succeed here",
+                    pytrace=False)
+    assert sorted(releases(cluster)) == sorted(RELEASES)
+    _extravars, artifacts = run_template("teardown_stack", inventory, cluster, tmp_path)
+    data = stats(artifacts)
+    out = (artifacts / "stdout").read_text()
+    assert re.findall(r'"msg": "(teardown tier \d/\d: [^"]+)"', out) == [
+        "teardown tier 3/3: st-pools", "teardown tier 2/3: st-dra, st-operator",
+        "teardown tier 1/3: st-alpha, st-beta"], out[-4000:]
+    assert all(data.get("changed", {}).get("stack-%s" % c) for c in RELEASES), data
+    assert releases(cluster) == {}
+
+
+def test_recover_node_maintenance_template(inventory, cluster, tmp_path):
+    from kubernetes import client
+    ext, core = client.ApiextensionsV1Api(cluster["api"]), client.CoreV1Api(cluster["api"])
+    custom = client.CustomObjectsApi(cluster["api"])
+    crd = yaml.safe_load((CLUSTER_DIR / "files" / "nodemaintenance-crd.yaml").read_text())
+    ext.create_custom_resource_definition(crd)
+    deadline = time.time() + 30
+    while not any(c.type == "Established" and c.status == "True" for c in
+                  ext.read_custom_resource_definition("%s.%s" % (NM[2], NM[0])).status.conditions or []):
+        assert time.time() < deadline, "the NodeMaintenance CRD is not Established"
+        time.sleep(0.5)
+    core.create_namespace({"metadata": {"name": NM_NAMESPACE}})
+    for tray in TRAYS:      # orphans: the Maintenance Operator that would release them is gone
+        custom.create_namespaced_custom_object(NM[0], NM[1], NM_NAMESPACE, NM[2], {
+            "apiVersion": "%s/%s" % NM[:2], "kind": "NodeMaintenance",
+            "metadata": {"name": "nm-%s" % tray, "finalizers": ["maintenance.nvidia.com/finalizer"]},
+            "spec": {"requestorID": "nvidia.network.operator", "nodeName": tray, "cordon": True}})
+        core.patch_node(tray, {"spec": {"unschedulable": True}})
+    try:
+        extravars, artifacts = run_template("recover_node_maintenance", inventory, cluster, tmp_path)
+        assert extravars["stack_recover_nodes"] == ["tray01"], extravars
+        stats(artifacts)
+        left = [o["metadata"]["name"] for o in custom.list_namespaced_custom_object(NM[0], NM[1], NM_NAMESPACE,
+                                                                                     NM[2])["items"]]
+        assert left == ["nm-tray02"], left          # only the node the launch asked for
+        assert not cordoned(cluster, "tray01") and cordoned(cluster, "tray02")
+    finally:
+        core.patch_node("tray02", {"spec": {"unschedulable": False}})
