@@ -6,6 +6,8 @@
 #   make lab-up / lab-down / lab-status      the rehearsal lab alone (PLATFORM, TRAYS, FAULTS="name[@N] ...")
 #   make cluster-up / cluster-down           the test Kubernetes cluster (kube-apiserver 1.20 + simulated kubelet)
 #   make lab-reset / lab-bench               replace the lab; time 8-tray boots (prints seconds and ratios)
+#   make test-vm                             prepare_trays.yml on 2 real qemu VM trays (lab/vm/vmlab; ~20 min; not in make test)
+#   make vm-up / vm-down / vm-status         the VM lab alone (PLATFORM, VM_TRAYS=2; 1 vCPU + 1 GiB per VM)
 #   make cluster-bench                       warm start-up of the test cluster vs its 30 s budget (ratios)
 #   make stack-bench                         chart rollout: tiers vs one by one on the test cluster, tiers/components per recipe
 #   make prep-bench                          preflight/prepare/rolling-reboot ratios on 8/16/64 lab trays (docs/performance.md)
@@ -21,6 +23,7 @@ BIN         := $(CURDIR)/$(VENV)/bin
 PLATFORM    ?= nvke-gb200
 TRAYS       ?= 4
 FAULTS      ?=
+VM_TRAYS    ?= 2
 export GPU_TRAY_CACHE ?= /var/cache/gpu-tray-cluster
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export ANSIBLE_HOME := $(CURDIR)/.ansible
@@ -31,6 +34,7 @@ export PYTHONDONTWRITEBYTECODE := 1
 
 REPORT_DIR  ?= $(CURDIR)/output/report
 LAB         := $(CURDIR)/lab/lab
+VMLAB       := $(CURDIR)/lab/vm/vmlab
 FAULT_ARGS  := $(foreach f,$(FAULTS),--fault $(f))
 
 .PHONY: help setup lint sanity units test matrix build clean lab lab-up lab-down lab-status lab-reset lab-bench test-lab molecule test-cluster cluster-build cluster-up cluster-down cluster-bench prep-bench stack-bench
@@ -80,6 +84,22 @@ test-lab: setup
 
 molecule: setup
 	molecule test -s lab_smoke
+
+# Real kernel, GRUB and reboots (docs/lab.md "VM backend"); separate from make test/.ci/run (docs/testing.md).
+# Installs qemu/mmdebstrap (apt) and builds the cached image on first use; prints its timings at the end.
+.PHONY: test-vm vm-up vm-down vm-status
+test-vm: setup
+	$(VMLAB) deps
+	pytest -p no:cacheprovider -rfEs tests/vm
+
+vm-up: setup
+	$(VMLAB) up --platform $(PLATFORM) --trays $(VM_TRAYS)
+
+vm-down:
+	$(VMLAB) down
+
+vm-status:
+	$(VMLAB) status
 
 test-cluster: setup
 	pytest -p no:cacheprovider tests/cluster

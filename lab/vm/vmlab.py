@@ -318,7 +318,7 @@ ExecStop=/usr/local/lib/gpu-tray-vm/boot-record down
 WantedBy=multi-user.target
 """
 
-# one line per event: <up|down> <boot_id> <kernel boot time (btime)> <now>, times in seconds since the epoch
+# one line per event: <up|down> <boot_id> <kernel boot time (btime) of that boot> <now>, in seconds since the epoch
 BOOT_RECORD = """#!/bin/sh
 mkdir -p /var/log/gpu-tray-vm
 echo "$1 $(cat /proc/sys/kernel/random/boot_id) $(awk '/^btime/ {print $2}' /proc/stat) $(date +%s.%N)" >> {log}
@@ -512,7 +512,6 @@ def cmd_up(args):
             tray = start_vm(index, image, args.mem, accel)
             trays[tray["name"]] = tray
             save_state({"platform": args.platform, "trays": trays})
-        t_start = time.time()
         with concurrent.futures.ThreadPoolExecutor(len(trays)) as pool:
             ups = dict(zip(trays, pool.map(lambda t: wait_ssh(t, args.boot_timeout), trays.values())))
         t_ssh = time.time()
@@ -534,7 +533,6 @@ def cmd_up(args):
                             ", ".join("%s %.0f s" % (n, ups[n] - trays[n]["started"]) for n in sorted(trays)),
                             t_prov - t_ssh, time.time() - t0))
     print("inventory: %s" % hosts)
-    del t_start
     return 0
 
 
