@@ -19,9 +19,10 @@ description:
 - Compares the C(requested) part of a registered M(gpu_tray.cluster.tray_state) result with a request (the same
   options - C(sysfs_root), C(proc_root), C(files), C(units), C(grub), C(modprobe_dirs), C(modprobe_modules),
   C(sysctls)).
-- True when the roots the request names are the ones read, every file, unit, modprobe directory and module and sysctl of the request was read and the C(grub) request
-  equals the one read (the simulation depends on its arguments). False for anything that is not a successful
-  tray_state result (undefined, skipped, failed, of an older collection version without C(requested)).
+- True when the roots the request names are the ones read, every file, unit, modprobe directory and module and
+  sysctl of the request was read and the C(grub) request equals the one read (the simulation depends on its
+  arguments). False for anything that is not a successful tray_state result (undefined, skipped, failed, of an older
+  collection version without C(requested)).
 positional: _input, request
 options:
   _input:
