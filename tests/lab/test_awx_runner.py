@@ -133,17 +133,18 @@ def cluster():
             _kcluster("down")
             pytest.fail("kcluster up failed:\n%s%s" % (up.stdout[-3000:], up.stderr[-3000:]), pytrace=False)
         started = True
-        status = json.loads(_kcluster("status", "--json").stdout)
-    from kubernetes import client
-    status["api"] = client.ApiClient(configuration=kube_config(status["kubeconfig"]))
-    if not started:
-        _clean(status)
+    pids = kc.load_pids()
     try:
+        from kubernetes import client
+        status = json.loads(_kcluster("status", "--json").stdout)
+        status["api"] = client.ApiClient(configuration=kube_config(status["kubeconfig"]))
+        if not started:
+            _clean(status)
         yield status
     finally:
         if started:
-            check_down(kc.load_pids())
-        else:
+            check_down(pids)
+        elif "api" in status:
             _clean(status)
 
 
