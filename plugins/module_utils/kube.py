@@ -66,14 +66,18 @@ class KubeConfigError(Exception):
 
 
 def auth_settings(params, environ=None):
-    """Options given to the module, else their K8S_AUTH_* variables (booleans: 0/false/no are false)."""
+    """Options given to the module, else their K8S_AUTH_* variables (booleans: 0/false/no are false).
+
+    An empty variable counts as unset: AWX injects a credential's blank optional field as ``VAR=""``, and
+    kubernetes.core would look for a context named "" (a deliberate difference from kubernetes.core).
+    """
     environ = os.environ if environ is None else environ
     auth = {}
     for option, names in _ENV.items():
         value = params.get(option)
         if value is None:
             for name in names:
-                if environ.get(name) is not None:
+                if environ.get(name):
                     value = environ[name]
                     if option == 'validate_certs':
                         value = value.lower() not in ('0', 'false', 'no')

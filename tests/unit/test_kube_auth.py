@@ -27,6 +27,13 @@ def test_options_win_over_environment():
     assert kube.auth_settings({}, {}) == {}
 
 
+def test_empty_environment_variables_are_unset():
+    """AWX injects a blank optional credential field as VAR="": that must not select a context named ''."""
+    env = {'K8S_AUTH_CONTEXT': '', 'K8S_AUTH_KUBECONFIG': '/env/kubeconfig', 'K8S_AUTH_VERIFY_SSL': '',
+           'K8S_AUTH_VALIDATE_CERTS': 'no'}
+    assert kube.auth_settings({}, env) == {'kubeconfig': '/env/kubeconfig', 'validate_certs': False}
+
+
 def test_kubeconfig_file_and_context(tmp_path):
     path = tmp_path / 'kubeconfig'
     path.write_text(yaml.safe_dump(KUBECONFIG))
