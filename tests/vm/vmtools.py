@@ -102,6 +102,30 @@ def boots(tray):
     return rows
 
 
+def reboot_window(tray, records, boot_id):
+    """(down, up) of the one reboot in a VM's boot record, or an AssertionError saying what is wrong: exactly
+    one reboot, the old boot's shutdown before the new kernel's boot time, that no later than 'up', and the new
+    boot is the running one (boot_id)."""
+    ups = [r for r in records if r[0] == "up"]
+    downs = [r for r in records if r[0] == "down"]
+    assert len(ups) == 2 and len(downs) == 1, "%s: expected one reboot, boot record %s" % (tray, records)
+    assert downs[0][1] == ups[0][1] and ups[1][1] == boot_id, "%s: boot ids do not chain: %s" % (tray, records)
+    down, up = downs[0][3], ups[1][3]
+    assert down < ups[1][2] <= up, "%s: kernel boot time outside its reboot window %s" % (tray, records)
+    return down, up
+
+
+def overlapping(windows):
+    """Pairs of trays whose reboot windows {tray: (down, up)} overlap, with the order they went down in."""
+    ordered = sorted(windows.items(), key=lambda item: item[1][0])
+    out = []
+    for i, (first, (_down1, up1)) in enumerate(ordered):
+        for second, (down2, _up2) in ordered[i + 1:]:
+            if down2 <= up1:
+                out.append((first, second))
+    return out
+
+
 def snapshot(tray):
     """What the tests compare before and after: all read from the real kernel/systemd of the VM."""
     script = r"""
