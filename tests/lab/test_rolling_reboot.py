@@ -5,8 +5,10 @@ waves never take two trays of one rack down together while different racks reboo
 The 3-tray module also runs the test Kubernetes cluster (tests/cluster/kcluster: a real kube-apiserver with
 nodes tray01..tray03 from the simulated kubelet), reached the way kubernetes.core finds it (K8S_AUTH_KUBECONFIG):
 the role cordons and drains a tray's node before its reboot, uncordons it after, and leaves a failed tray's node
-cordoned. The 4-tray module has no cluster (K8S_AUTH_KUBECONFIG names no file): trays are not drained, and the
-report says why.
+cordoned. The 4-tray module has no cluster configured (no K8S_AUTH_*/KUBECONFIG in the environment; on a machine
+with a ~/.kube/config the role would use it): trays are not drained, and the report says why; a cluster that is
+configured but cannot be read (K8S_AUTH_KUBECONFIG names no file, as a broken AWX credential would) stops the run
+before any reboot.
 
 The preparing roles are stood in for by tests/lab/playbooks/fake_prepare.yml (a GRUB drop-in + update-grub and
 the facts the roles export), so these tests exercise only the reboot logic. Who was down when comes from the
@@ -29,15 +31,19 @@ FAST = {"rolling_reboot_timeout": 25, "rolling_reboot_post_reboot_delay": 1}
 
 
 KCLUSTER = ROOT / "tests" / "cluster" / "kcluster"
-NO_CLUSTER = "/nonexistent/gpu-tray-test-kubeconfig"
+BROKEN_KUBECONFIG = "/nonexistent/gpu-tray-test-kubeconfig"
+K8S_ENV = ("K8S_AUTH_KUBECONFIG", "K8S_AUTH_HOST", "K8S_AUTH_CONTEXT", "KUBECONFIG")
 
 
-def run(inventory, extra_vars, *args, report=None, kubeconfig=NO_CLUSTER):
+def run(inventory, extra_vars, *args, report=None, kubeconfig=None):
+    """ansible-playbook fake_prepare.yml; ``kubeconfig`` None = no cluster configured (no K8S_AUTH_* at all)."""
     argv = [str(BIN / "ansible-playbook"), "-i", str(inventory)]
     for extra in args:
         argv += list(extra) if isinstance(extra, (list, tuple)) else [extra]
     argv += [str(PLAYBOOK), "-e", json.dumps(dict(FAST, gpu_tray_report_dir=str(report), **extra_vars))]
-    env = dict(ansible_env(), K8S_AUTH_KUBECONFIG=kubeconfig)
+    env = dict((k, v) for k, v in ansible_env().items() if k not in K8S_ENV)
+    if kubeconfig is not None:
+        env["K8S_AUTH_KUBECONFIG"] = kubeconfig
     proc = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
     return proc.returncode, proc.stdout + proc.stderr
 
@@ -249,3 +255,21 @@ def test_a_tray_without_its_group_variable_is_refused_before_any_reboot(lab4, tm
     assert rc != 0, out
     assert "rack is not set for tray01, tray02, tray03, tray04" in out, out
     assert boots("tray01", "tray02", "tray03", "tray04") == before
+
+
+def test_a_configured_cluster_that_cannot_be_read_stops_the_run_before_any_reboot(lab4, tmp_path):
+    """A broken credential (here K8S_AUTH_KUBECONFIG naming no file) must not turn into undrained reboots."""
+    inventory, _racks = lab4
+    before = boots("tray01", "tray02", "tray03", "tray04")
+    rc, out = run(inventory, {"lab_test_arg": "gtl_rolling.test=3"}, report=tmp_path, kubeconfig=BROKEN_KUBECONFIG)
+    assert rc != 0, out
+    assert "The Kubernetes cluster configured by K8S_AUTH_KUBECONFIG=%s cannot be read" % BROKEN_KUBECONFIG in out, out
+    assert "set rolling_reboot_drain to never" in out, out
+    assert "Reboot the trays wave by wave" not in out, out
+    assert boots("tray01", "tray02", "tray03", "tray04") == before
+    # with the drain explicitly off the same run reboots (each tray once) and says why nobody was drained
+    rc, out = run(inventory, {"lab_test_arg": "gtl_rolling.test=3", "rolling_reboot_drain": "never"},
+                  report=tmp_path, kubeconfig=BROKEN_KUBECONFIG)
+    assert rc == 0, out
+    assert boots("tray01", "tray02", "tray03", "tray04") == [b + 1 for b in before]
+    assert report_row(tmp_path, "tray01")["drain"] == "not drained: rolling_reboot_drain is never"
