@@ -6,7 +6,7 @@
 #   make lab-up / lab-down / lab-status      the rehearsal lab alone (PLATFORM, TRAYS, FAULTS="name[@N] ...")
 #   make cluster-up / cluster-down           the test Kubernetes cluster (kube-apiserver 1.20 + simulated kubelet)
 #   make lab-reset / lab-bench               replace the lab; time 8-tray boots (prints seconds and ratios)
-#   make test-vm                             prepare_trays.yml on 2 real qemu VM trays (lab/vm/vmlab; ~20 min; not in make test)
+#   make test-vm                             prepare_trays.yml on 2 real qemu VM trays (lab/vm/vmlab; ~15 min; not in make test)
 #   make vm-up / vm-down / vm-status         the VM lab alone (PLATFORM, VM_TRAYS=2; 1 vCPU + 1 GiB per VM)
 #   make cluster-bench                       warm start-up of the test cluster vs its 30 s budget (ratios)
 #   make stack-bench                         chart rollout: tiers vs one by one on the test cluster, tiers/components per recipe

@@ -57,6 +57,12 @@ def scenario():
     data = {"inventory": inventory}
     try:
         data["before"] = dict((t, vmtools.snapshot(t)) for t in TRAYS)
+        check, elapsed = vmtools.playbook(inventory, "playbooks/prepare_trays.yml", logs / "check.log",
+                                          ["gpu_tray_report_dir=%s" % (STATE / "report0")] + EXTRA,
+                                          options=["--check", "--diff"])
+        TIMINGS["prepare_trays.yml --check --diff (nothing changes)"] = elapsed
+        data["check"] = check
+        data["checked"] = dict((t, vmtools.snapshot(t)) for t in TRAYS)
         first, elapsed = vmtools.playbook(inventory, "playbooks/prepare_trays.yml", logs / "run1.log",
                                           ["gpu_tray_report_dir=%s" % (STATE / "report1")] + EXTRA)
         TIMINGS["prepare_trays.yml run 1 (changes + rolling reboot)"] = elapsed
@@ -88,6 +94,18 @@ def test_before_the_run_the_trays_are_unprepared(scenario):
         assert not set(args) & set(snap["cmdline"].split()), (tray, snap["cmdline"])
         assert snap["imex_enabled"] == "enabled", (tray, snap["imex_enabled"])
         assert len([b for b in snap["boots"] if b[0] == "up"]) == 1, (tray, snap["boots"])
+
+
+def test_check_mode_changes_nothing_on_the_real_kernel(scenario):
+    """--check --diff reports the changes (modprobe -n resolves the modules) and the VMs are as before."""
+    check = scenario["check"]
+    assert check.returncode == 0, "check run failed (rc %d); log: %s" % (check.returncode, STATE / "logs" / "check.log")
+    counts = vmtools.recap(check.stdout)
+    for tray in TRAYS:
+        assert counts[tray]["failed"] == 0 and counts[tray]["changed"] > 0, counts
+        before, after = scenario["before"][tray], scenario["checked"][tray]
+        assert before == after, "%s changed in check mode: %s" % (
+            tray, dict((k, (before[k], after.get(k))) for k in before if before[k] != after.get(k)))
 
 
 def test_first_run_succeeds_and_changes_each_tray(scenario):

@@ -58,8 +58,8 @@ def ssh(tray, command, check=True):
     return proc.stdout
 
 
-def playbook(inventory, path, log, extra_vars=None):
-    argv = [str(BIN / "ansible-playbook"), "-i", str(inventory), str(ROOT / path)]
+def playbook(inventory, path, log, extra_vars=None, options=()):
+    argv = [str(BIN / "ansible-playbook"), "-i", str(inventory), str(ROOT / path)] + list(options)
     for value in extra_vars or ():
         argv += ["-e", value if isinstance(value, str) else json.dumps(value)]
     start = time.time()
