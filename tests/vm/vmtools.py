@@ -12,6 +12,8 @@ import sys
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests" / "lab"))
+from labtools import ansible_env as _lab_ansible_env  # noqa: E402  (tests/lab is not a package)
 VMLAB = ROOT / "lab" / "vm" / "vmlab"
 BIN = pathlib.Path(sys.executable).parent          # the venv's bin (pytest runs from .venv/bin/pytest)
 STATE = pathlib.Path(os.environ.get("GPU_TRAY_VM_STATE", "/var/tmp/gpu-tray-vmlab"))
@@ -22,19 +24,10 @@ NOTES = []
 
 
 def ansible_env():
-    env = dict(os.environ)
-    env.update(
-        PATH="%s:%s" % (BIN, env.get("PATH", "")),
-        ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"),
-        ANSIBLE_COLLECTIONS_PATH=str(ROOT / ".collections"),
-        ANSIBLE_HOME=str(ROOT / ".ansible"),
-        ANSIBLE_FORCE_COLOR="0",
-        ANSIBLE_NOCOLOR="1",
-        ANSIBLE_DEPRECATION_WARNINGS="0",
-        # one fork per VM; ssh timeout 10 s keeps reboot polling quick (slirp accepts TCP while the guest is down)
-        ANSIBLE_FORKS="2",
-        ANSIBLE_TIMEOUT="10",
-    )
+    """The lab suite's Ansible environment (tests/lab/labtools.py), with one fork per VM and an ssh timeout of
+    10 s that keeps reboot polling quick (slirp accepts TCP while the guest is down)."""
+    env = _lab_ansible_env()
+    env.update(ANSIBLE_FORKS="2", ANSIBLE_TIMEOUT="10")
     return env
 
 
