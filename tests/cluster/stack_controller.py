@@ -10,7 +10,7 @@ started by the test with the admin kubeconfig, does what the operators do that t
   NicClusterPolicy) and the NodeState CRD with one NodeState per node (syncStatus Succeeded), and only then sets
   the WidgetPolicy's status.state to ready;
 * when Pool objects are deleted (the SR-IOV policies going away), it sets every NodeState to InProgress and back
-  to Succeeded DRAIN_SECONDS later (the config daemon's drain).
+  to Succeeded DRAIN_SECONDS after the last deletion of the burst (the config daemon's drain: one at a time).
 
 Every event goes to the log file as "<unix time> <event> <detail>" so the test can check the order in which the
 stack role did things. Usage: stack_controller.py KUBECONFIG LOGFILE
@@ -55,6 +55,9 @@ class Controller(object):
         self.core = client.CoreV1Api(self.api)
         self.log = open(logfile, "a", buffering=1)
         self.lock = threading.Lock()
+        self.drain_lock = threading.Lock()      # one drain at a time, like the config daemon
+        self.draining = False
+        self.drain_until = 0.0
 
     def event(self, name, detail=""):
         with self.lock:
@@ -98,10 +101,26 @@ class Controller(object):
                                                        {"status": {"state": "ready"}})
         self.event("policy-ready", name)
 
+    def request_drain(self):
+        """Pools deleted in a burst make ONE drain, ending DRAIN_SECONDS after the last deletion (the config daemon
+        coalesces policy changes; overlapping drains would let one's Succeeded overwrite another's InProgress)."""
+        with self.drain_lock:
+            self.drain_until = time.time() + DRAIN_SECONDS
+            if self.draining:
+                return
+            self.draining = True
+        threading.Thread(target=self.drain, daemon=True).start()
+
     def drain(self):
         self.set_nodestates("InProgress")
-        time.sleep(DRAIN_SECONDS)
-        self.set_nodestates("Succeeded")
+        while True:
+            with self.drain_lock:
+                remaining = self.drain_until - time.time()
+                if remaining <= 0:
+                    self.set_nodestates("Succeeded")
+                    self.draining = False
+                    return
+            time.sleep(remaining)
 
     def watch_policies(self):
         seen = set()
@@ -136,7 +155,7 @@ class Controller(object):
                     elif ev["type"] == "DELETED":
                         seen.discard(key)
                         self.event("pool-deleted", key)
-                        threading.Thread(target=self.drain, daemon=True).start()
+                        self.request_drain()
             except ApiException as exc:
                 if exc.status != 404:
                     raise
