@@ -52,9 +52,13 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-SCALARS = ('sysfs_root', 'proc_root')
-LISTS = ('files', 'units', 'modprobe_dirs', 'modprobe_modules', 'sysctls')
-GRUB_DEFAULTS = {'default_file': '/etc/default/grub', 'args': [], 'cfg': '/boot/grub/grub.cfg'}
+# the module's own request options and defaults, so a read and a request are compared as the module reads them
+from ansible_collections.gpu_tray.cluster.plugins.module_utils.tray import (
+    GRUB_DEFAULTS,
+    MODPROBE_MODULES_DEFAULT,
+    REQUEST_LISTS as LISTS,
+    REQUEST_ROOTS as SCALARS,
+)
 
 
 def _grub(value):
@@ -87,7 +91,7 @@ def tray_state_covers(state, request):
         if have is None or not set(wanted) <= set(have):
             return False
     if request.get('modprobe_dirs') is not None and request.get('modprobe_modules') is None:
-        if 'ib_core' not in (done.get('modprobe_modules') or []):
+        if not set(MODPROBE_MODULES_DEFAULT) <= set(done.get('modprobe_modules') or []):
             return False
     wanted = _grub(request.get('grub'))
     if wanted is not None and wanted != _grub(done.get('grub')):

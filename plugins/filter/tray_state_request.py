@@ -47,9 +47,11 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-SCALARS = ('sysfs_root', 'proc_root')
-LISTS = ('files', 'units', 'modprobe_dirs', 'modprobe_modules', 'sysctls')
-KNOWN = SCALARS + LISTS + ('grub',)
+from ansible_collections.gpu_tray.cluster.plugins.module_utils.tray import (
+    REQUEST_LISTS as LISTS,
+    REQUEST_OPTIONS as KNOWN,
+    REQUEST_ROOTS as SCALARS,
+)
 
 
 def tray_state_request(first, other):

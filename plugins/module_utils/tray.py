@@ -194,6 +194,14 @@ def read_tray(module, params):
 # What the preparing roles read (tray_state options files, units, grub, modprobe_*, sysctls). Pure parsers
 # first, then the readers; every reader reports what it could not read instead of failing.
 
+# The tray_state options that ask for more than the always-read parts: the module echoes them in `requested`,
+# filter tray_state_request merges two requests, filter tray_state_covers tells whether a read answered one.
+REQUEST_ROOTS = ('sysfs_root', 'proc_root')
+REQUEST_LISTS = ('files', 'units', 'modprobe_dirs', 'modprobe_modules', 'sysctls')
+REQUEST_OPTIONS = REQUEST_ROOTS + REQUEST_LISTS + ('grub',)
+# defaults of the module's grub suboptions and of modprobe_modules
+GRUB_DEFAULTS = {'default_file': '/etc/default/grub', 'args': [], 'cfg': '/boot/grub/grub.cfg'}
+MODPROBE_MODULES_DEFAULT = ('ib_core',)
 # systemctl show properties read for each requested unit
 SHOW_PROPERTIES = ('Id', 'LoadState', 'UnitFileState', 'ActiveState', 'FragmentPath', 'MainPID')
 # Role-owned files are small; a bigger file is returned without content (checksum only)

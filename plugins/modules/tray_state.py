@@ -255,6 +255,9 @@ from ansible_collections.gpu_tray.cluster.plugins.module_utils.hugepages import 
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.mstconfig import error_lines, is_usage_error
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.rdma import collect_rdma
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.tray import (
+    GRUB_DEFAULTS,
+    MODPROBE_MODULES_DEFAULT,
+    REQUEST_OPTIONS,
     read_files,
     read_grub,
     read_modprobe,
@@ -262,10 +265,6 @@ from ansible_collections.gpu_tray.cluster.plugins.module_utils.tray import (
     read_tray,
     read_units,
 )
-
-
-# the options that ask for more than the always-read parts (echoed in `requested`)
-REQUESTABLE = ('sysfs_root', 'proc_root', 'files', 'units', 'grub', 'modprobe_dirs', 'modprobe_modules', 'sysctls')
 
 
 def build_module():
@@ -283,13 +282,13 @@ def build_module():
             files=dict(type='list', elements='path'),
             units=dict(type='list', elements='str'),
             grub=dict(type='dict', options=dict(
-                default_file=dict(type='path', default='/etc/default/grub'),
+                default_file=dict(type='path', default=GRUB_DEFAULTS['default_file']),
                 dropin=dict(type='path', required=True),
                 args=dict(type='list', elements='str', default=[]),
-                cfg=dict(type='path', default='/boot/grub/grub.cfg'),
+                cfg=dict(type='path', default=GRUB_DEFAULTS['cfg']),
             )),
             modprobe_dirs=dict(type='list', elements='path'),
-            modprobe_modules=dict(type='list', elements='str', default=['ib_core']),
+            modprobe_modules=dict(type='list', elements='str', default=list(MODPROBE_MODULES_DEFAULT)),
             sysctls=dict(type='list', elements='str'),
         ),
         supports_check_mode=True,
@@ -400,7 +399,7 @@ def main():
         'firmware': query_firmware(module, params, rdma) if params['query_firmware'] else {'queried': False},
         'containerd': read_containerd(params),
         'ansible_facts': {'gpu_tray': read_tray(module, params), 'gpu_tray_rdma': rdma_facts(rdma)},
-        'requested': dict((key, params[key]) for key in REQUESTABLE),
+        'requested': dict((key, params[key]) for key in REQUEST_OPTIONS),
     }
     if params['files'] is not None:
         result['files'] = read_files(params['files'])

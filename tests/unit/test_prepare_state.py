@@ -214,7 +214,7 @@ REQUEST = {'sysfs_root': '/lab/sys', 'files': ['/etc/a'], 'units': ['u.service']
 
 
 def read_with(**requested):
-    base = dict((key, None) for key in tray_state.REQUESTABLE)
+    base = dict((key, None) for key in tray_state.REQUEST_OPTIONS)
     base['modprobe_modules'] = ['ib_core']
     base.update(requested)
     return {'changed': False, 'ansible_facts': {}, 'requested': base}
