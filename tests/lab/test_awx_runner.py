@@ -256,7 +256,7 @@ def run_template(template_id, inventory, cluster, tmp_path, **more):
         "ansible_connection": "local", "ansible_python_interpreter": sys.executable}}}}))   # the EE's python
     (pdd / "project").symlink_to(ROOT, target_is_directory=True)
     for var in [v for v in env if v.startswith("K8S_AUTH_")]:
-        del env[v]          # the cluster is reached only through what the credential injects
+        del env[var]        # the cluster is reached only through what the credential injects
     proc = subprocess.run([str(BIN / "ansible-runner"), "run", str(pdd), "-p", TEMPLATES[template_id]["playbook"],
                            "--ident", template_id], cwd=tmp_path, env=env, capture_output=True, text=True,
                           check=False, timeout=1200)
