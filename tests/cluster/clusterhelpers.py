@@ -2,14 +2,77 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Helpers shared by conftest.py and the tests (a plain module: test files must not import conftest)."""
 
+import contextlib
 import json
 import os
+import platform
 import subprocess
+import sys
+import time
+
+import pytest
 
 import kcluster as kc
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 KCLUSTER = os.path.join(HERE, "kcluster")
+BUILD = os.path.join(HERE, "build.sh")
+BUILD_ENV_FAILURE = 75   # build.sh: the machine cannot build now (network, disk) - see build.sh
+
+
+def cannot_start(reason):
+    """The machine cannot run the test cluster: skip, or fail with KCLUSTER_REQUIRE=1 (CI)."""
+    msg = "test cluster cannot be started on this machine: %s" % reason
+    if os.environ.get("KCLUSTER_REQUIRE") == "1":
+        pytest.fail(msg + " (KCLUSTER_REQUIRE=1: failing instead of skipping)", pytrace=False)
+    pytest.skip(msg)
+
+
+def status():
+    """`kcluster status --json`; {"up": False} when it prints nothing readable."""
+    res = subprocess.run([KCLUSTER, "status", "--json"], capture_output=True, text=True, check=False)
+    try:
+        return json.loads(res.stdout)
+    except ValueError:
+        return {"up": False}
+
+
+@contextlib.contextmanager
+def running_cluster(up_args=(), min_nodes=0, on_cannot_start=cannot_start):
+    """Yields (status, started): the cluster that is already up (it must have >= min_nodes trays) is reused and
+    left up; otherwise build.sh (cached) and `kcluster up --no-build <up_args>`, and on exit `kcluster down`,
+    proven by check_down. A machine that cannot run it (not Linux/x86-64, not root, build.sh rc 75) goes to
+    on_cannot_start (skip or fail); any other build or start failure is a defect and fails."""
+    st = status()
+    if st.get("up"):
+        assert st["nodes"] >= min_nodes, "a test cluster with %d trays is up; this test needs %d" % (
+            st["nodes"], min_nodes)
+        yield st, False
+        return
+    if sys.platform != "linux" or platform.machine() not in ("x86_64", "amd64"):
+        on_cannot_start("needs Linux on x86-64 (found %s/%s)" % (sys.platform, platform.machine()))
+    if os.geteuid() != 0:
+        on_cannot_start("needs root (apt-get for etcd-server/golang-go, state in /run)")
+    t0 = time.time()
+    build = subprocess.run([BUILD], capture_output=True, text=True, check=False)
+    if build.returncode == BUILD_ENV_FAILURE:
+        on_cannot_start("tests/cluster/build.sh: the environment does not allow the build (rc %d) after %.0f s:\n%s"
+                        % (build.returncode, time.time() - t0, build.stderr[-3000:]))
+    elif build.returncode != 0:
+        pytest.fail("tests/cluster/build.sh failed (rc %d) after %.0f s - a defect, not a skip:\n%s"
+                    % (build.returncode, time.time() - t0, build.stderr[-3000:]), pytrace=False)
+    up = subprocess.run([KCLUSTER, "up", "--no-build"] + list(up_args), capture_output=True, text=True, check=False)
+    if up.returncode != 0:
+        subprocess.run([KCLUSTER, "down"], capture_output=True, check=False)
+        pytest.fail("kcluster up failed although the binaries exist (a defect, not a skip):\n%s%s"
+                    % (up.stdout[-3000:], up.stderr[-3000:]), pytrace=False)
+    st = status()
+    assert st.get("up"), "kcluster up returned 0 but status says: %s" % st
+    pids = kc.load_pids()
+    try:
+        yield st, True
+    finally:
+        check_down(pids)
 
 
 def kube_config(kubeconfig):

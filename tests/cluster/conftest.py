@@ -11,42 +11,27 @@ skipping. Any other build failure, and a cluster that was built but does not com
 error, never a skip. Tear-down is checked: `kcluster down` must succeed and leave no process running.
 """
 
-import json
 import os
-import platform
 import subprocess
 import sys
-import time
 
 import pytest
 
-import kcluster as kc
-from clusterhelpers import KCLUSTER, check_down, kube_config
+from clusterhelpers import KCLUSTER, cannot_start, kube_config, running_cluster
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-BUILD = os.path.join(HERE, "build.sh")
 sys.path.insert(0, HERE)
-BUILD_ENV_FAILURE = 75   # build.sh: the machine cannot build now (network, disk) - see build.sh
 
 _SKIPS = []
 
 
 def _cannot_start(reason):
-    msg = "test cluster cannot be started on this machine: %s" % reason
-    if os.environ.get("KCLUSTER_REQUIRE") == "1":
-        pytest.fail(msg + " (KCLUSTER_REQUIRE=1: failing instead of skipping)", pytrace=False)
-    _SKIPS.append(msg)
-    print("\n*** SKIP: %s" % msg, file=sys.stderr)
-    pytest.skip(msg)
-
-
-def _status():
-    res = subprocess.run([KCLUSTER, "status", "--json"], capture_output=True, text=True, check=False)
-    try:
-        return json.loads(res.stdout)
-    except ValueError:
-        return {"up": False}
+    """clusterhelpers.cannot_start, and a skip is repeated in the terminal summary."""
+    if os.environ.get("KCLUSTER_REQUIRE") != "1":
+        _SKIPS.append("test cluster cannot be started on this machine: %s" % reason)
+        print("\n*** SKIP: %s" % _SKIPS[-1], file=sys.stderr)
+    cannot_start(reason)
 
 
 class Cluster(object):
@@ -64,33 +49,8 @@ class Cluster(object):
 
 @pytest.fixture(scope="session")
 def kcluster():
-    st = _status()
-    if st.get("up"):
+    with running_cluster(on_cannot_start=_cannot_start) as (st, _started):
         yield Cluster(st)
-        return
-    if sys.platform != "linux" or platform.machine() not in ("x86_64", "amd64"):
-        _cannot_start("needs Linux on x86-64 (found %s/%s)" % (sys.platform, platform.machine()))
-    if os.geteuid() != 0:
-        _cannot_start("needs root (apt-get for etcd-server/golang-go, state in /run)")
-    t0 = time.time()
-    build = subprocess.run([BUILD], capture_output=True, text=True, check=False)
-    if build.returncode == BUILD_ENV_FAILURE:
-        _cannot_start("tests/cluster/build.sh: the environment does not allow the build (rc %d) after %.0f s:\n%s"
-                      % (build.returncode, time.time() - t0, build.stderr[-3000:]))
-    elif build.returncode != 0:
-        pytest.fail("tests/cluster/build.sh failed (rc %d) after %.0f s - a defect, not a skip:\n%s"
-                    % (build.returncode, time.time() - t0, build.stderr[-3000:]), pytrace=False)
-    up = subprocess.run([KCLUSTER, "up", "--no-build"], capture_output=True, text=True, check=False)
-    if up.returncode != 0:
-        subprocess.run([KCLUSTER, "down"], capture_output=True, check=False)
-        pytest.fail("kcluster up failed although the binaries exist (a defect, not a skip):\n%s%s"
-                    % (up.stdout[-3000:], up.stderr[-3000:]), pytrace=False)
-    st = _status()
-    assert st.get("up"), "kcluster up returned 0 but status says: %s" % st
-    try:
-        yield Cluster(st)
-    finally:
-        check_down(kc.load_pids())
 
 
 @pytest.fixture(scope="session")

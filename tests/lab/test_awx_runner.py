@@ -57,8 +57,7 @@ from labtools import BIN, ROOT, ansible_env, lab, lab_up, tray_status
 
 CLUSTER_DIR = ROOT / "tests" / "cluster"
 sys.path.insert(0, str(CLUSTER_DIR))
-import kcluster as kc  # noqa: E402  (tests/cluster/kcluster.py)
-from clusterhelpers import KCLUSTER, check_down, kube_config  # noqa: E402
+from clusterhelpers import kube_config, running_cluster  # noqa: E402  (tests/cluster/clusterhelpers.py)
 
 DEFINITIONS = yaml.safe_load((ROOT / "playbooks" / "vars" / "awx_job_templates.yml").read_text())
 TEMPLATES = {t["id"]: t for t in DEFINITIONS["awx_job_templates"]}
@@ -72,7 +71,6 @@ RELEASES = {"st-alpha": "stacktest-a", "st-beta": "stacktest-b", "st-operator": 
 STACK_GROUP = "stacktest.gpu-tray.test"
 NM = ("maintenance.nvidia.com", "v1alpha1", "nodemaintenances")
 NM_NAMESPACE = "stacktest-maint"
-BUILD_ENV_FAILURE = 75          # tests/cluster/build.sh: the machine cannot build now (network, disk)
 
 # The lab overrides of each template, on top of its survey defaults (why: the module docstring).
 STACK_OVERRIDES = {"gpu_tray_recipe": STACK_RECIPE, "stack_test_dir": str(CLUSTER_DIR),
@@ -100,52 +98,24 @@ _digest = {}           # the recipe digest the deploy stack job reported
 
 # ------------------------------------------------------------------------------------------------ fixtures
 
-def _kcluster(*args):
-    return subprocess.run([KCLUSTER] + list(args), capture_output=True, text=True, check=False)
-
-
-def _cannot_start(reason):
-    msg = "test cluster cannot be started on this machine: %s" % reason
-    if os.environ.get("KCLUSTER_REQUIRE") == "1":
-        pytest.fail(msg + " (KCLUSTER_REQUIRE=1: failing instead of skipping)", pytrace=False)
-    pytest.skip(msg)
-
-
 @pytest.fixture(scope="module")
 def cluster():
-    """The test cluster as tests/cluster/conftest.py starts it (skip only when build.sh says the machine cannot
-    build, rc 75, and never with KCLUSTER_REQUIRE=1), but rke2-vr200 with the lab's two trays as nodes. A cluster
-    that is already up (>= 2 trays) is reused, cleaned of this test's objects before and after, and left up;
-    one started here is stopped with `kcluster down`, checked like conftest checks it."""
-    status = json.loads(_kcluster("status", "--json").stdout or "{}")
-    started = False
-    if status.get("up"):
-        assert status["nodes"] >= len(TRAYS), "a test cluster with %d trays is up; this test needs %d" % (
-            status["nodes"], len(TRAYS))
-    else:
-        build = subprocess.run([str(CLUSTER_DIR / "build.sh")], capture_output=True, text=True, check=False)
-        if build.returncode == BUILD_ENV_FAILURE:
-            _cannot_start("tests/cluster/build.sh rc 75:\n%s" % build.stderr[-2000:])
-        assert build.returncode == 0, "tests/cluster/build.sh failed (rc %d), a defect:\n%s" % (
-            build.returncode, build.stderr[-3000:])
-        up = _kcluster("up", "--platform", "rke2-vr200", "--nodes", str(len(TRAYS)), "--no-build")
-        if up.returncode != 0:
-            _kcluster("down")
-            pytest.fail("kcluster up failed:\n%s%s" % (up.stdout[-3000:], up.stderr[-3000:]), pytrace=False)
-        started = True
-    pids = kc.load_pids()
-    try:
+    """The test cluster as tests/cluster/conftest.py starts it (clusterhelpers.running_cluster: skip only when the
+    machine cannot run it, never with KCLUSTER_REQUIRE=1), but rke2-vr200 with the lab's two trays as nodes. A
+    cluster that is already up (>= 2 trays) is reused, cleaned of this test's objects before and after, and left
+    up; one started here is stopped with `kcluster down`, checked like conftest checks it - also when reading it
+    back or cleaning fails."""
+    with running_cluster(["--platform", "rke2-vr200", "--nodes", str(len(TRAYS))], min_nodes=len(TRAYS)) \
+            as (status, started):
         from kubernetes import client
-        status = json.loads(_kcluster("status", "--json").stdout)
-        status["api"] = client.ApiClient(configuration=kube_config(status["kubeconfig"]))
+        status = dict(status, api=client.ApiClient(configuration=kube_config(status["kubeconfig"])))
         if not started:
             _clean(status)
-        yield status
-    finally:
-        if started:
-            check_down(pids)
-        elif "api" in status:
-            _clean(status)
+        try:
+            yield status
+        finally:
+            if not started:
+                _clean(status)
 
 
 @pytest.fixture(scope="module")

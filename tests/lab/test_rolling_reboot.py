@@ -17,12 +17,15 @@ lab's own records: boot counts, the supervisor log (nspawn exit 133 = a reboot) 
 """
 import datetime
 import json
-import os
 import subprocess
+import sys
 
 import pytest
 
 from labtools import BIN, ROOT, STATE, ansible_env, lab, lab_up, ssh, tray_status
+
+sys.path.insert(0, str(ROOT / "tests" / "cluster"))
+from clusterhelpers import running_cluster  # noqa: E402  (tests/cluster is not a package)
 
 PLAYBOOK = ROOT / "tests" / "lab" / "playbooks" / "fake_prepare.yml"
 ARG = "gtl_rolling.test=1"
@@ -30,7 +33,6 @@ ARG = "gtl_rolling.test=1"
 FAST = {"rolling_reboot_timeout": 25, "rolling_reboot_post_reboot_delay": 1}
 
 
-KCLUSTER = ROOT / "tests" / "cluster" / "kcluster"
 BROKEN_KUBECONFIG = "/nonexistent/gpu-tray-test-kubeconfig"
 K8S_ENV = ("K8S_AUTH_KUBECONFIG", "K8S_AUTH_HOST", "K8S_AUTH_CONTEXT", "KUBECONFIG")
 
@@ -48,33 +50,13 @@ def run(inventory, extra_vars, *args, report=None, kubeconfig=None):
     return proc.returncode, proc.stdout + proc.stderr
 
 
-def kcluster(*args):
-    return subprocess.run([str(KCLUSTER)] + list(args), cwd=ROOT, capture_output=True, text=True, check=False)
-
-
 @pytest.fixture(scope="module")
 def cluster():
     """The test cluster's admin kubeconfig: reuses a running cluster with >= 3 trays, else builds (cached) and
-    starts one with 3 and stops it afterwards. Skips only where tests/cluster skips (build.sh rc 75) and never
-    with KCLUSTER_REQUIRE=1."""
-    status = json.loads(kcluster("status", "--json").stdout or "{}")
-    if status.get("up"):
-        assert status["nodes"] >= 3, "a test cluster with %d trays is up; these tests need 3" % status["nodes"]
+    starts one with 3 and stops it afterwards (clusterhelpers.running_cluster: skips only where tests/cluster
+    skips, never with KCLUSTER_REQUIRE=1)."""
+    with running_cluster(["--platform", "rke2-vr200", "--nodes", "3"], min_nodes=3) as (status, _started):
         yield status["kubeconfig"]
-        return
-    build = subprocess.run([str(ROOT / "tests" / "cluster" / "build.sh")], capture_output=True, text=True, check=False)
-    if build.returncode == 75 and os.environ.get("KCLUSTER_REQUIRE") != "1":
-        pytest.skip("the test cluster cannot be built on this machine (build.sh rc 75): %s" % build.stderr[-500:])
-    assert build.returncode == 0, build.stderr[-3000:]
-    up = kcluster("up", "--platform", "rke2-vr200", "--nodes", "3", "--no-build")
-    if up.returncode != 0:
-        kcluster("down")
-        pytest.fail("kcluster up failed:\n%s%s" % (up.stdout[-3000:], up.stderr[-3000:]))
-    try:
-        yield json.loads(kcluster("status", "--json").stdout)["kubeconfig"]
-    finally:
-        down = kcluster("down")
-        assert down.returncode == 0, down.stdout + down.stderr
 
 
 def cordoned(kubeconfig, node):
