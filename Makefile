@@ -12,7 +12,7 @@
 #   make stack-bench                         chart rollout: tiers vs one by one on the test cluster, tiers/components per recipe
 #   make prep-bench                          preflight/prepare/rolling-reboot ratios on 8/16/64 lab trays (docs/performance.md)
 #   make mutate                              plant bugs in the host module code, report the tests' kill rate
-#   make lint / sanity / units / test-lab / molecule / test-cluster / build   single layers
+#   make lint / sanity / units / test-lab / molecule / test-cluster / test-upstream / build   single layers
 #   make changelog                           fold changelogs/fragments into CHANGELOG.md/.rst (antsibull-changelog)
 #   make docs                                collection reference (antsibull-docs + Sphinx) in build/docs
 SHELL := /bin/bash
@@ -103,6 +103,11 @@ vm-status:
 
 test-cluster: setup
 	pytest -p no:cacheprovider tests/cluster
+
+# the bundles against the real upstream charts and CRDs (../shared/upstream, or GPU_TRAY_UPSTREAM=<dir>)
+.PHONY: test-upstream
+test-upstream: setup
+	pytest -p no:cacheprovider -rs tests/upstream
 
 # The main job: the site playbook against the lab, exactly as against a rack. A failing preflight is a
 # result, not a crash: the report says which tray failed which check and how to fix it.

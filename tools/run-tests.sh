@@ -5,12 +5,14 @@
 #   tests/lab       the rehearsal lab itself (boot, SSH, reboot, GRUB -> /proc/cmdline, clean teardown)
 #   tests/molecule  every molecule/<scenario> against lab trays, `molecule test -s <scenario>`
 #   tests/cluster   the real kube-apiserver test cluster (built once, cached) and what runs against it
+#   tests/upstream  the five bundles held against the real upstream charts and CRDs (../shared/upstream; skipped
+#                   in one line without it, failing with GPU_TRAY_UPSTREAM_REQUIRE=1)
 # Extra pytest arguments pass through: tools/run-tests.sh -k pkey
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here" || exit 1
 layers=()
-for d in tests/unit tests/quality tests/lab tests/molecule tests/cluster; do
+for d in tests/unit tests/quality tests/upstream tests/lab tests/molecule tests/cluster; do
   [ -d "$d" ] && layers+=("$d")
 done
 .venv/bin/pytest -p no:cacheprovider -rfEs "${layers[@]}" "$@"

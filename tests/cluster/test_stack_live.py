@@ -201,7 +201,8 @@ def test_transient_api_errors_are_retried_with_back_off(kcluster, tmp_path):
     assert time.time() - t0 >= 3, "no back-off between attempts (1 s, then 2 s)"
 
 
-NM_CRD = os.path.join(HERE, "files", "nodemaintenance-crd.yaml")
+# the real CRD (files/crds/SOURCE)
+NM_CRD = os.path.join(HERE, "files", "crds", "maintenance.nvidia.com_nodemaintenances.yaml")
 
 
 def _nm(name, node, finalizer=True):

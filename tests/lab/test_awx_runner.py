@@ -357,7 +357,7 @@ def test_recover_node_maintenance_template(inventory, cluster, tmp_path):
     from kubernetes import client
     ext, core = client.ApiextensionsV1Api(cluster["api"]), client.CoreV1Api(cluster["api"])
     custom = client.CustomObjectsApi(cluster["api"])
-    crd = yaml.safe_load((CLUSTER_DIR / "files" / "nodemaintenance-crd.yaml").read_text())
+    crd = yaml.safe_load((CLUSTER_DIR / "files" / "crds" / "maintenance.nvidia.com_nodemaintenances.yaml").read_text())
     ext.create_custom_resource_definition(crd)
     deadline = time.time() + 30
     while not any(c.type == "Established" and c.status == "True" for c in

@@ -33,6 +33,23 @@ def test_definition_names_this_version_and_the_pinned_toolchain():
     required = yaml.safe_load((ROOT / "requirements.yml").read_text())["collections"]
     needed = {c["name"] for c in required if c["name"] != "awx.awx"}   # awx.awx: the workstation's awx_configure
     assert needed <= set(galaxy), "dependency collections missing from the EE: %s" % sorted(needed - set(galaxy))
+    # the dependency collections at exactly the versions the suite runs with (.collections, tools/setup.sh)
+    pinned = dict((c["name"], c.get("version")) for c in EE["dependencies"]["galaxy"]["collections"]
+                  if not c["name"].startswith("collections/"))
+    for name, version in pinned.items():
+        manifest = ROOT / ".collections" / "ansible_collections" / name.replace(".", "/") / "MANIFEST.json"
+        tested = yaml.safe_load(manifest.read_text())["collection_info"]["version"]
+        assert version == "==%s" % tested, "%s: the EE takes %s, the suite tests %s" % (name, version, tested)
+    # jmespath: community.general.json_query in the stack role's readiness gates (every gate fails without it)
+    python = EE["dependencies"]["python"]
+    for lib in ("kubernetes", "jmespath", "netaddr"):
+        assert any(p.startswith(lib + "==") and p == "%s==%s" % (lib, pins[lib]) for p in python), (lib, python)
+    assert any(line.startswith("jmespath") for line in (ROOT / "meta" / "ee-requirements.txt").read_text().splitlines())
+    # helm and helm-diff are checked against sha256 sums pinned in the definition, not fetched beside the archive
+    steps = "\n".join(EE["additional_build_steps"]["append_final"])
+    for arg in ("HELM_SHA256_amd64", "HELM_DIFF_SHA256_amd64"):
+        assert re.search(r"ARG %s=[0-9a-f]{64}$" % arg, steps, re.M), arg
+    assert steps.count("sha256sum -c -") == 2 and ".sha256sum" not in steps and "checksums.txt" not in steps
     build_sh = (ROOT / "tests" / "cluster" / "build.sh").read_text()
     helm = re.search(r'^HELM_VERSION=\$\{HELM_VERSION:-([0-9.]+)\}', build_sh, re.M)
     assert "ARG HELM_VERSION=%s" % helm.group(1) in EE["additional_build_steps"]["append_final"], \
@@ -52,7 +69,8 @@ def test_ansible_builder_create_writes_a_build_context(tmp_path):
     assert (context / "_build" / "collections" / TARBALL).is_file(), "the collection tarball is not in the context"
     galaxy = yaml.safe_load((context / "_build" / "requirements.yml").read_text())
     assert {"name": "collections/%s" % TARBALL, "type": "file"} in galaxy["collections"]
-    assert "kubernetes==" in (context / "_build" / "requirements.txt").read_text()
+    requirements = (context / "_build" / "requirements.txt").read_text()
+    assert "kubernetes==" in requirements and "jmespath==" in requirements, requirements
     for step in ("ansible-galaxy collection install", "install -m 0755 /tmp/linux-${TARGETARCH}/helm",
                  "helm-diff-linux-${TARGETARCH}.tgz", "sha256sum -c -", "helm plugin list | grep -q '^diff'",
                  "ansible-core==", "ansible-runner=="):
