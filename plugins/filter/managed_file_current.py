@@ -103,8 +103,8 @@ def managed_file_current(entry, block=None, marker='# {mark} ANSIBLE MANAGED BLO
         return False
     if entry.get('error') or not entry.get('exists') or not entry.get('is_file') or entry.get('content') is None:
         return False
-    if (str(entry.get('mode')) != str(mode) or entry.get('uid') != int(owner_uid)
-            or entry.get('gid') != int(group_gid)):
+    wanted = (str(mode), int(owner_uid), int(group_gid))
+    if (str(entry.get('mode')), entry.get('uid'), entry.get('gid')) != wanted:
         return False
     if content is not None:
         return entry['content'] == content

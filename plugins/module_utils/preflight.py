@@ -88,8 +88,8 @@ def check_os_image(state, spec):
     tray = state['ansible_facts']['gpu_tray']
     want = spec['os']
     found = '%s %s, kernel %s' % (tray.get('os_id'), tray.get('os_version_id'), tray.get('kernel_release'))
-    ok = (tray.get('os_id') == want['os_id'] and tray.get('os_version_id') == want['os_version_id']
-          and re.search(want['kernel_pattern'], tray.get('kernel_release') or '') is not None)
+    kernel_ok = re.search(want['kernel_pattern'], tray.get('kernel_release') or '') is not None
+    ok = kernel_ok and (tray.get('os_id'), tray.get('os_version_id')) == (want['os_id'], want['os_version_id'])
     data = {'found': found, 'expected': want['kernel_hint']}
     if ok:
         return _result('os_image', msg='Runs %s.' % found, data=data)

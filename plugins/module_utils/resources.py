@@ -135,10 +135,10 @@ def pod_problems(pods, pending_timeout, now=None):
         if phase == 'Pending' and not reasons:
             created = _parse_time(_meta(pod).get('creationTimestamp'))
             if created is not None and now - created > pending_timeout:
-                unscheduled = [c for c in status.get('conditions') or [] if c.get('type') == 'PodScheduled' and
-                               c.get('status') == 'False']
-                reasons.append('Pending for %ds (> %ds)%s' % (now - created, pending_timeout, ': %s' % unscheduled[0].get(
-                    'message') if unscheduled and unscheduled[0].get('message') else ''))
+                unscheduled = [c for c in status.get('conditions') or []
+                               if (c.get('type'), c.get('status')) == ('PodScheduled', 'False')]
+                why = unscheduled[0].get('message') if unscheduled else None
+                reasons.append('Pending for %ds (> %ds)%s' % (now - created, pending_timeout, ': %s' % why if why else ''))
         if reasons:
             found.append(_result('pod', False, '%s: %s' % (ref, '; '.join(reasons)), ref))
     return found
@@ -171,15 +171,21 @@ def select_workloads(objects, release, label_selector_used=False):
     if label_selector_used:
         return list(objects)
     names = (release, release + '-pre', release + '-post')
-    return [obj for obj in objects
-            if (_meta(obj).get('annotations') or {}).get(RELEASE_ANNOTATION) in names or
-            (_meta(obj).get('labels') or {}).get('app.kubernetes.io/instance') in names]
+
+    def belongs(obj):
+        if (_meta(obj).get('annotations') or {}).get(RELEASE_ANNOTATION) in names:
+            return True
+        return (_meta(obj).get('labels') or {}).get('app.kubernetes.io/instance') in names
+
+    return [obj for obj in objects if belongs(obj)]
 
 
 def gpu_nodes(nodes):
     """Worker nodes labelled nvidia.com/gpu.present=true (control-plane nodes are cluster_preflight's concern)."""
-    return [node for node in nodes if str((_meta(node).get('labels') or {}).get('nvidia.com/gpu.present', '')).lower() == 'true'
-            and not is_control_plane(node)]
+    def gpu_present(node):
+        return str((_meta(node).get('labels') or {}).get('nvidia.com/gpu.present', '')).lower() == 'true'
+
+    return [node for node in nodes if gpu_present(node) and not is_control_plane(node)]
 
 
 def check_sriov_rails(nodes, rails, num_vfs):
