@@ -312,11 +312,12 @@ def _install_services(root, data, faults):
                'containerd"\nstate = "/run/k3s/containerd"\n')
     if data.get('containerd_config_version'):
         _write(root, 'etc/containerd/config.toml', 'version = %d\n' % data['containerd_config_version'])
-    postinst_link = '%s/gpu-tray-lab-imex-postinst.service' % wants
-    if 'imex-reenabled' in faults:
-        _link(root, postinst_link, '/usr/lib/systemd/system/gpu-tray-lab-imex-postinst.service')
-    else:
-        _remove(root, postinst_link)
+    for fault, unit in (('imex-reenabled', 'gpu-tray-lab-imex-postinst.service'),
+                        ('stops-answering-after-reboot', 'gpu-tray-lab-stop-answering.service')):
+        if fault in faults:
+            _link(root, '%s/%s' % (wants, unit), '/usr/lib/systemd/system/%s' % unit)
+        else:
+            _remove(root, '%s/%s' % (wants, unit))
 
 
 def _sriov_path_unit(hw):

@@ -23,6 +23,9 @@ LAB_VARS = {
     # /proc/sys is read-only in a tray (a container shares the host kernel): roles write sysctl.d files but
     # do not set the values live (kernel_tuning_sysctl_apply)
     "gpu_tray_sysctl_apply": False,
+    # a lab tray boots in seconds: a tray that does not come back is reported after 3 minutes, not the
+    # bare-metal 30 (rolling_reboot_timeout; the reboot module applies it to going down and to coming back)
+    "gpu_tray_reboot_timeout": 180,
 }
 
 

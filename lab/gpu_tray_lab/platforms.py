@@ -258,6 +258,8 @@ FAULT_TABLE = {
     'grub-dropin-override': ('tray', '/etc/default/grub.d/99-zz-override.cfg sorts last and sets '
                                      'GRUB_CMDLINE_LINUX_DEFAULT="quiet splash", dropping earlier additions'),
     'no-return-from-reboot': ('supervisor', 'the tray does not come back after a reboot'),
+    'stops-answering-after-reboot': ('tray', 'after a reboot the tray answers the reboot check, then stops answering '
+                                             'SSH at the first module call (sshd stopped, sessions killed)'),
     'imex-reenabled': ('tray', 'every boot re-enables and starts nvidia-imex.service like a package '
                                'postinst (a mask survives, a disable does not)'),
     'hugepage-1g': ('inventory', 'the tuning request asks for 1G huge pages, which a 64k-page kernel lacks'),

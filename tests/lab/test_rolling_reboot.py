@@ -226,7 +226,9 @@ def test_topology_waves_never_take_two_trays_of_a_rack_down_together(lab4, tmp_p
     assert [rows[t]["wave"] for t in trays] == [1, 2, 1, 2]
     assert all(rows[t]["group"] == rack[t] and rows[t]["rebooted"] == "yes" for t in trays), rows
     assert all(rows[t]["changed_roles"] == ["lab_test"] and rows[t]["reboot_required_by"] == ["lab_test"] for t in trays)
-    assert all(rows[t]["drain"].startswith("not drained: ") for t in trays), rows
+    assert all(rows[t]["drain"] == "not drained: no cluster" for t in trays), rows
+    report = (tmp_path / "rolling-reboot.md").read_text()
+    assert report.count("No cluster configured: trays rebooted without drain") == 1, report
 
 
 def test_a_tray_without_its_group_variable_is_refused_before_any_reboot(lab4, tmp_path):

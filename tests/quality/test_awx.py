@@ -38,7 +38,9 @@ def test_check_fails_on_a_stale_or_missing_survey(tmp_path, monkeypatch):
     assert awx_surveys.main([]) == 0
     assert awx_surveys.main(["--check"]) == 0
     survey = tmp_path / "prepare_trays.json"
-    survey.write_text(survey.read_text().replace('"default": 1800', '"default": 60'))
+    stale = survey.read_text().replace('"default": 600', '"default": 60')       # rolling_reboot_drain_timeout
+    assert stale != survey.read_text()
+    survey.write_text(stale)
     assert awx_surveys.main(["--check"]) == 1
 
 
@@ -48,11 +50,11 @@ def test_questions_follow_the_argument_specs():
     options, _defaults = awx_surveys.role_options("rolling_reboot")
     assert spec["rolling_reboot_drain"]["type"] == "multiplechoice"
     assert spec["rolling_reboot_drain"]["choices"] == options["rolling_reboot_drain"]["choices"]
-    assert spec["rolling_reboot_timeout"] == dict(spec["rolling_reboot_timeout"], type="integer",
-                                                  default=options["rolling_reboot_timeout"]["default"])
+    assert spec["rolling_reboot_timeout"]["type"] == "integer"
     assert spec["preflight_check_firmware"]["choices"] == ["true", "false"]
-    # templated from the inventory (gpu_tray_reboot_batch): no default, or the answer would override it
+    # templated from the inventory (gpu_tray_reboot_batch, _timeout): no default, or the answer would override it
     assert "default" not in spec["rolling_reboot_batch"] and "default" not in spec["rolling_reboot_group_by"]
+    assert "default" not in spec["rolling_reboot_timeout"]
     assert "C(" not in json.dumps(spec) and "O(" not in json.dumps(spec)
 
 

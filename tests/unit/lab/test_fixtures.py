@@ -120,17 +120,23 @@ def test_populate_is_idempotent(make_tray, tmp_path):
     fixtures.populate_tray(tray.root, 'rke2-vr200', 1, frozenset())
     assert snapshot(tray.root) == first
     # a different fault set rewrites what differs and removes what no longer applies
-    fixtures.populate_tray(tray.root, 'rke2-vr200', 1, frozenset(['grub-dropin-override', 'imex-reenabled']))
+    fixtures.populate_tray(tray.root, 'rke2-vr200', 1, frozenset(['grub-dropin-override', 'imex-reenabled',
+                                                                  'stops-answering-after-reboot']))
     assert os.path.exists(tray.p('etc/default/grub.d/99-zz-override.cfg'))
+    stop_unit = 'etc/systemd/system/multi-user.target.wants/gpu-tray-lab-stop-answering.service'
+    assert os.readlink(tray.p(stop_unit)) == '/usr/lib/systemd/system/gpu-tray-lab-stop-answering.service'
     fixtures.populate_tray(tray.root, 'rke2-vr200', 1, frozenset())
     assert not os.path.exists(tray.p('etc/default/grub.d/99-zz-override.cfg'))
+    assert not os.path.lexists(tray.p(stop_unit))
     assert snapshot(tray.root) == first
 
 
 def test_fault_table():
     assert set(fixtures.FAULTS) == {
         'pkey-limited-pf', 'pkey-limited-vf', 'num-vfs-8', 'sriov-disabled', 'link-type-eth',
-        'grub-dropin-override', 'no-return-from-reboot', 'imex-reenabled', 'hugepage-1g'}
+        'grub-dropin-override', 'no-return-from-reboot', 'imex-reenabled', 'hugepage-1g',
+        'stops-answering-after-reboot'}
+    assert fixtures.fault_scope('stops-answering-after-reboot') == 'tray'
     assert fixtures.fault_scope('hugepage-1g') == 'inventory'
     assert fixtures.tray_faults('hugepage-1g') == 'inventory'
     assert fixtures.fault_scope('no-return-from-reboot') == 'supervisor'
