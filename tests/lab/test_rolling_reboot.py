@@ -203,7 +203,8 @@ def test_topology_waves_never_take_two_trays_of_a_rack_down_together(lab4, tmp_p
     inventory, racks = lab4
     rc, out = run(inventory, {"gpu_tray_reboot_group_by": "rack"}, ["-i", str(racks)], report=tmp_path)
     assert rc == 0, out
-    assert "4 of 4 tray(s) need a reboot, in 2 wave(s) (batch 1, one batch per rack at a time)" in out, out
+    assert "4 of 4 tray(s) need a reboot, in 2 wave(s) (batch 1, one batch per rack at a time); up to 2 tray(s) reboot" \
+        " at once" in out, out
     assert "wave 1/2: tray01, tray03" in out and "wave 2/2: tray02, tray04" in out, out
     trays = ("tray01", "tray02", "tray03", "tray04")
     assert boots(*trays) == [2, 2, 2, 2]                        # exactly one reboot each
@@ -229,6 +230,19 @@ def test_topology_waves_never_take_two_trays_of_a_rack_down_together(lab4, tmp_p
     assert all(rows[t]["drain"] == "not drained: no cluster" for t in trays), rows
     report = (tmp_path / "rolling-reboot.md").read_text()
     assert report.count("No cluster configured: trays rebooted without drain") == 1, report
+
+
+def test_a_wave_wider_than_the_forks_stops_the_run_before_any_reboot(lab4, tmp_path):
+    """ansible.builtin.reboot holds a fork for a tray's whole reboot: 2 racks in parallel need 2 forks."""
+    inventory, racks = lab4
+    before = boots("tray01", "tray02", "tray03", "tray04")
+    rc, out = run(inventory, {"gpu_tray_reboot_group_by": "rack", "lab_test_arg": "gtl_rolling.test=4"}, ["-i", str(racks)],
+                  ["--forks", "1"], report=tmp_path)
+    assert rc != 0, out
+    assert "up to 2 tray(s) reboot at once (this run has forks 1)" in out, out
+    assert "A wave of 2 trays needs 2 forks to reboot together, this run has 1" in out, out
+    assert "Run with --forks 2" in out and "Reboot the trays wave by wave" not in out, out
+    assert boots("tray01", "tray02", "tray03", "tray04") == before
 
 
 def test_a_tray_without_its_group_variable_is_refused_before_any_reboot(lab4, tmp_path):
