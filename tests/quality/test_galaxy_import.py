@@ -14,6 +14,7 @@ import os
 import pathlib
 import subprocess
 import sys
+import tarfile
 
 import yaml
 
@@ -79,3 +80,23 @@ def test_galaxy_importer_on_the_built_tarball_reports_nothing(tmp_path):
     reported = [line for line in out.splitlines() if line.startswith(("WARNING", "ERROR", "CRITICAL"))
                 or "Traceback" in line]
     assert not reported, "galaxy-importer reports:\n" + "\n".join(reported)
+
+
+def test_tarball_ships_the_license_and_leaves_out_repository_only_docs(tmp_path):
+    galaxy = yaml.safe_load((ROOT / "galaxy.yml").read_text())
+    # no public home yet: no placeholder addresses (the HTML docs made buttons of them); `repository` is required
+    # by Galaxy and holds a placeholder that is no URL (tools/build-docs.sh drops it from the link buttons)
+    assert "example.invalid" not in (ROOT / "galaxy.yml").read_text()
+    assert galaxy["repository"] and not {"documentation", "issues", "homepage"} & set(galaxy), galaxy
+    assert galaxy["license"] == ["GPL-3.0-or-later"]
+    copying = (ROOT / "COPYING").read_text()
+    assert "GNU GENERAL PUBLIC LICENSE" in copying and "Version 3, 29 June 2007" in copying
+    proc = subprocess.run([str(BIN / "ansible-galaxy"), "collection", "build", "--output-path", str(tmp_path), "."],
+                          cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, check=False)
+    assert proc.returncode == 0, proc.stdout
+    tarball, = tmp_path.glob("gpu_tray-cluster-*.tar.gz")
+    with tarfile.open(tarball) as tar:
+        names = set(tar.getnames())
+    assert {"COPYING", "requirements.txt", "meta/ee-requirements.txt", "docs/docsite/extra-docs.yml"} <= names
+    repository_only = {"docs/lab.md", "docs/lab-hardware.md", "docs/testing.md", "docs/performance.md"}
+    assert not repository_only & names, "docs about what the tarball leaves out: %s" % sorted(repository_only & names)
