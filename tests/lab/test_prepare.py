@@ -91,7 +91,7 @@ def test_imex_is_masked_the_mask_survives_a_reenable_and_enabled_reverses_it(inv
 
 def test_grub_dropin_override_fails_before_anything_is_written_naming_the_file(inventory, tmp_path):
     before = snapshot("tray02")
-    run = prepare(inventory, tmp_path, "tray02", "--skip-tags", "preflight")
+    run = prepare(inventory, tmp_path, "tray02", extra_vars={"gpu_tray_skip_preflight": True})
     assert run.returncode != 0, run.stdout[-6000:]
     msg = failed_msg(run, "tray02")
     assert msg.startswith("/etc/default/grub.d/99-zz-override.cfg overwrites GRUB_CMDLINE_LINUX_DEFAULT"), msg
@@ -102,7 +102,7 @@ def test_grub_dropin_override_fails_before_anything_is_written_naming_the_file(i
 
 def test_hugepage_1g_is_refused_nothing_written_no_reboot(inventory, tmp_path):
     before = snapshot("tray03")
-    run = prepare(inventory, tmp_path, "tray03", "--skip-tags", "preflight")
+    run = prepare(inventory, tmp_path, "tray03", extra_vars={"gpu_tray_skip_preflight": True})
     assert run.returncode != 0, run.stdout[-6000:]
     msg = failed_msg(run, "tray03")
     assert msg.startswith("Huge page size 1G has no pool on this kernel; request 2M or 512M pages instead"), msg

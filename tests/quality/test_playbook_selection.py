@@ -1,0 +1,52 @@
+"""What tag selections and empty in-memory groups do to the playbooks, without a tray or a cluster:
+  * prepare_trays.yml's preflight cannot be left out by --tags / --skip-tags (only on purpose, by a variable);
+  * a run without a chart stack (gpu_tray_stack_deploy=false, or before the stack role added its in-memory hosts)
+    does not warn about the group stack_components."""
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+BIN = pathlib.Path(sys.executable).parent
+INVENTORY = ROOT / "inventories" / "rke2-vr200"
+PREFLIGHT_TASK = "gpu_tray.cluster.preflight : Read the tray's state"
+NO_MATCH = "Could not match supplied host pattern"
+
+
+def playbook(*argv):
+    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_COLLECTIONS_PATH=str(ROOT / ".collections"),
+               ANSIBLE_HOME=str(ROOT / ".ansible"), ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0")
+    proc = subprocess.run([str(BIN / "ansible-playbook")] + list(argv), cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True, check=False)
+    assert proc.returncode == 0, proc.stdout[-6000:]
+    return proc.stdout
+
+
+@pytest.mark.parametrize("selection", [[], ["--skip-tags", "preflight"], ["--tags", "imex"],
+                                       ["--skip-tags", "preflight,kernel_tuning"], ["--tags", "rolling_reboot"]],
+                         ids=lambda s: " ".join(s) or "all")
+def test_prepare_trays_runs_the_preflight_whatever_the_tags(selection):
+    out = playbook("-i", str(INVENTORY), "playbooks/prepare_trays.yml", "--list-tasks", *selection)
+    assert PREFLIGHT_TASK in out, out
+    assert "Write every tray's evidence and the summary" in out, out
+
+
+def test_prepare_trays_header_says_how_to_skip_the_preflight_on_purpose():
+    text = (ROOT / "playbooks" / "prepare_trays.yml").read_text()
+    assert "-e gpu_tray_skip_preflight=true" in text.split("\n- name:")[0]
+    assert "when: not (gpu_tray_skip_preflight | default(false) | bool)" in text
+
+
+@pytest.mark.parametrize("name", ["site.yml", "deploy_stack.yml", "teardown_stack.yml", "validate.yml"])
+def test_no_host_pattern_warning_without_a_stack(name):
+    out = playbook("-i", str(INVENTORY), "playbooks/%s" % name, "--list-hosts", "-e", "gpu_tray_stack_deploy=false")
+    assert NO_MATCH not in out, out
+
+
+def test_deploy_stack_without_a_stack_runs_without_a_warning():
+    out = playbook("-i", "localhost,", "-c", "local", "playbooks/deploy_stack.yml", "-e", "gpu_tray_stack_deploy=false")
+    assert "skipping: no hosts matched" in out, out
+    assert NO_MATCH not in out and "[WARNING]" not in out, out
