@@ -24,7 +24,7 @@ attributes:
     description: Linux hosts (reads sysfs/procfs layouts of the Linux kernel).
 notes:
   - The module only reads files and runs read-only query tools. It always returns C(changed=false).
-  - Failure messages start with the host name so that aggregated results from many trays stay readable.
+  - Failure messages are one short sentence without the host name (Ansible prints the host); the details are in the result.
 '''
 
     SYSFS = r'''

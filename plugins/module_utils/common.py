@@ -158,7 +158,7 @@ def check_argument_spec(**options):
 
 
 def report_failure(module, output):
-    """A failed check: fail with output (its msg names host, object, found, expected, fix), or with
+    """A failed check: fail with output (its msg names the object, found, expected and fix; Ansible prints the host), or with
     fail_on_error=false (a report-only run) warn with the same msg and return the same output."""
     if module.params['fail_on_error']:
         module.fail_json(**output)

@@ -15,7 +15,7 @@ description:
   - Reads the tray's state once - OS and kernel, modules, runtime units (as M(gpu_tray.cluster.tray_facts)), RDMA
     devices, ports and P_Key tables (as M(gpu_tray.cluster.rdma_facts)), huge page pools, the booted kernel command
     line, the containerd configuration and, on request, the raw C(mstconfig) query output of the rails.
-  - Judges nothing. The decisions are made on the controller by the C(gpu_tray.cluster.preflight_checks) filter,
+  - Judges nothing. The decisions are made on the controller by the P(gpu_tray.cluster.preflight_report#filter) filter,
     which calls the same pure functions as the check modules (M(gpu_tray.cluster.ib_pkey_check),
     M(gpu_tray.cluster.nic_firmware), M(gpu_tray.cluster.hugepage_check), M(gpu_tray.cluster.kernel_cmdline),
     M(gpu_tray.cluster.containerd_config)). One module call per tray instead of one per check is what keeps a
@@ -149,7 +149,9 @@ EXAMPLES = r'''
 
 - name: Decide on the controller, with the check modules' rules
   ansible.builtin.set_fact:
-    checks: "{{ state | gpu_tray.cluster.preflight_checks({'pkey': '0xffff', 'hugepages': [{'size': '2M', 'count': 5128}]}) }}"
+    report: "{{ state | gpu_tray.cluster.preflight_report(spec, host=inventory_hostname) }}"
+  vars:
+    spec: {pkey: "0xffff", hugepages: [{size: 2M, count: 5128}], checks: [pkeys, hugepages]}
 '''
 
 RETURN = r'''
