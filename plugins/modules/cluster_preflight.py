@@ -30,6 +30,9 @@ description:
   - C(load-balancer) - a LoadBalancer implementation (required by the inference recipes, skipped otherwise) - a
     Service of type LoadBalancer that received an address, MetalLB C(IPAddressPool) objects, a kube-vip
     C(kubevip) ConfigMap in C(kube-system), or a cloud service (EKS, GKE, AKS, OKE).
+  - C(foreign-reboot-controllers) - NodeWright or Skyhook objects whose packages interrupt (reboot, restart
+    services) GPU nodes (C(nvidia.com/gpu.present=true)) - a second controller that reboots or restarts the trays
+    beside the rolling reboot (aicr#2572); evidence captured while one acts is ambiguous. A warning naming them.
 author:
   - gpu_tray.cluster contributors (!UNKNOWN)
 options:
@@ -49,7 +52,8 @@ options:
       - The checks to run (default all).
     type: list
     elements: str
-    choices: [server-version, service, control-plane-gpu-labels, asap2-pod-cap, default-storage-class, load-balancer]
+    choices: [server-version, service, control-plane-gpu-labels, asap2-pod-cap, default-storage-class, load-balancer,
+              foreign-reboot-controllers]
   added_pods_per_gpu_node:
     description:
       - DaemonSet pods the recipe's components add to each GPU node (from the component catalog), counted on top of
@@ -135,6 +139,7 @@ msg:
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
 from ansible_collections.gpu_tray.cluster.plugins.module_utils import cluster_rules as rules
+from ansible_collections.gpu_tray.cluster.plugins.module_utils import reboot_controllers
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.kube import (
     AUTH_ARG_SPEC,
     Reader,
@@ -145,7 +150,9 @@ from ansible_collections.gpu_tray.cluster.plugins.module_utils.kube import (
 )
 
 CHECKS = ['server-version', 'service', 'control-plane-gpu-labels', 'asap2-pod-cap', 'default-storage-class',
-          'load-balancer']
+          'load-balancer', 'foreign-reboot-controllers']
+# the kinds that reboot or restart nodes (NodeWright v0.18+, and the legacy Skyhook kind it mirrors)
+REBOOT_CONTROLLER_KINDS = (('nodewright.nvidia.com', 'v1alpha1', 'nodewrights'), ('skyhook.nvidia.com', 'v1alpha1', 'skyhooks'))
 CLOUD_LB_SERVICES = ('eks', 'gke', 'aks', 'oke')
 DEFAULT_CLASS_ANNOTATIONS = ('storageclass.kubernetes.io/is-default-class',
                              'storageclass.beta.kubernetes.io/is-default-class')
@@ -201,6 +208,12 @@ class Cluster(Reader):
         return ['%s/%s' % (item['metadata'].get('namespace'), item['metadata']['name'])
                 for item in self.items(self.custom.list_cluster_custom_object, 'metallb.io', 'v1beta1', 'ipaddresspools')]
 
+    def reboot_controllers(self):
+        out = []
+        for group, version, plural in REBOOT_CONTROLLER_KINDS:
+            out.extend(self.items(self.custom.list_cluster_custom_object, group, version, plural))
+        return out
+
     def kube_vip_ranges(self):
         data = (self.get(self.core.read_namespaced_config_map, 'kubevip', 'kube-system') or {}).get('data') or {}
         return sorted(key for key in data if key.startswith(('range-', 'cidr-')))
@@ -249,6 +262,21 @@ def check_load_balancer(recipe_intent, service, lb_services, pools, kube_vip):
                         % ('; LoadBalancer Services still pending: %s' % ', '.join(pending) if pending else ''))
 
 
+def check_reboot_controllers(objects, nodes):
+    gpu = dict((n['metadata']['name'], n['metadata'].get('labels') or {}) for n in nodes
+               if (n['metadata'].get('labels') or {}).get('nvidia.com/gpu.present') == 'true')
+    found = reboot_controllers.foreign_reboot_controllers(objects, gpu, sorted(gpu))
+    if not found:
+        return dict(name='foreign-reboot-controllers', status='passed', found=[],
+                    message='no NodeWright or Skyhook object interrupts the %d GPU node(s)' % len(gpu))
+    names = ', '.join('%s %s (%s on %s)' % (o['kind'], o['name'], ', '.join(o['interrupts']), ', '.join(o['trays']))
+                      for o in found)
+    return dict(name='foreign-reboot-controllers', status='warning', found=found,
+                message='%s reboot or restart GPU nodes beside the rolling reboot: evidence captured while they act '
+                        'is ambiguous, and the two controllers do not know of each other (aicr#2572); pause or remove '
+                        'them, or re-validate once they are complete' % names)
+
+
 def run_checks(cluster, params, output):
     recipe = params['recipe']
     info = rules.recipe_info(recipe)
@@ -282,6 +310,8 @@ def run_checks(cluster, params, output):
                                                    cluster.metallb_pools(), cluster.kube_vip_ranges()))
             else:
                 results.append(check_load_balancer(info['intent'], None, [], [], []))
+        elif name == 'foreign-reboot-controllers':
+            results.append(check_reboot_controllers(cluster.reboot_controllers(), cluster.nodes()))
     return results
 
 

@@ -185,11 +185,45 @@ def test_load_balancer(run, core, namespace):
         core.delete_namespaced_config_map(name, 'kube-system')
 
 
+def test_foreign_reboot_controllers(run, k8s_api):
+    """The real Skyhook CRD (files/crds/; 1.20 needs its empty status default dropped): a Skyhook whose package
+    reboots GPU nodes is reported; without the API (404) or with a noop package the check passes."""
+    import time
+    import yaml
+    ext, custom = client.ApiextensionsV1Api(k8s_api), client.CustomObjectsApi(k8s_api)
+    assert check(run('cluster_preflight', recipe=VR200, checks=['foreign-reboot-controllers']),
+                 'foreign-reboot-controllers')['status'] == 'passed'            # no such API on the cluster
+    with open(os.path.join(HERE, 'files', 'crds', 'skyhook.nvidia.com_skyhooks.yaml')) as fh:
+        crd = yaml.safe_load(fh)
+    crd['spec']['versions'][0]['schema']['openAPIV3Schema']['properties']['status']['properties']['packageList'].pop(
+        'default')
+    ext.create_custom_resource_definition(crd)
+    try:
+        deadline = time.time() + 60
+        while not any(c.type == 'Established' and c.status == 'True' for c in
+                      ext.read_custom_resource_definition(crd['metadata']['name']).status.conditions or []):
+            assert time.time() < deadline
+            time.sleep(0.5)
+        for name, interrupt in (('quiet', 'noop'), ('tuning', 'reboot')):
+            custom.create_cluster_custom_object('skyhook.nvidia.com', 'v1alpha1', 'skyhooks', {
+                'apiVersion': 'skyhook.nvidia.com/v1alpha1', 'kind': 'Skyhook', 'metadata': {'name': name},
+                'spec': {'nodeSelectors': {'matchLabels': {'nvidia.com/gpu.present': 'true'}},
+                         'packages': {'nvidia-tuned': {'image': 'ghcr.io/nvidia/nodewright-packages/nvidia-tuned',
+                                                       'version': '0.10.0', 'interrupt': {'type': interrupt}}}}})
+        result = run('cluster_preflight', recipe=VR200, checks=['foreign-reboot-controllers'])
+        item = check(result, 'foreign-reboot-controllers')
+        assert not result.get('failed') and item['status'] == 'warning', result
+        assert [o['name'] for o in item['found']] == ['tuning'] and item['found'][0]['trays'], item
+        assert item['message'].startswith('Skyhook tuning (nvidia-tuned: reboot on '), item
+    finally:
+        ext.delete_custom_resource_definition(crd['metadata']['name'])
+
+
 def test_preflight_report_only_and_bad_connection(run, tmp_path):
     result = run('cluster_preflight', recipe=NVKE, fail_on_error=False)
     assert not result.get('failed') and result['rc'] == 0 and 'server-version' in result['failed_checks']
     expected = ['server-version', 'service', 'control-plane-gpu-labels', 'asap2-pod-cap', 'default-storage-class',
-                'load-balancer']
+                'load-balancer', 'foreign-reboot-controllers']
     assert [item['name'] for item in result['checks']] == expected
     missing = str(tmp_path / 'nope.kubeconfig')
     result = run('cluster_preflight', recipe=NVKE, kubeconfig=missing)

@@ -1,0 +1,77 @@
+# Copyright: (c) 2026, gpu_tray.cluster contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""module_utils/reboot_controllers.py: which NodeWright / Skyhook objects would interrupt the trays of a run."""
+import pytest
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.gpu_tray.cluster.plugins.filter.foreign_reboot_controllers import foreign_reboot_controllers
+from ansible_collections.gpu_tray.cluster.plugins.module_utils import reboot_controllers as rc
+
+GPU = {'nvidia.com/gpu.present': 'true', 'node-role.kubernetes.io/worker': ''}
+CP = {'nvidia.com/gpu.present': 'true', 'node-role.kubernetes.io/control-plane': ''}
+NODES = {'tray01': GPU, 'tray02': GPU, 'cp01': CP}
+
+
+def cr(name, packages, selector=None, kind='Skyhook'):
+    spec = {'packages': packages}
+    if selector is not None:
+        spec['nodeSelectors'] = selector
+    return {'kind': kind, 'metadata': {'name': name}, 'spec': spec}
+
+
+TUNED = {'nvidia-tuned': {'interrupt': {'type': 'reboot'}, 'configInterrupts': {'intent': {'type': 'reboot'}}}}
+
+
+def test_the_aicr_tuning_cr_on_gpu_nodes_is_found_with_every_tray():
+    found = rc.foreign_reboot_controllers([cr('tuning', TUNED, {'matchLabels': {'nvidia.com/gpu.present': 'true'}},
+                                              'NodeWright')], NODES, ['tray01', 'tray02'])
+    assert found == [{'kind': 'NodeWright', 'name': 'tuning', 'interrupts': ['nvidia-tuned: reboot'],
+                      'trays': ['tray01', 'tray02']}]
+
+
+def test_an_absent_selector_matches_every_node_and_config_interrupts_count():
+    pkg = {'p': {'configInterrupts': {'service': {'type': 'restartAllServices'}}}}
+    assert rc.foreign_reboot_controllers([cr('all', pkg)], NODES, ['tray02'])[0]['trays'] == ['tray02']
+
+
+@pytest.mark.parametrize('selector, trays', [
+    ({'matchLabels': {'nvidia.com/gpu.present': 'false'}}, []),
+    ({'matchExpressions': [{'key': 'node-role.kubernetes.io/control-plane', 'operator': 'Exists'}]}, []),
+    ({'matchExpressions': [{'key': 'node-role.kubernetes.io/control-plane', 'operator': 'DoesNotExist'}]},
+     ['tray01', 'tray02']),
+    ({'matchExpressions': [{'key': 'nvidia.com/gpu.present', 'operator': 'In', 'values': ['true']}]}, ['tray01', 'tray02']),
+    ({'matchExpressions': [{'key': 'nvidia.com/gpu.present', 'operator': 'NotIn', 'values': ['true']}]}, []),
+    ({'matchLabels': {'nvidia.com/gpu.present': 'true'},
+      'matchExpressions': [{'key': 'node-role.kubernetes.io/worker', 'operator': 'DoesNotExist'}]}, []),
+])
+def test_label_selector_semantics(selector, trays):
+    found = rc.foreign_reboot_controllers([cr('x', TUNED, selector)], NODES, ['tray01', 'tray02'])
+    assert [t for o in found for t in o['trays']] == trays
+
+
+def test_noop_packages_and_other_nodes_do_not_count():
+    noop = cr('noop', {'p': {'interrupt': {'type': 'noop'}}, 'q': {}})
+    only_cp = cr('cp', TUNED, {'matchExpressions': [{'key': 'node-role.kubernetes.io/control-plane',
+                                                     'operator': 'Exists'}]})
+    assert rc.foreign_reboot_controllers([noop, only_cp], NODES, ['tray01', 'tray02']) == []
+    # a tray that is no node of the cluster is never matched
+    assert rc.foreign_reboot_controllers([cr('all', TUNED)], NODES, ['tray09']) == []
+
+
+def test_a_bad_operator_is_an_error_through_the_filter():
+    bad = cr('bad', TUNED, {'matchExpressions': [{'key': 'a', 'operator': 'Gt', 'values': ['1']}]})
+    with pytest.raises(AnsibleFilterError, match="operator 'Gt'"):
+        foreign_reboot_controllers([bad], NODES, ['tray01'])
+
+
+def test_cluster_preflight_reports_them_on_gpu_nodes_as_a_warning():
+    from ansible_collections.gpu_tray.cluster.plugins.modules import cluster_preflight as cp
+    nodes = [{'metadata': {'name': name, 'labels': labels}} for name, labels in
+             (('tray01', GPU), ('cpu01', {'kubernetes.io/hostname': 'cpu01'}))]
+    quiet = cp.check_reboot_controllers([cr('noop', {'p': {'interrupt': {'type': 'noop'}}})], nodes)
+    assert quiet['status'] == 'passed' and quiet['found'] == []
+    loud = cp.check_reboot_controllers([cr('tuning', TUNED, kind='NodeWright')], nodes)
+    assert loud['status'] == 'warning' and [o['trays'] for o in loud['found']] == [['tray01']]
+    assert loud['message'].startswith('NodeWright tuning (nvidia-tuned: reboot on tray01) reboot or restart GPU nodes')
+    assert 'foreign-reboot-controllers' in cp.CHECKS
