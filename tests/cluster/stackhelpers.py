@@ -46,3 +46,18 @@ def recap(output, host="localhost"):
         if line.startswith(host + " ") and "ok=" in line:
             return dict((k, int(v)) for k, v in (f.split("=") for f in line.split(":", 1)[1].split()))
     raise AssertionError("no PLAY RECAP line for %s in:\n%s" % (host, output[-3000:]))
+
+
+def render_bundles(root, recipes):
+    """playbooks/render_bundle.yml for each recipe (the user's command), with NodeWright on so every manifest template
+    is rendered, in parallel, into root/<recipe>; returns {recipe: bundle dir}, asserts that every render passed."""
+    procs = dict((r, start_playbook("gpu_tray.cluster.render_bundle", "-e", "gpu_tray_recipe=%s" % r,
+                                    "-e", "gpu_tray_bundle_dir=%s" % os.path.join(str(root), r),
+                                    "-e", "gpu_tray_stack_use_nodewright=true")) for r in recipes)
+    failed = {}
+    for recipe, proc in procs.items():
+        out = proc.communicate()[0]
+        if proc.returncode != 0:
+            failed[recipe] = out[-4000:]
+    assert not failed, "render_bundle failed: %s" % failed
+    return dict((r, os.path.join(str(root), r)) for r in recipes)

@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 import offline_schema as osc
-from stackhelpers import REPO, start_playbook
+from stackhelpers import REPO, render_bundles
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROLE = os.path.join(REPO, "roles", "stack")
@@ -32,19 +32,7 @@ CUSTOM_KINDS = ("NicClusterPolicy", "IPPool", "SriovNetworkNodePolicy", "SriovIB
 @pytest.fixture(scope="module")
 def bundles(tmp_path_factory):
     """Each recipe rendered with NodeWright on (so every manifest template is exercised), in parallel."""
-    root = tmp_path_factory.mktemp("bundles")
-    procs = {}
-    for recipe in RECIPES:
-        procs[recipe] = start_playbook("gpu_tray.cluster.render_bundle", "-e", "gpu_tray_recipe=%s" % recipe,
-                                       "-e", "gpu_tray_bundle_dir=%s" % (root / recipe),
-                                       "-e", "gpu_tray_stack_use_nodewright=true")
-    failed = {}
-    for recipe, proc in procs.items():
-        out = proc.communicate()[0]
-        if proc.returncode != 0:
-            failed[recipe] = out[-4000:]
-    assert not failed, "render_bundle failed: %s" % failed
-    return dict((r, str(root / r)) for r in RECIPES)
+    return render_bundles(tmp_path_factory.mktemp("bundles"), RECIPES)
 
 
 def _load(path):

@@ -17,7 +17,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "cluster"))   # offline_schema, stackhelpers
 
 import upstream  # noqa: E402  (after the path set-up above)
-from stackhelpers import start_playbook  # noqa: E402
+from stackhelpers import render_bundles  # noqa: E402
 
 RECIPES = ["gb200-nvke-ubuntu-training", "gb200-nvke-ubuntu-kubeflow", "vr200-rke2-ubuntu-training",
            "vr200-rke2-ubuntu-inference", "vr200-rke2-ubuntu-inference-dynamo"]
@@ -53,14 +53,4 @@ def crd_index():
 def bundles(tmp_path_factory):
     """Each recipe rendered by playbooks/render_bundle.yml (the user's command), with NodeWright on so every
     manifest template is rendered; in parallel. {recipe: bundle dir}."""
-    root = tmp_path_factory.mktemp("upstream-bundles")
-    procs = dict((r, start_playbook("gpu_tray.cluster.render_bundle", "-e", "gpu_tray_recipe=%s" % r,
-                                    "-e", "gpu_tray_bundle_dir=%s" % (root / r),
-                                    "-e", "gpu_tray_stack_use_nodewright=true")) for r in RECIPES)
-    failed = {}
-    for recipe, proc in procs.items():
-        out = proc.communicate()[0]
-        if proc.returncode != 0:
-            failed[recipe] = out[-3000:]
-    assert not failed, "render_bundle failed: %s" % failed
-    return dict((r, str(root / r)) for r in RECIPES)
+    return render_bundles(tmp_path_factory.mktemp("upstream-bundles"), RECIPES)
