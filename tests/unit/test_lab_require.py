@@ -54,20 +54,27 @@ def test_root_only_lab_unit_tests_skip_or_fail(require):
 
 @pytest.mark.parametrize('require', [False, True])
 def test_upstream_tests_skip_in_one_line_or_fail_without_the_data(tmp_path, require):
-    """tests/upstream without ../shared/upstream (a user's clone): one skip line; GPU_TRAY_UPSTREAM_REQUIRE=1 (CI)
-    fails every test instead. The real folder runs, pointed at a directory that does not exist."""
+    """tests/upstream without ../shared/upstream (a user's clone): one skip line for all its tests;
+    GPU_TRAY_UPSTREAM_REQUIRE=1 (CI) fails every test instead. The real tests/upstream/conftest.py runs beside probe
+    tests that would record they ran, pointed at a data directory that does not exist (it needs nothing else)."""
+    tests = tmp_path / 'upstream'
+    tests.mkdir()
+    shutil.copy(os.path.join(REPO, 'tests', 'upstream', 'conftest.py'), str(tests / 'conftest.py'))
+    ran = tmp_path / 'ran'
+    (tests / 'test_probe.py').write_text(''.join('def test_%d():\n    open(%r, "a").write("x")\n\n\n' % (i, str(ran))
+                                                 for i in range(3)))
     env = dict(os.environ, GPU_TRAY_UPSTREAM=str(tmp_path / 'absent'), PYTHONDONTWRITEBYTECODE='1')
     env.pop('GPU_TRAY_UPSTREAM_REQUIRE', None)
     if require:
         env['GPU_TRAY_UPSTREAM_REQUIRE'] = '1'
-    proc = subprocess.run([sys.executable, '-m', 'pytest', '-p', 'no:cacheprovider', '-rsfE', '-q',
-                           'tests/upstream', '-k', 'can_fail or is_found'], cwd=REPO, env=env,
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, check=False)
+    proc = subprocess.run([sys.executable, '-m', 'pytest', '-p', 'no:cacheprovider', '-rsfE', '-q', str(tests)],
+                          cwd=str(tmp_path), env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, check=False)
     out = proc.stdout.decode('utf-8', 'replace')
+    assert not ran.exists(), out                      # no test body ran
     if require:
-        assert proc.returncode == 1 and 'GPU_TRAY_UPSTREAM_REQUIRE=1: failing instead of skipping' in out, out
-        assert ' passed' not in out, out
+        assert proc.returncode == 1 and '3 errors' in out, out
+        assert 'GPU_TRAY_UPSTREAM_REQUIRE=1: failing instead of skipping' in out, out
     else:
         skips = [line for line in out.splitlines() if line.startswith('SKIPPED')]
-        assert proc.returncode == 0 and len(skips) == 1 and 'upstream chart data not found' in skips[0], out
-        assert ' passed' not in out and ' failed' not in out, out
+        assert proc.returncode == 0 and '3 skipped' in out, out
+        assert len(skips) == 1 and 'upstream chart data not found' in skips[0], out

@@ -16,13 +16,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "cluster"))   # offline_schema, stackhelpers
 
-import upstream  # noqa: E402  (after the path set-up above)
-from stackhelpers import render_bundles  # noqa: E402
-
-RECIPES = ["gb200-nvke-ubuntu-training", "gb200-nvke-ubuntu-kubeflow", "vr200-rke2-ubuntu-training",
-           "vr200-rke2-ubuntu-inference", "vr200-rke2-ubuntu-inference-dynamo"]
-
-ROOT = upstream.upstream_dir()
+# the data: GPU_TRAY_UPSTREAM, else ../shared/upstream beside the checkout. The helpers (upstream.py, jsonschema,
+# the bundle renders) are imported only by the fixtures and tests that use them: without the data nothing is needed.
+ROOT = os.environ.get("GPU_TRAY_UPSTREAM") or os.path.join(
+    os.path.dirname(os.path.dirname(os.path.dirname(HERE))), "shared", "upstream")
 MISSING = None if os.path.isdir(os.path.join(ROOT, "charts")) else (
     "upstream chart data not found at %s (set GPU_TRAY_UPSTREAM)" % ROOT)
 
@@ -44,6 +41,7 @@ def upstream_root():
 
 @pytest.fixture(scope="session")
 def crd_index():
+    import upstream
     # network-operator's own copies first: 26.4.1 ships the Mellanox fork of the SR-IOV CRDs and the IPPool CRD
     # its operator applies (the standalone sriov-network-operator v1.6.0 data is older)
     return upstream.CrdIndex(os.path.join(ROOT, "charts"), preferred=["network-operator/"])
@@ -53,4 +51,6 @@ def crd_index():
 def bundles(tmp_path_factory):
     """Each recipe rendered by playbooks/render_bundle.yml (the user's command), with NodeWright on so every
     manifest template is rendered; in parallel. {recipe: bundle dir}."""
+    from stackhelpers import render_bundles
+    from upstream import RECIPES
     return render_bundles(tmp_path_factory.mktemp("upstream-bundles"), RECIPES)

@@ -19,7 +19,7 @@ import yaml
 
 import offline_schema as osc
 import upstream
-from conftest import RECIPES
+from upstream import RECIPES
 from stackhelpers import REPO
 
 CORE_GROUPS = ("", "apps", "rbac.authorization.k8s.io", "resource.k8s.io", "batch", "policy", "apiextensions.k8s.io",

@@ -17,7 +17,7 @@ import jsonschema
 import pytest
 
 import upstream
-from conftest import RECIPES
+from upstream import RECIPES
 
 # component -> folder under ../shared/upstream/charts with the pinned chart's data (SOURCE says which tag)
 CHART_DATA = {

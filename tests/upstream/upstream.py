@@ -20,13 +20,8 @@ import yaml
 
 import offline_schema as osc
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(os.path.dirname(HERE))
-
-
-def upstream_dir():
-    """The upstream data directory: GPU_TRAY_UPSTREAM, else ../shared/upstream beside the checkout."""
-    return os.environ.get("GPU_TRAY_UPSTREAM") or os.path.join(os.path.dirname(REPO), "shared", "upstream")
+RECIPES = ["gb200-nvke-ubuntu-training", "gb200-nvke-ubuntu-kubeflow", "vr200-rke2-ubuntu-training",
+           "vr200-rke2-ubuntu-inference", "vr200-rke2-ubuntu-inference-dynamo"]
 
 
 def load_yaml(path):
