@@ -230,8 +230,13 @@ def test_nvke_values_follow_the_guide(data):
     assert gpu['values']['driver']['kernelModuleConfig'] == {'name': 'kernel-module-params'}
     assert gpu['manifests'] == ['kernel-module-params.yaml.j2'] and gpu['manifests_phase'] == 'pre'
     net = comps['network-operator']['values']
-    assert net['sriovOperatorConfig'] == {'deploy': True, 'disablePlugins': ['mellanox']}
+    # the key paths network-operator 26.4.1 reads (tests/upstream holds them against the chart itself)
+    assert 'sriovOperatorConfig' not in net
+    assert net['sriov-network-operator']['sriovOperatorConfig'] == {'deploy': True, 'disablePlugins': ['mellanox']}
+    assert net['sriov-network-operator']['operator']['externalDrainer'] == {'enabled': True}
+    assert net['operator']['maintenanceOperator'] == {'useDrainControllerRequestor': True}
     assert net['maintenanceOperator']['enabled'] is True and net['sriovNetworkOperator']['enabled'] is True
+    assert gpu['values']['driver']['version'] == '580.173.02' and gpu['values']['driver']['kernelModuleType'] == 'open'
     assert comps['nvidia-dra-driver-gpu']['values']['nvidiaDriverRoot'] == '/run/nvidia/driver'
     assert comps['sriov-ib-networks']['depends_on'] == ['network-operator']
     assert 'ippools.nv-ipam.nvidia.com' in comps['sriov-ib-networks']['readiness']['wait_for_crds']
