@@ -13,13 +13,15 @@ import fcntl
 import json
 import os
 import pathlib
+import shlex
+import subprocess
 import sys
 import time
 
 if __package__ in (None, ""):
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 
-from gpu_tray_lab import cgroups, hostlimits, inventory, net, rootfs, trays, util  # noqa: E402
+from gpu_tray_lab import cgroups, hostlimits, inventory, net, platforms, rootfs, trays, util  # noqa: E402
 
 PLATFORMS = ("nvke-gb200", "rke2-vr200")
 
@@ -345,6 +347,74 @@ def cmd_ssh(args):
     os.execvp("ssh", argv)
 
 
+SRIOV_SCRIPT = r"""
+set -u
+n=$1; timeout=$2; shift 2
+sys=/var/lib/gpu-tray-lab/sys/class/infiniband
+for rail in "$@"; do
+  f=$sys/$rail/device/sriov_numvfs
+  [ -e "$f" ] || { echo "$rail: no sriov_numvfs (SR-IOV disabled in firmware): the config daemon fails here" >&2; continue; }
+  cur=$(cat "$f")
+  if [ "$cur" != "$n" ]; then
+    # as the config daemon: a changed count goes through 0 (the kernel refuses N -> M with EBUSY)
+    [ "$cur" = 0 ] || echo 0 > "$f"
+    echo "$n" > "$f"
+  fi
+done
+deadline=$(( $(date +%s) + timeout ))
+while :; do
+  pending=""
+  for rail in "$@"; do
+    d=$sys/$rail/device
+    [ -e "$d/sriov_numvfs" ] || continue
+    have=$(cat "$d/sriov_numvfs")
+    i=0
+    while [ "$i" -lt "$have" ]; do
+      [ -e "$d/virtfn$i/infiniband" ] || { pending="$pending $rail"; break; }
+      i=$((i + 1))
+    done
+  done
+  [ -z "$pending" ] && break
+  [ "$(date +%s)" -lt "$deadline" ] || { echo "VFs not complete after ${timeout}s on:$pending" >&2; exit 1; }
+  sleep 0.2
+done
+for rail in "$@"; do
+  printf '%s %s\n' "$rail" "$(cat $sys/$rail/device/sriov_numvfs 2>/dev/null || echo none)"
+done
+"""
+
+
+def cmd_sriov(args):
+    """The lab's stand-in for the SR-IOV config daemon: write sriov_numvfs on every rail, as the daemon does for the
+    recipe's SriovNetworkNodePolicies, and wait until the VFs (and their RDMA devices) exist."""
+    spec = util.read_json(lab_file()) or {}
+    cfg = inventory.ssh_config_file()
+    if not spec or not cfg.exists():
+        raise util.LabError("no lab is up; run `lab/lab up ...` first")
+    data = platforms.platform(spec["platform"])
+    num_vfs = data.get("sriov_num_vfs") if args.num_vfs is None else args.num_vfs
+    if not num_vfs and args.num_vfs is None:
+        print("platform %s: its recipes create no VFs (no SriovNetworkNodePolicy); nothing to do" % spec["platform"])
+        return 0
+    rails = [h["name"] for h in platforms.rails(data)]
+    names = [resolve_tray(t) for t in args.tray] or [util.tray_name(i) for i in range(1, spec["trays"] + 1)]
+
+    def apply(name):
+        argv = ["ssh", "-F", str(cfg), name, "sh", "-c", shlex.quote(SRIOV_SCRIPT), "sriov", str(num_vfs),
+                str(args.timeout)] + rails
+        return name, subprocess.run(argv, capture_output=True, text=True, timeout=args.timeout + 60)
+
+    failed = False
+    with concurrent.futures.ThreadPoolExecutor(max_workers=min(8, len(names))) as pool:
+        for name, proc in pool.map(apply, names):
+            counts = " ".join("%s=%s" % tuple(line.split()) for line in proc.stdout.splitlines() if line.strip())
+            print("%s: sriov_numvfs %s%s" % (name, counts, (" (%s)" % proc.stderr.strip()) if proc.stderr.strip() else ""))
+            failed = failed or proc.returncode != 0
+    if failed:
+        raise util.LabError("the VFs were not created on every tray (above)")
+    return 0
+
+
 def cmd_inventory(_args):
     if not inventory.hosts_file().exists():
         raise util.LabError("no lab is up (%s missing); run `lab/lab up ...`" % inventory.hosts_file())
@@ -409,6 +479,12 @@ def build_parser():
     ss = sub.add_parser("ssh", help="ssh into a tray: lab ssh tray01 [command...]")
     ss.add_argument("tray")
     ss.add_argument("command", nargs=argparse.REMAINDER)
+    sv = sub.add_parser("sriov", help="stand-in for the SR-IOV config daemon: write sriov_numvfs on every rail "
+                                      "(the recipe's SriovNetworkNodePolicy count) and wait for the VFs")
+    sv.add_argument("--num-vfs", type=int, default=None, help="VFs per rail (default: the platform's recipe, 16 on "
+                                                              "nvke-gb200; 0 removes them)")
+    sv.add_argument("--tray", action="append", default=[], help="only this tray (repeatable); default every tray")
+    sv.add_argument("--timeout", type=int, default=60, help="seconds to wait for the VFs")
     sub.add_parser("inventory", help="print the path of the lab's Ansible inventory")
     sub.add_parser("ssh-config", help="print the path of the lab's ssh_config (testinfra --ssh-config)")
     sub.add_parser("deps", help="apt-get install the host packages the lab needs")
@@ -418,7 +494,7 @@ def build_parser():
 
 
 COMMANDS = {"up": cmd_up, "down": cmd_down, "status": cmd_status, "reset": cmd_reset, "ssh": cmd_ssh,
-            "inventory": cmd_inventory, "ssh-config": cmd_ssh_config, "deps": cmd_deps, "rootfs": cmd_rootfs,
+            "inventory": cmd_inventory, "sriov": cmd_sriov, "ssh-config": cmd_ssh_config, "deps": cmd_deps, "rootfs": cmd_rootfs,
             "prune-cache": cmd_prune}
 
 

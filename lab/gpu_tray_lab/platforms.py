@@ -205,6 +205,9 @@ PLATFORMS = {
             'containerd.service': {'dir': 'usr/lib/systemd/system', 'enabled': True},
         },
         'containerd_config_version': 3,
+        # what the recipe's SriovNetworkNodePolicies ask for on every rail (gpu_tray_num_vfs): `lab sriov`, the
+        # lab's stand-in for the SR-IOV config daemon, writes it to sriov_numvfs
+        'sriov_num_vfs': 16,
     },
     'rke2-vr200': {
         'description': 'VR200 NVL72 tray on RKE2: Ubuntu 26.04, 7.0 -nvidia-bos-64k kernel, ConnectX-9 XDR rails',

@@ -18,7 +18,7 @@ description:
     C(report.html) (one page, a table per phase with failures first and the fix), and C(summary.json) (recipe,
     recipe digest, result per phase).
   - A phase's C(checks) may hold check dicts (C(name), C(status) passed/failed/warning/skipped, C(message),
-    optional C(fix), C(duration) in ms, C(object)), registered results of M(gpu_tray.cluster.cluster_preflight)
+    optional C(fix), C(duration) in ms, C(object), C(details) - one text per finding), registered results of M(gpu_tray.cluster.cluster_preflight)
     (their C(checks) are taken), or any other registered module result with a C(check_name) key (failed when it
     failed or returned C(passed=false), skipped when skipped, warning when it warned).
   - With C(recorded_digest) in O(meta) different from its C(recipe_digest), the reports say the evidence is stale.
@@ -27,7 +27,7 @@ author:
 positional: meta
 options:
   _input:
-    description: The phases, each C({name, checks, start, stop}); C(name) is readiness, deployment, conformance or
+    description: The phases, each C({name, checks, start, stop}); C(name) is readiness, deployment, trays, conformance or
       performance, C(start)/C(stop) in epoch milliseconds.
     type: list
     elements: dict

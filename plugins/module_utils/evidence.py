@@ -5,7 +5,8 @@
 
 Input is a list of phases, each ``{'name': <phase>, 'checks': [check, ...], 'start': ms, 'stop': ms}``; a check
 is what the validation modules return per check: ``name``, ``status`` (passed / failed / warning / skipped),
-``message``, optional ``fix``, ``duration`` (ms) and ``object``.
+``message``, optional ``fix``, ``duration`` (ms), ``object`` and ``details`` (one text per finding: the devices a
+message summarises, listed under the phase's table in the reports and as ``extra.details`` in CTRF).
 
 CTRF (https://ctrf.io, the format ``aicr validate`` writes, aicr.md 3.3): ``results.tool``,
 ``results.summary`` (tests, passed, failed, skipped, pending, other, start, stop) and ``results.tests[]``
@@ -22,7 +23,7 @@ import html
 import json
 import xml.etree.ElementTree as ET
 
-PHASES = ('readiness', 'deployment', 'conformance', 'performance')
+PHASES = ('readiness', 'deployment', 'trays', 'conformance', 'performance')
 STATUSES = ('passed', 'failed', 'warning', 'skipped')
 TOOL = 'gpu_tray.cluster'
 _ORDER = {'failed': 0, 'warning': 1, 'skipped': 2, 'passed': 3}
@@ -38,7 +39,8 @@ def normalise_check(check):
         raise ValueError('check %s has status %r, expected one of %s' % (name, status, ', '.join(STATUSES)))
     return dict(name=str(name), status=status, message=str(check.get('message') or ''),
                 fix=str(check.get('fix') or ''), duration=int(check.get('duration') or 0),
-                object=str(check.get('object') or ''))
+                object=str(check.get('object') or ''),
+                details=[str(line) for line in (check.get('details') or [])])
 
 
 def checks_from_result(item, name=None):
@@ -85,6 +87,22 @@ def phase_status(phase):
     return 'passed' if statuses else 'skipped'
 
 
+def phase_result(phase, limit=3):
+    """``{'status', 'findings'}`` of one phase: its status (phase_status) and one line naming its first ``limit``
+    failed checks with their findings (``tray02/vf-pkeys: 16 VF ports are ...; 2 more``), for a task message."""
+    phase = _phase(phase)
+    failed = [check for check in phase['checks'] if check['status'] == 'failed']
+    shown = []
+    for check in failed[:limit]:
+        message = check['message']
+        if check['object'] and message.startswith(check['object'] + ': '):
+            message = message[len(check['object']) + 2:]
+        shown.append('%s: %s' % (check['name'], message.rstrip('.')))
+    if len(failed) > limit:
+        shown.append('%d more' % (len(failed) - limit))
+    return {'status': phase_status(phase), 'findings': '; '.join(shown)}
+
+
 def ctrf(phase, meta=None):
     """The CTRF report of one phase (a dict; json.dumps it)."""
     phase = _phase(phase)
@@ -104,6 +122,8 @@ def ctrf(phase, meta=None):
             extra['fix'] = check['fix']
         if check['object']:
             extra['object'] = check['object']
+        if check['details']:
+            extra['details'] = check['details']
         if extra:
             test['extra'] = extra
         tests.append(test)
@@ -129,7 +149,8 @@ def junit(phases, meta=None):
         for check in phase['checks']:
             case = ET.SubElement(suite, 'testcase', name=check['name'], classname='%s.%s' % (TOOL, phase['name']),
                                  time='%.3f' % (check['duration'] / 1000.0))
-            text = check['message'] + (('\nFix: ' + check['fix']) if check['fix'] else '')
+            text = '\n'.join([check['message']] + ['- ' + line for line in check['details']]
+                             + (['Fix: ' + check['fix']] if check['fix'] else []))
             if check['status'] == 'failed':
                 ET.SubElement(case, 'failure', message=check['message'][:500], type='failed').text = text
             elif check['status'] == 'skipped':
@@ -184,6 +205,12 @@ def markdown(phases, meta=None):
         for check in _sorted_checks(phase):
             row = (_md(check['name']), check['status'].upper(), _md(check['message']), _md(check['fix']))
             lines.append('| %s | %s | %s | %s |' % row)
+        detailed = [check for check in _sorted_checks(phase) if check['details'] and check['status'] != 'passed']
+        if detailed:
+            lines += ['', 'Details:', '']
+            for check in detailed:
+                lines.append('- **%s** (%s)' % (check['name'], check['status'].upper()))
+                lines += ['  - %s' % line.replace('\n', ' ') for line in check['details']]
     return '\n'.join(lines) + '\n'
 
 
@@ -224,8 +251,11 @@ def html_report(phases, meta=None):
             continue
         out.append('<table><tr><th>Check</th><th>Status</th><th>Finding</th><th>Fix</th></tr>')
         for check in _sorted_checks(phase):
-            out.append('<tr class="%s"><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>' % (
-                check['status'], esc(check['name']), check['status'].upper(), esc(check['message']), esc(check['fix'])))
+            listed = ('<ul>%s</ul>' % ''.join('<li>%s</li>' % esc(line) for line in check['details'])
+                      if check['details'] and check['status'] != 'passed' else '')
+            out.append('<tr class="%s"><td>%s</td><td>%s</td><td>%s%s</td><td>%s</td></tr>' % (
+                check['status'], esc(check['name']), check['status'].upper(), esc(check['message']), listed,
+                esc(check['fix'])))
         out.append('</table>')
     out += ['</body></html>', '']
     return '\n'.join(out)

@@ -1,0 +1,95 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpu_tray.cluster contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The validation's tray phase, judged on the controller (pure functions in module_utils/tray_validation.py)."""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+---
+name: tray_validation
+short_description: Judge every GPU tray after the chart stack - VFs, their partition membership, IPoIB, netns mode, PFs
+version_added: 0.1.0
+description:
+  - Takes one M(gpu_tray.cluster.tray_state) read per tray (made after the deploy) and returns the checks of the
+    validation's C(trays) phase, in the evidence format of P(gpu_tray.cluster.validation_evidence#filter) - for each
+    tray C(<tray>/sriov-vfs), C(<tray>/vf-pkeys), C(<tray>/vf-ipoib), C(<tray>/netns-mode) and C(<tray>/pf-state),
+    each with C(status), a one-sentence C(message) naming the tray and the device, C(details), C(fix) and C(data).
+  - C(sriov-vfs) - per rail, C(sriov_numvfs) and the C(virtfn) links equal the VF count the SriovNetworkNodePolicy
+    asks for, every VF is bound to mlx5_core and has an RDMA device. C(vf-pkeys) - every VF port is a full member
+    of the partition. C(vf-ipoib) - every VF has its IPoIB netdev. C(netns-mode) - ib_core C(netns_mode) is the
+    platform's. C(pf-state) - every rail PF is InfiniBand, ACTIVE / LinkUp and a full member, and its PCI address,
+    firmware version, VF limit, link layer, state, rate and P_Keys are what the preflight recorded (O(_input)'s
+    C(baseline)).
+  - A VF handed to a pod (the kubelet's device-manager checkpoint, read in the same M(gpu_tray.cluster.tray_state)
+    call as C(files)) whose netdev or RDMA device is in the pod's network namespace is listed as not visible, never
+    counted as passed.
+  - A tray without a read (unreachable, or its read failed) gets one failed C(<tray>/tray-read) check.
+author:
+  - gpu_tray.cluster contributors (!UNKNOWN)
+options:
+  _input:
+    description:
+      - Mapping of tray name to C({state, spec, baseline, error}) - C(state) the registered
+        M(gpu_tray.cluster.tray_state) result (none when the tray was not read), C(error) why it was not read,
+        C(baseline) the C(gpu_tray_rdma) facts the preflight recorded (optional).
+      - C(spec) - C(rails) (the rail device names), C(policies) (the SriovNetworkNodePolicy objects the recipe
+        deploys; a PF's expected VF count is the C(numVfs) of the policies whose C(nicSelector) - vendor, deviceID,
+        rootDevices, pfNames - selects it; empty when the recipe creates no VFs), C(pkey), C(netns_mode) (exclusive,
+        shared or unmanaged), C(ipoib) (VFs must have an IPoIB netdev, default true) and C(checkpoint_path) (the
+        kubelet checkpoint, read by M(gpu_tray.cluster.tray_state) as one of its C(files)).
+    type: dict
+    required: true
+'''
+
+EXAMPLES = r'''
+- name: Judge the trays
+  ansible.builtin.set_fact:
+    tray_checks: >-
+      {{ {'tray01': {'state': hostvars['tray01'].tray_read,
+                     'spec': {'rails': ['mlx5_0', 'mlx5_1'], 'policies': sriov_node_policies,
+                              'pkey': '0xffff', 'netns_mode': 'unmanaged'}}}
+         | gpu_tray.cluster.tray_validation }}
+'''
+
+RETURN = r'''
+_value:
+  description: The checks, tray by tray in natural order, each C({name, status, message, fix, object, details, data}).
+  type: list
+  elements: dict
+'''
+
+from ansible.errors import AnsibleFilterError
+from ansible.module_utils.common.text.converters import to_native
+
+from ansible_collections.gpu_tray.cluster.plugins.module_utils.common import natural_key
+from ansible_collections.gpu_tray.cluster.plugins.module_utils.tray_validation import SpecError, evaluate, unread
+
+
+def tray_validation(trays):
+    if not isinstance(trays, dict):
+        raise AnsibleFilterError('tray_validation: expects a mapping of tray name to {state, spec}, got %s'
+                                 % type(trays).__name__)
+    checks = []
+    for host in sorted(trays, key=natural_key):
+        item = trays[host] or {}
+        state = item.get('state')
+        if not isinstance(state, dict) or state.get('failed') or state.get('unreachable') or 'ansible_facts' not in state:
+            reason = item.get('error') or (state or {}).get('msg') or 'no tray_state read of this run'
+            checks.extend(unread(host, to_native(reason)))
+            continue
+        try:
+            checks.extend(evaluate(host, state, item.get('spec') or {}, item.get('baseline')))
+        except SpecError as exc:
+            raise AnsibleFilterError('tray_validation: %s: %s' % (host, to_native(exc)))
+        except (KeyError, TypeError) as exc:
+            raise AnsibleFilterError('tray_validation: the tray_state result of %s lacks %s (a tray_state of another '
+                                     'collection version?)' % (host, to_native(exc)))
+    return checks
+
+
+class FilterModule(object):
+
+    def filters(self):
+        return {'tray_validation': tray_validation}

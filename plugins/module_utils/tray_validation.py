@@ -1,0 +1,429 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpu_tray.cluster contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The validation's tray phase: one tray_state read per tray, judged on the controller after the stack is deployed.
+
+The preflight runs before the SR-IOV config daemon has created any VF, so it never sees one. This phase runs after
+the deploy and judges, per tray: the VFs the SriovNetworkNodePolicy asked for exist on every rail (``sriov_numvfs``,
+``virtfn`` links, each VF bound to mlx5_core and with an RDMA device), every VF port is a full member of the
+partition, every VF has its IPoIB netdev, ib_core ``netns_mode`` is what the platform wants, and the rails' PFs are
+healthy and as the preflight recorded them.
+
+Honest about what the host can see: a VF handed to a pod moves its netdev into the pod's network namespace, and in
+``netns_mode`` exclusive its RDMA device too; sysfs of the host no longer shows them. Which VFs are in pods comes
+from the kubelet's device-manager checkpoint (``/var/lib/kubelet/device-plugins/kubelet_internal_checkpoint``, the
+PCI addresses the SR-IOV device plugin handed out); such a VF is listed as not visible, never counted as passed.
+
+Pure functions; the check dicts are the evidence format of module_utils/evidence.py (``name``, ``status``,
+``message``, ``fix``, ``object``, ``details``) plus ``data`` with the structured findings.
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import json
+
+from ansible_collections.gpu_tray.cluster.plugins.module_utils.common import (
+    format_pkey,
+    natural_key,
+    parse_pkey_option,
+)
+from ansible_collections.gpu_tray.cluster.plugins.module_utils.rdma import (
+    check_pkeys,
+    describe_pkey,
+    parse_pkey,
+    pkey_base,
+)
+
+CHECKS = ('sriov-vfs', 'vf-pkeys', 'vf-ipoib', 'netns-mode', 'pf-state')
+KUBELET_CHECKPOINT = '/var/lib/kubelet/device-plugins/kubelet_internal_checkpoint'
+NETNS_MODES = ('exclusive', 'shared', 'unmanaged')
+# what the preflight recorded of a rail PF and must still hold after the rollout (sriov_numvfs changes on purpose)
+PF_FIELDS = ('pci_address', 'fw_ver', 'sriov_totalvfs')
+PORT_FIELDS = ('link_layer', 'state', 'phys_state', 'rate', 'pkeys')
+
+FIX_VFS = ('The SR-IOV config daemon creates the VFs: check the node\'s SriovNetworkNodeState (status.syncStatus, '
+           'status.lastSyncError) and the sriov-network-config-daemon log. The firmware must allow the count '
+           '(SRIOV_EN, NUM_OF_VFS >= numVfs): with the mellanox plugin disabled the daemon never changes firmware. '
+           'A VF bound to another driver than mlx5_core does not match the policy\'s deviceType netdevice.')
+FIX_PKEYS = ('The fabric manager must add each listed VF port GUID to partition %s as a full member (0x8000 bit): in '
+             'UFM add the GUIDs to the PKey with full membership, or let ib-kubernetes map the VF GUIDs it assigns to '
+             'the partition (its GUID pool and the SriovIBNetwork\'s pKey). Fixing the PFs alone is not enough: '
+             'links stay up with limited membership, but RDMA between hosts fails with retry-exceeded.')
+FIX_IPOIB = ('Load ib_ipoib on the tray (role rdma_modules writes /etc/modules-load.d; the rolling reboot loads it), '
+             'then let the config daemon recreate the VFs (or write sriov_numvfs 0 and back).')
+FIX_NETNS = ('Set gpu_tray_ib_core_netns_mode and run prepare_trays: role rdma_netns writes the modprobe.d option and '
+             'the rolling reboot applies it. Only one owner may set it (not also SriovNetworkPoolConfig rdmaMode).')
+FIX_PF = ('Check the rail\'s cable, its switch port and the subnet manager (state and rate), and the partition of the '
+          'PF port GUID in the fabric manager. A firmware, link layer or VF-limit change since the preflight means '
+          'the NIC was reconfigured or replaced: run the preflight again.')
+
+
+class SpecError(ValueError):
+    """The spec (the role's variables) is not usable; the text names the variable."""
+
+
+def _check(host, check, status, message, details=None, fix=None, data=None):
+    return {'name': '%s/%s' % (host, check), 'status': status, 'message': message, 'object': host,
+            'details': list(details or []), 'fix': fix if status in ('failed', 'warning') else '',
+            'data': data or {}}
+
+
+def parse_kubelet_checkpoint(text):
+    """PCI addresses handed to pods, from the kubelet device-manager checkpoint (JSON).
+
+    ``{"Data": {"PodDeviceEntries": [{"PodUID", "ContainerName", "ResourceName", "DeviceIDs"}],
+    "RegisteredDevices": {...}}, "Checksum": n}``; ``DeviceIDs`` is ``{"<numa node>": [ids]}`` since Kubernetes
+    1.20 and a plain list before. Returns ``{device_id: {'pod_uid', 'container', 'resource'}}``; ``None`` for text
+    that is not a checkpoint (the caller then cannot tell which VFs are in pods).
+    """
+    if text is None:
+        return None
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(data, dict) or not isinstance(data.get('Data'), dict):
+        return None
+    out = {}
+    for entry in data['Data'].get('PodDeviceEntries') or []:
+        if not isinstance(entry, dict):
+            continue
+        ids = entry.get('DeviceIDs') or []
+        if isinstance(ids, dict):
+            ids = [item for numa in sorted(ids) for item in (ids[numa] or [])]
+        for device in ids:
+            out[str(device)] = {'pod_uid': entry.get('PodUID'), 'container': entry.get('ContainerName'),
+                                'resource': entry.get('ResourceName')}
+    return out
+
+
+def _spec(spec):
+    try:
+        wanted = parse_pkey_option(spec.get('pkey', '0xffff'))
+    except ValueError as exc:
+        raise SpecError('validate_pkey: %s' % exc)
+    if pkey_base(wanted) == 0:
+        raise SpecError('validate_pkey: %s is not a usable partition key' % spec.get('pkey'))
+    mode = spec.get('netns_mode') or 'unmanaged'
+    if mode not in NETNS_MODES:
+        raise SpecError('validate_netns_mode: %r is not one of %s' % (mode, ', '.join(NETNS_MODES)))
+    policies = spec.get('policies') or []
+    if not isinstance(policies, list) or not all(isinstance(item, dict) for item in policies):
+        raise SpecError('policies must be a list of SriovNetworkNodePolicy objects')
+    rails = spec.get('rails') or []
+    if isinstance(rails, str):
+        rails = rails.split(',')
+    return {'pkey': wanted | 0x8000, 'netns_mode': mode, 'policies': policies,
+            'rails': [name.strip() for name in rails if name.strip()],
+            'ipoib': bool(spec.get('ipoib', True)),
+            'checkpoint_path': spec.get('checkpoint_path') or KUBELET_CHECKPOINT}
+
+
+def _allocations(state, path):
+    """(allocations or None, note): which PCI functions the kubelet handed to pods."""
+    files = state.get('files') or {}
+    entry = files.get(path)
+    if entry is None:
+        return None, 'the kubelet checkpoint %s was not read' % path
+    if not entry.get('exists'):
+        return {}, None                     # no kubelet (yet), no device plugin allocation: nothing is in a pod
+    parsed = parse_kubelet_checkpoint(entry.get('content'))
+    if parsed is None:
+        return None, ('the kubelet checkpoint %s could not be parsed (%s)'
+                      % (path, 'too large to read' if entry.get('content') is None else 'not the device-manager JSON'))
+    return parsed, None
+
+
+def _findings_message(host, findings, where=''):
+    """``tray02: <first finding>.`` or ``tray02: <first finding> (and 3 more on mlx5_3, mlx5_4).``"""
+    more = len(findings) - 1
+    tail = ' (and %d more%s)' % (more, ' ' + where if where else '') if more else ''
+    return '%s: %s%s.' % (host, findings[0], tail)
+
+
+def _vf_label(vf, pf):
+    return 'VF %s of %s' % (vf['pci_address'], pf['name'])
+
+
+def _hex(value):
+    text = str(value or '').strip().lower()
+    return text[2:] if text.startswith('0x') else text
+
+
+def policy_selects(policy, pf):
+    """True when a SriovNetworkNodePolicy's nicSelector selects the PF (every given selector must match, as the
+    SR-IOV operator requires): vendor, deviceID, rootDevices (PCI addresses), pfNames (netdev, ``name#0-7``)."""
+    selector = (policy.get('spec') or {}).get('nicSelector') or {}
+    if selector.get('vendor') and _hex(selector['vendor']) != _hex(pf.get('pci_vendor_id')):
+        return False
+    if selector.get('deviceID') and _hex(selector['deviceID']) != _hex(pf.get('pci_device_id')):
+        return False
+    if selector.get('rootDevices') and pf.get('pci_address') not in selector['rootDevices']:
+        return False
+    if selector.get('pfNames'):
+        names = set(str(name).split('#', 1)[0] for name in selector['pfNames'])
+        if not names & set(pf.get('netdevs') or []):
+            return False
+    return True
+
+
+def expected_vfs(pf, policies):
+    """(numVfs, policy name) of the policies selecting ``pf``: the largest count, as the config daemon applies it."""
+    found = [(int((policy.get('spec') or {}).get('numVfs') or 0), (policy.get('metadata') or {}).get('name'))
+             for policy in policies if policy.get('kind', 'SriovNetworkNodePolicy') == 'SriovNetworkNodePolicy'
+             and policy_selects(policy, pf)]
+    return max(found) if found else (None, None)
+
+
+def _inventory(state, spec):
+    """Per rail (and per other PF a policy selects): the PF, the VF count its policy asks for, its VFs (virtfn links)
+    with their RDMA device (when the host sees it) and pod allocation."""
+    facts = state['ansible_facts']['gpu_tray_rdma']
+    devices = facts['devices']
+    by_name = dict((dev['name'], dev) for dev in devices)
+    by_pci = dict((dev['pci_address'], dev) for dev in devices if dev.get('kind') == 'vf')
+    allocations, note = _allocations(state, spec['checkpoint_path'])
+    names = list(spec['rails'] or facts['rails'])
+    names += [dev['name'] for dev in devices if dev.get('kind') == 'pf' and dev['name'] not in names
+              and spec['policies'] and expected_vfs(dev, spec['policies'])[0]]
+    rails = []
+    for rail in names:
+        pf = by_name.get(rail)
+        want, policy = expected_vfs(pf, spec['policies']) if pf is not None else (None, None)
+        entry = {'rail': rail, 'pf': pf, 'want': want, 'policy': policy, 'vfs': []}
+        if pf is not None and pf.get('kind') == 'pf':
+            for vf in pf.get('vfs') or []:
+                entry['vfs'].append({'pci_address': vf['pci_address'], 'index': vf['index'], 'driver': vf['driver'],
+                                     'device': by_pci.get(vf['pci_address']),
+                                     'pod': (allocations or {}).get(vf['pci_address'])})
+        rails.append(entry)
+    return rails, allocations, note
+
+
+def check_sriov_vfs(host, state, spec, rails, allocations, note):
+    wanted = [entry for entry in rails if entry['want']]
+    if not spec['policies']:
+        return _check(host, 'sriov-vfs', 'skipped', '%s: the recipe creates no VFs (no SriovNetworkNodePolicy).' % host)
+    if not wanted:
+        return _check(host, 'sriov-vfs', 'failed', '%s: no SriovNetworkNodePolicy of the recipe selects a PF of this '
+                      'tray.' % host, ['rails %s; the policies select %s' % (
+                          ', '.join(entry['rail'] for entry in rails) or 'none',
+                          '; '.join(_selector_text(policy) for policy in spec['policies']))],
+                      'Check the policies\' nicSelector (rootDevices come from the trays\' rdma facts at deploy time) '
+                      'and gpu_tray_rails.', {'rails': []})
+    exclusive = state['ansible_facts']['gpu_tray'].get('ib_core_netns_mode') == 'exclusive'
+    details, failing, hidden, data = [], [], [], []
+    for entry in wanted:
+        pf, want = entry['pf'], entry['want']
+        row = {'rail': entry['rail'], 'num_vfs': want, 'policy': entry['policy'], 'sriov_numvfs': None,
+               'virtfn': len(entry['vfs']), 'problems': []}
+        data.append(row)
+        if pf is None or pf.get('kind') != 'pf':
+            row['problems'].append('rail %s not found under %s' % (entry['rail'], state['rdma']['class_dir']))
+        elif pf.get('sriov_totalvfs') is None:
+            row['problems'].append('%s (%s) has no sriov_numvfs: SR-IOV is disabled in its firmware (SRIOV_EN)'
+                                   % (pf['name'], pf['pci_address']))
+        else:
+            row['sriov_numvfs'] = pf.get('sriov_numvfs')
+            if pf.get('sriov_numvfs') != want:
+                row['problems'].append('%s (%s): sriov_numvfs is %s, SriovNetworkNodePolicy %s asks for %d'
+                                       % (pf['name'], pf['pci_address'], pf.get('sriov_numvfs'), entry['policy'], want))
+            if len(entry['vfs']) != (pf.get('sriov_numvfs') or 0):
+                row['problems'].append('%s: sriov_numvfs is %s but %d virtfn links exist'
+                                       % (pf['name'], pf.get('sriov_numvfs'), len(entry['vfs'])))
+            for vf in entry['vfs']:
+                if vf['driver'] != 'mlx5_core':
+                    row['problems'].append('%s is %s, not mlx5_core (the policy\'s deviceType netdevice)'
+                                           % (_vf_label(vf, pf), 'bound to ' + vf['driver'] if vf['driver']
+                                              else 'bound to no driver'))
+                elif vf['device'] is None and vf['pod'] and exclusive:
+                    hidden.append('%s: RDMA device in the network namespace of pod %s (netns_mode exclusive), '
+                                  'not visible on the host' % (_vf_label(vf, pf), vf['pod']['pod_uid']))
+                elif vf['device'] is None:
+                    row['problems'].append('%s is bound to mlx5_core but has no RDMA device (mlx5_ib not loaded?)'
+                                           % _vf_label(vf, pf))
+        if row['problems']:
+            failing.append(entry['rail'])
+            details.extend(row['problems'])
+    notes = ([note] if note else []) + hidden
+    result = {'rails': data, 'not_visible': hidden}
+    if failing:
+        message = _findings_message(host, details, 'on %s' % ', '.join(failing) if len(failing) > 1 else '')
+        return _check(host, 'sriov-vfs', 'failed', message, details + notes, FIX_VFS, result)
+    total = sum(entry['want'] for entry in wanted)
+    return _check(host, 'sriov-vfs', 'passed', '%s: all %d VFs on %d rails exist, bound to mlx5_core.'
+                  % (host, total, len(wanted)), notes, data=result)
+
+
+def _selector_text(policy):
+    selector = (policy.get('spec') or {}).get('nicSelector') or {}
+    return '%s: %s' % ((policy.get('metadata') or {}).get('name'),
+                       ', '.join('%s=%s' % (key, selector[key]) for key in sorted(selector)) or 'every NIC')
+
+
+def _visible_vf_devices(rails):
+    out = []
+    for entry in rails:
+        for vf in entry['vfs']:
+            if vf['device'] is not None:
+                out.append((entry, vf))
+    return out
+
+
+def check_vf_pkeys(host, state, spec, rails):
+    if not spec['policies']:
+        return _check(host, 'vf-pkeys', 'skipped', '%s: the recipe creates no VFs.' % host)
+    visible = _visible_vf_devices(rails)
+    unseen = [(entry, vf) for entry in rails for vf in entry['vfs'] if vf['device'] is None]
+    notes = ['%s not checked: %s' % (_vf_label(vf, entry['pf']), 'its RDMA device is in pod %s' % vf['pod']['pod_uid']
+                                      if vf['pod'] else 'no RDMA device on the host') for entry, vf in unseen]
+    required = spec['pkey']
+    if not visible:
+        return _check(host, 'vf-pkeys', 'skipped' if not unseen else 'warning',
+                      '%s: no VF port could be checked against %s%s.'
+                      % (host, format_pkey(required), '' if unseen else ' (no VF exists; see sriov-vfs)'),
+                      notes, FIX_PKEYS % format_pkey(required) if unseen else None)
+    results, skipped = check_pkeys([vf['device'] for _entry, vf in visible], required)
+    pf_of = dict((vf['device']['name'], entry['pf']['name']) for entry, vf in visible)
+    notes += ['%s not checked: link layer %s' % (item['label'], item['link_layer'] or 'unknown') for item in skipped]
+    failing = [res for res in results if not res['ok']]
+    data = {'pkey': format_pkey(required), 'ports': results, 'failed_ports': [res['label'] for res in failing],
+            'failed_vfs': [res['device'] for res in failing]}
+    if not failing:
+        return _check(host, 'vf-pkeys', 'warning' if unseen else 'passed',
+                      '%s: all %d VF ports seen are full members of %s%s.'
+                      % (host, len(results), format_pkey(required),
+                         ', %d VFs could not be seen' % len(unseen) if unseen else ''),
+                      notes, FIX_PKEYS % format_pkey(required) if unseen else None, data)
+    details = []
+    for res in failing:
+        keys = [parse_pkey(key) for key in res['pkeys']]
+        held = ', '.join(describe_pkey(key) for key in keys if key is not None) or 'no non-zero keys'
+        details.append('%s port %s (VF %s of %s) GUID %s holds %s' % (res['device'], res['port'], res['pci_address'],
+                                                                       pf_of[res['device']], res['port_guid'], held))
+    limited = [res for res in failing if res['membership'] == 'limited']
+    by_pf = {}
+    for res in failing:
+        by_pf.setdefault(pf_of[res['device']], []).append(res['device'])
+    named = '; '.join('%s of %s' % (', '.join(sorted(names, key=natural_key)), pf)
+                      for pf, names in sorted(by_pf.items(), key=lambda item: natural_key(item[0])))
+    kind = 'limited members' if len(limited) == len(failing) else 'not full members'
+    message = '%s: %d VF ports are %s of %s (VFs %s).' % (host, len(failing), kind, format_pkey(required), named)
+    return _check(host, 'vf-pkeys', 'failed', message, details + notes, FIX_PKEYS % format_pkey(required), data)
+
+
+def check_vf_ipoib(host, state, spec, rails):
+    if not spec['ipoib'] or not spec['policies']:
+        return _check(host, 'vf-ipoib', 'skipped', '%s: %s.' % (
+            host, 'the recipe creates no VFs' if spec['ipoib'] else 'IPoIB on the VFs is not required'))
+    tray = state['ansible_facts']['gpu_tray']
+    loaded = 'ib_ipoib' in (tray.get('modules') or [])
+    missing, in_pods, checked = [], [], 0
+    for entry in rails:
+        for vf in entry['vfs']:
+            device = vf['device']
+            if device is not None and any(port.get('link_layer') != 'InfiniBand' for port in device['ports']):
+                continue
+            if device is not None and device.get('netdevs'):
+                checked += 1
+            elif vf['pod']:
+                in_pods.append('%s: netdev in the network namespace of pod %s, not visible on the host'
+                               % (_vf_label(vf, entry['pf']), vf['pod']['pod_uid']))
+            elif vf['driver'] == 'mlx5_core':
+                missing.append('%s%s has no IPoIB netdev' % (
+                    device['name'] + ' ' if device else '', _vf_label(vf, entry['pf'])))
+    data = {'ib_ipoib_loaded': loaded, 'with_netdev': checked, 'missing': missing, 'in_pods': in_pods}
+    if missing:
+        message = '%s: %d VFs have no IPoIB netdev%s.' % (host, len(missing),
+                                                         '' if loaded else ' (ib_ipoib is not loaded)')
+        return _check(host, 'vf-ipoib', 'failed', message, missing + in_pods, FIX_IPOIB, data)
+    if not checked and not in_pods:
+        return _check(host, 'vf-ipoib', 'skipped', '%s: no VF exists to check (see sriov-vfs).' % host)
+    return _check(host, 'vf-ipoib', 'passed', '%s: all %d VFs on the host have their IPoIB netdev%s.'
+                  % (host, checked, ', %d are in pods' % len(in_pods) if in_pods else ''), in_pods, data=data)
+
+
+def check_netns_mode(host, state, spec):
+    running = state['ansible_facts']['gpu_tray'].get('ib_core_netns_mode')
+    wanted = spec['netns_mode']
+    data = {'running': running, 'expected': wanted}
+    if wanted == 'unmanaged':
+        return _check(host, 'netns-mode', 'skipped', '%s: ib_core netns_mode is %s; the platform does not manage it.'
+                      % (host, running or 'unknown (ib_core not loaded)'), data=data)
+    if running == wanted:
+        return _check(host, 'netns-mode', 'passed', '%s: ib_core netns_mode is %s.' % (host, running), data=data)
+    found = running or 'unreadable (/sys/module/ib_core/parameters/netns_mode: ib_core not loaded)'
+    return _check(host, 'netns-mode', 'failed', '%s: ib_core netns_mode is %s; the platform needs %s.'
+                  % (host, found, wanted), fix=FIX_NETNS, data=data)
+
+
+def _pf_changes(name, pf, before):
+    changes = []
+    for field in PF_FIELDS:
+        if before.get(field) != pf.get(field):
+            changes.append('%s %s: %s at the preflight, now %s' % (name, field, before.get(field), pf.get(field)))
+    ports_before = dict((port['port'], port) for port in before.get('ports') or [])
+    for port in pf.get('ports') or []:
+        old = ports_before.get(port['port'])
+        if old is None:
+            changes.append('%s port %s: not there at the preflight' % (name, port['port']))
+            continue
+        for field in PORT_FIELDS:
+            if old.get(field) != port.get(field):
+                changes.append('%s port %s %s: %s at the preflight, now %s'
+                               % (name, port['port'], field, old.get(field), port.get(field)))
+    return changes
+
+
+def check_pf_state(host, state, spec, rails, baseline):
+    required = spec['pkey']
+    problems, changes = [], []
+    before = dict((dev['name'], dev) for dev in (baseline or {}).get('devices') or [])
+    for entry in rails:
+        pf = entry['pf']
+        if pf is None or pf.get('kind') != 'pf':
+            problems.append('rail %s not found under %s' % (entry['rail'], state['rdma']['class_dir']))
+            continue
+        if not pf.get('ports'):
+            problems.append('%s has no ports (mlx5_ib not loaded?)' % pf['name'])
+        for port in pf.get('ports') or []:
+            label = '%s port %s' % (pf['name'], port['port'])
+            if port.get('link_layer') != 'InfiniBand':
+                problems.append('%s: link layer %s, not InfiniBand' % (label, port.get('link_layer')))
+                continue
+            if port.get('state') != 'ACTIVE' or port.get('phys_state') != 'LinkUp':
+                problems.append('%s: %s / %s, not ACTIVE / LinkUp' % (label, port.get('state'), port.get('phys_state')))
+        results, _skipped = check_pkeys([pf], required)
+        problems += ['%s: not a full member of %s (holds %s)' % (res['label'], format_pkey(required),
+                                                                 ', '.join(res['pkeys']) or 'no keys')
+                     for res in results if not res['ok']]
+        if entry['rail'] in before:
+            changes += _pf_changes(pf['name'], pf, before[entry['rail']])
+    data = {'problems': problems, 'changes': changes, 'baseline': bool(before)}
+    notes = [] if before else ['no preflight record of this tray to compare with: judged on the requirements only']
+    if problems or changes:
+        return _check(host, 'pf-state', 'failed', _findings_message(host, problems + changes),
+                      problems + changes + notes, FIX_PF, data)
+    return _check(host, 'pf-state', 'passed', '%s: %d rail PFs ACTIVE, full members of %s%s.'
+                  % (host, len(rails), format_pkey(required), ', as at the preflight' if before else ''), notes,
+                  data=data)
+
+
+def unread(host, reason):
+    """The one check of a tray that could not be read (unreachable, or its read failed)."""
+    return [_check(host, 'tray-read', 'failed', '%s could not be read: %s.' % (host, reason.rstrip('.')),
+                   fix='Bring the tray back (BMC console, network), then validate again; nothing was judged.')]
+
+
+def evaluate(host, state, spec, baseline=None):
+    """Every tray check of ``host`` from its tray_state read ``state`` (see the module docstring)."""
+    spec = _spec(spec)
+    rails, allocations, note = _inventory(state, spec)
+    return [
+        check_sriov_vfs(host, state, spec, rails, allocations, note),
+        check_vf_pkeys(host, state, spec, rails),
+        check_vf_ipoib(host, state, spec, rails),
+        check_netns_mode(host, state, spec),
+        check_pf_state(host, state, spec, rails, baseline),
+    ]

@@ -1,0 +1,283 @@
+# Copyright: (c) 2026, gpu_tray.cluster contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The validation's tray phase (filter tray_validation over module_utils/tray_validation.py).
+
+Every tray here is a fixture tree in the kernel's sysfs layout, read by the real tray_state module, as the role
+reads a tray after the deploy; the policies are SriovNetworkNodePolicy objects as the stack role renders them.
+"""
+
+import copy
+import json
+import os
+
+import pytest
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.gpu_tray.cluster.plugins.filter.tray_validation import tray_validation
+from ansible_collections.gpu_tray.cluster.plugins.module_utils import evidence
+from ansible_collections.gpu_tray.cluster.plugins.module_utils.tray_validation import (
+    parse_kubelet_checkpoint,
+    policy_selects,
+)
+from ansible_collections.gpu_tray.cluster.plugins.modules import tray_state
+import tooldouble
+from trayfixture import DEFAULT_MODULES, build_tray, port, set_pkeys
+from unithelpers import fixture_path
+
+RAILS = [('mlx5_0', '0000:03:00.0'), ('mlx5_1', '0000:04:00.0'), ('mlx5_3', '0000:06:00.0'), ('mlx5_4', '0000:07:00.0')]
+CHECKPOINT = '/var/lib/kubelet/device-plugins/kubelet_internal_checkpoint'
+
+
+def policies(num_vfs=2, root_devices=True):
+    out = []
+    for index, (_name, bdf) in enumerate(RAILS):
+        selector = {'vendor': '15b3'}
+        if root_devices:
+            selector['rootDevices'] = [bdf]
+        else:
+            selector['deviceID'] = '1021'
+        out.append({'apiVersion': 'sriovnetwork.openshift.io/v1', 'kind': 'SriovNetworkNodePolicy',
+                    'metadata': {'name': 'sriov-ib-rail-%d' % index, 'namespace': 'nvidia-network-operator'},
+                    'spec': {'resourceName': 'sriov_resource_rail_%d' % index, 'linkType': 'IB', 'isRdma': True,
+                             'deviceType': 'netdevice', 'numVfs': num_vfs, 'nicSelector': selector}})
+    return out
+
+
+def vf_devices(num_vfs=2, vf_pkeys=('0xffff',), limited_rail=None, drivers=None, no_netdev=(), hidden=()):
+    """A GB200 tray whose rails carry ``num_vfs`` VFs each, as the config daemon leaves them (IPoIB netdevs)."""
+    devs = []
+    name = 5
+    for index, (rail, bdf) in enumerate(RAILS):
+        devs.append({'name': rail, 'bdf': bdf, 'device_id': '0x1021', 'totalvfs': 16, 'numvfs': num_vfs,
+                     'netdevs': ['ibp%ds0' % (3 + index)], 'ports': {1: port(guid='b83f:d203:00a1:b2%02x' % index)}})
+    devs.append({'name': 'mlx5_2', 'bdf': '0000:05:00.0', 'device_id': '0xa2dc', 'totalvfs': 0, 'numvfs': 0,
+                 'netdevs': ['enP5p5s0f0np0'], 'ports': {1: port(link_layer='Ethernet', guid='b83f:d203:00a1:b2aa')}})
+    for index, (rail, bdf) in enumerate(RAILS):
+        for vf in range(num_vfs):
+            vf_bdf = bdf[:-1] + str(vf + 1)
+            keys = vf_pkeys if rail == limited_rail or limited_rail is None else ('0xffff',)
+            dev = {'name': 'mlx5_%d' % name, 'bdf': vf_bdf, 'device_id': '0x101e', 'physfn': bdf,
+                   'netdevs': [] if vf_bdf in no_netdev else ['ibp%ds0v%d' % (3 + index, vf)],
+                   'ports': {1: port(pkeys=keys, guid='b83f:d203:00a1:c%d%02x' % (index, vf))}}
+            if drivers and vf_bdf in drivers:
+                dev.update(name=None, driver=drivers[vf_bdf])
+            if vf_bdf in hidden:
+                dev.update(name=None, driver='mlx5_core', netdevs=[])
+            devs.append(dev)
+            name += 1
+    return devs
+
+
+@pytest.fixture
+def tools(tmp_path):
+    directory = tmp_path / 'tools'
+    directory.mkdir()
+    systemctl, _log = tooldouble.systemctl(str(directory), {'is-enabled': {}, 'is-active': {}})
+    return {'systemctl': systemctl}
+
+
+def read(run_module, tray, tools, tmp_path, checkpoint=None):
+    path = str(tmp_path / 'kubelet_internal_checkpoint')
+    if checkpoint is not None:
+        with open(path, 'w') as handle:
+            handle.write(checkpoint)
+    result = run_module(tray_state, {'sysfs_root': tray['sys'], 'proc_root': tray['proc'],
+                                     'systemctl_path': tools['systemctl'],
+                                     'os_release_path': fixture_path('os-release', 'ubuntu-24.04'),
+                                     'containerd_config_path': str(tmp_path / 'none.toml'),
+                                     'files': [path], '_ansible_check_mode': True})
+    assert not result.failed, result
+    return dict(result), path
+
+
+def modules(**params):
+    out = copy.deepcopy(DEFAULT_MODULES)
+    out['ib_ipoib'] = {'initstate': 'live', 'parameters': {}}
+    for name, value in params.items():
+        out[name] = value
+    return out
+
+
+def judge(state, checkpoint_path, spec=None, baseline=None, host='tray02'):
+    full = {'rails': [name for name, _bdf in RAILS], 'policies': policies(), 'pkey': '0xffff',
+            'netns_mode': 'unmanaged', 'checkpoint_path': checkpoint_path}
+    full.update(spec or {})
+    checks = tray_validation({host: {'state': state, 'spec': full, 'baseline': baseline}})
+    return dict((check['name'].split('/', 1)[1], check) for check in checks)
+
+
+def build(tmp_path, **kwargs):
+    mods = kwargs.pop('modules', None) or modules()
+    return build_tray(str(tmp_path / 'tray'), devices=vf_devices(**kwargs), modules=mods)
+
+
+def test_healthy_tray_after_the_deploy_passes_every_check(run_module, tools, tmp_path):
+    state, path = read(run_module, build(tmp_path), tools, tmp_path)
+    checks = judge(state, path, baseline=state['ansible_facts']['gpu_tray_rdma'])
+    assert [name for name in checks] == ['sriov-vfs', 'vf-pkeys', 'vf-ipoib', 'netns-mode', 'pf-state']
+    assert checks['sriov-vfs']['status'] == 'passed', checks['sriov-vfs']
+    assert checks['sriov-vfs']['message'] == 'tray02: all 8 VFs on 4 rails exist, bound to mlx5_core.'
+    assert checks['vf-pkeys']['message'] == 'tray02: all 8 VF ports seen are full members of 0xffff.'
+    assert checks['vf-ipoib']['status'] == 'passed'
+    assert checks['netns-mode']['status'] == 'skipped' and 'shared' in checks['netns-mode']['message']
+    assert checks['pf-state']['message'] == 'tray02: 4 rail PFs ACTIVE, full members of 0xffff, as at the preflight.'
+    assert all(check['object'] == 'tray02' and check['fix'] == '' for check in checks.values())
+
+
+def test_limited_vfs_are_named_with_guid_and_the_fabric_fix(run_module, tools, tmp_path):
+    state, path = read(run_module, build(tmp_path, vf_pkeys=('0x7fff',), limited_rail='mlx5_4'), tools, tmp_path)
+    checks = judge(state, path)
+    pkeys = checks['vf-pkeys']
+    assert pkeys['status'] == 'failed'
+    assert pkeys['message'] == 'tray02: 2 VF ports are limited members of 0xffff (VFs mlx5_11, mlx5_12 of mlx5_4).'
+    assert pkeys['details'] == [
+        'mlx5_11 port 1 (VF 0000:07:00.1 of mlx5_4) GUID b83f:d203:00a1:c300 holds 0x7fff (default partition, '
+        'limited member)',
+        'mlx5_12 port 1 (VF 0000:07:00.2 of mlx5_4) GUID b83f:d203:00a1:c301 holds 0x7fff (default partition, '
+        'limited member)']
+    assert 'UFM' in pkeys['fix'] and 'ib-kubernetes' in pkeys['fix'] and 'PFs alone is not enough' in pkeys['fix']
+    assert pkeys['data']['failed_vfs'] == ['mlx5_11', 'mlx5_12']
+    # the PFs are fine: only the VFs fail (what the preflight could not see before the VFs existed)
+    assert checks['pf-state']['status'] == 'passed' and checks['sriov-vfs']['status'] == 'passed'
+    result = evidence.phase_result({'name': 'trays', 'checks': list(checks.values())})
+    assert result == {'status': 'failed', 'findings': 'tray02/vf-pkeys: 2 VF ports are limited members of 0xffff '
+                                                      '(VFs mlx5_11, mlx5_12 of mlx5_4)'}
+
+
+def test_a_tenant_pkey_is_required_on_every_vf(run_module, tools, tmp_path):
+    state, path = read(run_module, build(tmp_path, vf_pkeys=('0xffff', '0x8001')), tools, tmp_path)
+    assert judge(state, path, {'pkey': '0x8001'})['vf-pkeys']['status'] == 'passed'
+    failing = judge(state, path, {'pkey': '0x8002'})['vf-pkeys']
+    # the PFs hold only 0xffff: pf-state names them too; the VF check names no partition membership it lacks
+    assert failing['status'] == 'failed' and 'not full members of 0x8002' in failing['message']
+
+
+def test_missing_and_unbound_vfs_fail_sriov_vfs_naming_the_pf_and_policy(run_module, tools, tmp_path):
+    state, path = read(run_module, build(tmp_path, num_vfs=0), tools, tmp_path)
+    vfs = judge(state, path)['sriov-vfs']
+    assert vfs['status'] == 'failed'
+    assert vfs['message'] == ('tray02: mlx5_0 (0000:03:00.0): sriov_numvfs is 0, SriovNetworkNodePolicy '
+                              'sriov-ib-rail-0 asks for 2 (and 3 more on mlx5_0, mlx5_1, mlx5_3, mlx5_4).')
+    assert 'SriovNetworkNodeState' in vfs['fix']
+    assert judge(state, path)['vf-pkeys']['status'] == 'skipped'          # nothing to check, said so, not passed
+    assert judge(state, path)['vf-ipoib']['status'] == 'skipped'
+    tray = build(tmp_path / 'b', drivers={'0000:04:00.2': 'vfio-pci'})
+    state, path = read(run_module, tray, tools, tmp_path / 'b')
+    vfs = judge(state, path)['sriov-vfs']
+    assert vfs['message'] == ('tray02: VF 0000:04:00.2 of mlx5_1 is bound to vfio-pci, not mlx5_core (the policy\'s '
+                              'deviceType netdevice).')
+
+
+def test_policies_select_by_device_id_when_rendered_without_rdma_facts(run_module, tools, tmp_path):
+    state, path = read(run_module, build(tmp_path), tools, tmp_path)
+    checks = judge(state, path, {'policies': policies(root_devices=False)})
+    assert checks['sriov-vfs']['status'] == 'passed'
+    pf = dict((dev['name'], dev) for dev in state['ansible_facts']['gpu_tray_rdma']['devices'])
+    assert policy_selects(policies(root_devices=False)[0], pf['mlx5_0'])
+    assert not policy_selects(policies(root_devices=False)[0], pf['mlx5_2'])      # BlueField-3: another device ID
+    assert not policy_selects(policies()[0], pf['mlx5_1'])                        # rootDevices: one PF each
+    named = dict(policies()[0], spec=dict(policies()[0]['spec'], nicSelector={'pfNames': ['ibp3s0#0-1']}))
+    assert policy_selects(named, pf['mlx5_0']) and not policy_selects(named, pf['mlx5_1'])
+    # a recipe without SR-IOV (VR200): the VF checks are skipped, not passed
+    vr = judge(state, path, {'policies': []})
+    assert [vr[name]['status'] for name in ('sriov-vfs', 'vf-pkeys', 'vf-ipoib')] == ['skipped'] * 3
+
+
+def test_vf_without_ipoib_netdev_fails_and_names_ib_ipoib(run_module, tools, tmp_path):
+    mods = modules()
+    del mods['ib_ipoib']
+    tray = build(tmp_path, no_netdev=[bdf[:-1] + str(n) for _r, bdf in RAILS for n in (1, 2)], modules=mods)
+    state, path = read(run_module, tray, tools, tmp_path)
+    ipoib = judge(state, path)['vf-ipoib']
+    assert ipoib['status'] == 'failed' and ipoib['message'] == 'tray02: 8 VFs have no IPoIB netdev (ib_ipoib is not loaded).'
+    assert ipoib['details'][0] == 'mlx5_5 VF 0000:03:00.1 of mlx5_0 has no IPoIB netdev'
+    assert 'rdma_modules' in ipoib['fix']
+
+
+KUBELET = {'Data': {'PodDeviceEntries': [
+    {'PodUID': '6b3c1f0e-77aa-4d5e-9a10-5f1c2d3e4f50', 'ContainerName': 'nccl', 'ResourceName':
+     'nvidia.com/sriov_resource_rail_0', 'DeviceIDs': {'0': ['0000:03:00.1']}, 'AllocResp': 'CiIKHk5WSURJQQ=='},
+    {'PodUID': 'f00dfeed-0000-4000-8000-000000000001', 'ContainerName': 'old', 'ResourceName':
+     'nvidia.com/sriov_resource_rail_1', 'DeviceIDs': ['0000:04:00.1'], 'AllocResp': ''}],
+    'RegisteredDevices': {'nvidia.com/sriov_resource_rail_0': ['0000:03:00.1', '0000:03:00.2']}}, 'Checksum': 1234}
+
+
+def test_kubelet_checkpoint_numa_map_and_old_list_format():
+    found = parse_kubelet_checkpoint(json.dumps(KUBELET))
+    assert found == {'0000:03:00.1': {'pod_uid': '6b3c1f0e-77aa-4d5e-9a10-5f1c2d3e4f50', 'container': 'nccl',
+                                      'resource': 'nvidia.com/sriov_resource_rail_0'},
+                     '0000:04:00.1': {'pod_uid': 'f00dfeed-0000-4000-8000-000000000001', 'container': 'old',
+                                      'resource': 'nvidia.com/sriov_resource_rail_1'}}
+    assert parse_kubelet_checkpoint('{"Data": {"PodDeviceEntries": null}}') == {}
+    assert parse_kubelet_checkpoint('not json') is None and parse_kubelet_checkpoint('[]') is None
+
+
+def test_vfs_in_pods_are_not_visible_never_passed(run_module, tools, tmp_path):
+    # exclusive mode: the RDMA device and netdev of the VF handed to a pod are in the pod's namespace
+    mods = modules(ib_core={'initstate': 'live', 'parameters': {'netns_mode': 'N'}})
+    tray = build(tmp_path, hidden=['0000:03:00.1'], modules=mods)
+    state, path = read(run_module, tray, tools, tmp_path, checkpoint=json.dumps(KUBELET))
+    checks = judge(state, path, {'netns_mode': 'exclusive'})
+    assert checks['sriov-vfs']['status'] == 'passed'
+    assert any('VF 0000:03:00.1 of mlx5_0: RDMA device in the network namespace of pod 6b3c1f0e' in line
+               for line in checks['sriov-vfs']['details'])
+    assert checks['vf-pkeys']['status'] == 'warning'
+    assert checks['vf-pkeys']['message'] == 'tray02: all 7 VF ports seen are full members of 0xffff, 1 VFs could not be seen.'
+    assert checks['vf-ipoib']['status'] == 'passed' and '1 are in pods' in checks['vf-ipoib']['message']
+    assert checks['netns-mode']['status'] == 'passed'
+    # the same hidden VF without a checkpoint entry is a missing RDMA device: failed
+    state, path = read(run_module, tray, tools, tmp_path, checkpoint='{"Data": {"PodDeviceEntries": []}}')
+    vfs = judge(state, path, {'netns_mode': 'exclusive'})['sriov-vfs']
+    assert vfs['status'] == 'failed' and 'has no RDMA device' in vfs['message']
+
+
+def test_netns_mode_against_the_platform(run_module, tools, tmp_path):
+    state, path = read(run_module, build(tmp_path), tools, tmp_path)
+    netns = judge(state, path, {'netns_mode': 'exclusive'})['netns-mode']
+    assert netns['status'] == 'failed'
+    assert netns['message'] == 'tray02: ib_core netns_mode is shared; the platform needs exclusive.'
+    assert 'rdma_netns' in netns['fix']
+    with pytest.raises(AnsibleFilterError, match='tray02: validate_netns_mode'):
+        judge(state, path, {'netns_mode': 'exlusive'})
+    with pytest.raises(AnsibleFilterError, match='validate_pkey'):
+        judge(state, path, {'pkey': '0x8000'})
+
+
+def test_pf_state_changed_since_the_preflight_is_named(run_module, tools, tmp_path):
+    tray = build(tmp_path)
+    before, path = read(run_module, tray, tools, tmp_path)
+    baseline = before['ansible_facts']['gpu_tray_rdma']
+    rate = os.path.join(tray['sys'], 'class', 'infiniband', 'mlx5_1', 'ports', '1', 'rate')
+    with open(rate, 'w') as handle:
+        handle.write('200 Gb/sec (2X NDR)\n')
+    state, path = read(run_module, tray, tools, tmp_path)
+    pf = judge(state, path, baseline=baseline)['pf-state']
+    assert pf['status'] == 'failed'
+    assert pf['message'] == ('tray02: mlx5_1 port 1 rate: 400 Gb/sec (4X NDR) at the preflight, now 200 Gb/sec '
+                             '(2X NDR).')
+    set_pkeys(tray, 'mlx5_0', ['0x7fff'])
+    state, path = read(run_module, tray, tools, tmp_path)
+    pf = judge(state, path)['pf-state']           # no baseline: the requirements alone
+    assert pf['message'].startswith('tray02: mlx5_0 port 1 (PF 0000:03:00.0): not a full member of 0xffff')
+    assert 'no preflight record' in pf['details'][-1]
+
+
+def test_unread_tray_is_one_failed_check_and_the_evidence_lists_details(run_module, tools, tmp_path):
+    checks = tray_validation({'tray10': {'state': None, 'error': 'UNREACHABLE: ssh timed out'},
+                              'tray9': {'state': {'unreachable': True, 'msg': 'Failed to connect'}}})
+    assert [(c['name'], c['status'], c['message']) for c in checks] == [
+        ('tray9/tray-read', 'failed', 'tray9 could not be read: Failed to connect.'),
+        ('tray10/tray-read', 'failed', 'tray10 could not be read: UNREACHABLE: ssh timed out.')]
+    state, path = read(run_module, build(tmp_path, vf_pkeys=('0x7fff',), limited_rail='mlx5_4'), tools, tmp_path)
+    phase = {'name': 'trays', 'checks': list(judge(state, path).values()) + checks}
+    files = dict((item['path'], item['content']) for item in evidence.evidence_files([phase], {'recipe': 'r'}))
+    ctrf = json.loads(files['ctrf/trays.json'])['results']
+    limited = [test for test in ctrf['tests'] if test['name'] == 'tray02/vf-pkeys'][0]
+    assert limited['status'] == 'failed' and len(limited['extra']['details']) == 2
+    assert '- **tray02/vf-pkeys** (FAILED)' in files['report.md']
+    assert '  - mlx5_11 port 1 (VF 0000:07:00.1 of mlx5_4) GUID' in files['report.md']
+    assert '<li>mlx5_12 port 1 (VF 0000:07:00.2 of mlx5_4)' in files['report.html']
+    assert 'mlx5_11 port 1' in files['junit.xml']
+    with pytest.raises(AnsibleFilterError, match='expects a mapping'):
+        tray_validation([])
