@@ -12,10 +12,12 @@ name: validation_phase_result
 short_description: Whether a validation phase failed, and its failed checks in one line for a task message
 version_added: 0.1.0
 description:
-  - Takes one phase as P(gpu_tray.cluster.validation_evidence#filter) does (C({name, checks})) and returns C(status)
+  - >-
+    Takes one phase as P(gpu_tray.cluster.validation_evidence#filter) does (C({name, checks})) and returns C(status)
     (failed when a check failed, passed, or skipped when the phase has no checks) and C(findings) - the first
     O(limit) failed checks as C(<check>: <finding>), joined by C(; ), with C(N more) after them.
-  - A finding drops the check's object from the front of its message (C(tray02/vf-pkeys: 16 VF ports are ...), not
+  - >-
+    A finding drops the check's object from the front of its message (C(tray02/vf-pkeys: 16 VF ports are ...), not
     C(tray02/vf-pkeys: tray02: 16 VF ports are ...)).
 author:
   - gpu_tray.cluster contributors (!UNKNOWN)

@@ -80,11 +80,12 @@ def _phase(phase):
 
 
 def phase_status(phase):
-    """failed when any check failed, else passed (warnings and skips do not fail a phase); empty: skipped."""
+    """failed when any check failed; skipped when the phase has no checks or every check was skipped (a phase
+    that judged nothing never reads as passed); else passed (warnings and some skips do not fail a phase)."""
     statuses = [check['status'] for check in phase['checks']]
     if 'failed' in statuses:
         return 'failed'
-    return 'passed' if statuses else 'skipped'
+    return 'passed' if any(status != 'skipped' for status in statuses) else 'skipped'
 
 
 def phase_result(phase, limit=3):

@@ -276,8 +276,10 @@ def check_vf_pkeys(host, state, spec, rails):
         return _check(host, 'vf-pkeys', 'skipped', '%s: the recipe creates no VFs.' % host)
     visible = _visible_vf_devices(rails)
     unseen = [(entry, vf) for entry in rails for vf in entry['vfs'] if vf['device'] is None]
-    notes = ['%s not checked: %s' % (_vf_label(vf, entry['pf']), 'its RDMA device is in pod %s' % vf['pod']['pod_uid']
-                                      if vf['pod'] else 'no RDMA device on the host') for entry, vf in unseen]
+    notes = ['%s not checked: %s' % (_vf_label(vf, entry['pf']),
+                                     ('its RDMA device is in pod %s' % vf['pod']['pod_uid']) if vf['pod']
+                                     else 'no RDMA device on the host')
+             for entry, vf in unseen]
     required = spec['pkey']
     if not visible:
         return _check(host, 'vf-pkeys', 'skipped' if not unseen else 'warning',
@@ -300,8 +302,8 @@ def check_vf_pkeys(host, state, spec, rails):
     for res in failing:
         keys = [parse_pkey(key) for key in res['pkeys']]
         held = ', '.join(describe_pkey(key) for key in keys if key is not None) or 'no non-zero keys'
-        details.append('%s port %s (VF %s of %s) GUID %s holds %s' % (res['device'], res['port'], res['pci_address'],
-                                                                       pf_of[res['device']], res['port_guid'], held))
+        details.append('%s port %s (VF %s of %s) GUID %s holds %s'
+                       % (res['device'], res['port'], res['pci_address'], pf_of[res['device']], res['port_guid'], held))
     limited = [res for res in failing if res['membership'] == 'limited']
     by_pf = {}
     for res in failing:
@@ -336,7 +338,7 @@ def check_vf_ipoib(host, state, spec, rails):
     data = {'ib_ipoib_loaded': loaded, 'with_netdev': checked, 'missing': missing, 'in_pods': in_pods}
     if missing:
         message = '%s: %d VFs have no IPoIB netdev%s.' % (host, len(missing),
-                                                         '' if loaded else ' (ib_ipoib is not loaded)')
+                                                          '' if loaded else ' (ib_ipoib is not loaded)')
         return _check(host, 'vf-ipoib', 'failed', message, missing + in_pods, FIX_IPOIB, data)
     if not checked and not in_pods:
         return _check(host, 'vf-ipoib', 'skipped', '%s: no VF exists to check (see sriov-vfs).' % host)

@@ -556,8 +556,9 @@ def test_validate_playbook_writes_evidence(kubeconfig, tmp_path):
     assert res.returncode != 0 and 'Validation of %s failed' % NVKE in res.stdout, res.stdout[-3000:]
     summary = json.loads((evidence_dir / 'summary.json').read_text())
     assert summary['recipe_digest'] == 'sha256:aaaa' and summary['result'] == 'failed'
-    assert summary['phases'] == {'readiness': 'failed', 'deployment': 'failed', 'conformance': 'failed',
-                                 'performance': 'passed'}
+    # -i localhost,: no GPU trays to read, the trays phase says so (skipped, never passed)
+    assert summary['phases'] == {'readiness': 'failed', 'deployment': 'failed', 'trays': 'skipped',
+                                 'conformance': 'failed', 'performance': 'passed'}
     readiness = json.loads((evidence_dir / 'ctrf' / 'readiness.json').read_text())['results']
     assert readiness['summary']['failed'] >= 1
     assert [t['status'] for t in readiness['tests'] if t['name'] == 'server-version'] == ['failed']
@@ -578,7 +579,7 @@ def test_validate_playbook_writes_evidence(kubeconfig, tmp_path):
     version = [t for t in deployment if t['name'] == 'gpu-operator']
     assert version[0]['status'] == 'failed' and 'is not deployed' in version[0]['message']
     root = ET.parse(str(evidence_dir / 'junit.xml')).getroot()
-    assert [suite.get('name') for suite in root] == ['readiness', 'deployment', 'conformance', 'performance']
+    assert [suite.get('name') for suite in root] == ['readiness', 'deployment', 'trays', 'conformance', 'performance']
     report = (evidence_dir / 'report.md').read_text()
     assert '| server-version | FAILED | Kubernetes v1.20' in report and 'STALE' not in report
     # the HTML report as a person sees it: rendered by a browser, the failing checks are in the page's text

@@ -34,7 +34,8 @@ Why LAB_EXTRAVARS exist (an AWX job gets them the same way: the template's Varia
 * validate: it checks the lab inventory's recipe with the components of the deployed test recipe
   (validate_components) and the digest the deploy job reported; it leaves out the readiness phase (cluster_preflight
   requires Kubernetes >= 1.34.1, the test cluster's API is 1.20) and runs only the conformance check that a cluster
-  without GPUs and GPU operator can pass (secure-accelerator-access); the evidence goes to the private data dir;
+  without GPUs and GPU operator can pass (secure-accelerator-access); its trays phase reads both lab trays (VR200:
+  no VFs to check, netns_mode exclusive after the prepare job's reboot); the evidence goes to the private data dir;
   the performance phase is left as the defaults have it: no NCCL logs, so it is recorded as skipped;
 * preflight / prepare trays: only gpu_tray_report_dir (the report out of the checkout);
 * recover NodeMaintenance: `stack_recover_nodes: [tray01]`, the extra vars on launch the template asks for.
@@ -80,7 +81,7 @@ LAB_EXTRAVARS = {
     "deploy_stack": STACK_OVERRIDES,
     "teardown_stack": STACK_OVERRIDES,
     "validate": {
-        "validate_phases": ["deployment", "conformance", "performance"],
+        "validate_phases": ["deployment", "trays", "conformance", "performance"],
         "validate_components": [
             {"name": name, "namespace": STACK_VARS["stack_extra_catalog"][name]["namespace"],
              "crds": STACK_VARS["stack_extra_catalog"][name].get("readiness", {}).get("wait_for_crds", []),
@@ -300,7 +301,16 @@ def check_validate(extravars, artifacts, ctx):
     summary = json.loads((evidence / "summary.json").read_text())
     assert summary["result"] == "passed" and summary["recipe_digest"] == _digest["deployed"], summary
     # performance: no NCCL logs were given (validate_nccl_logs defaults to none), so the phase is skipped
-    assert summary["phases"] == {"deployment": "passed", "conformance": "passed", "performance": "skipped"}, summary
+    assert summary["phases"] == {"deployment": "passed", "trays": "passed", "conformance": "passed",
+                                 "performance": "skipped"}, summary
+    # the trays phase read both lab trays after the deploy: VR200 creates no VFs, its netns_mode is exclusive once
+    # prepare_trays' reboot applied it
+    trays = dict((t["name"], t["status"]) for t in
+                 json.loads((evidence / "ctrf" / "trays.json").read_text())["results"]["tests"])
+    assert {name: trays[name] for name in ("tray01/netns-mode", "tray02/netns-mode", "tray01/pf-state",
+                                           "tray01/sriov-vfs")} == {
+        "tray01/netns-mode": "passed", "tray02/netns-mode": "passed", "tray01/pf-state": "passed",
+        "tray01/sriov-vfs": "skipped"}, trays
     tests = json.loads((evidence / "ctrf" / "deployment.json").read_text())["results"]["tests"]
     assert all(t["status"] == "passed" for t in tests), tests
     # every deployed component was looked at: its workload, the CRDs its gates wait for, the CR that reports ready

@@ -1,12 +1,14 @@
 """docs/failure-modes.md is tested against the checks that exist: every `kind/name` it cites is a preflight check,
-a conformance check, a module or a role of this collection, every preflight and conformance check has a row,
-and every runbook it links exists."""
+a check of the validation's trays phase, a conformance check, a module or a role of this collection, every
+preflight, trays and conformance check has a row, and every runbook it links exists."""
 import pathlib
 import re
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "failure-modes.md"
-CITED = re.compile(r"`(preflight|conformance|module|role)/([a-z0-9_-]+)`")
+CITED = re.compile(r"`(preflight|trays|conformance|module|role)/([a-z0-9_-]+)`")
+# the module_utils file whose CHECKS each kind of check is
+SOURCES = {"preflight": "preflight", "trays": "tray_validation", "conformance": "conformance"}
 
 
 def checks(module):
@@ -29,7 +31,7 @@ def test_every_row_has_symptom_check_and_fix():
 
 
 def test_cited_checks_exist():
-    known = {"preflight": checks("preflight"), "conformance": checks("conformance"),
+    known = {"preflight": checks("preflight"), "trays": checks("tray_validation"), "conformance": checks("conformance"),
              "module": {p.stem for p in (ROOT / "plugins" / "modules").glob("*.py")},
              "role": {p.name for p in (ROOT / "roles").iterdir() if p.is_dir()}}
     cited = CITED.findall(DOC.read_text())
@@ -37,10 +39,10 @@ def test_cited_checks_exist():
     assert not unknown, "docs/failure-modes.md cites checks that do not exist: %s" % unknown
 
 
-def test_every_preflight_and_conformance_check_has_a_row():
+def test_every_preflight_trays_and_conformance_check_has_a_row():
     cited = set(CITED.findall(DOC.read_text()))
-    for kind in ("preflight", "conformance"):
-        missing = sorted(c for c in checks(kind) if (kind, c) not in cited)
+    for kind, source in SOURCES.items():
+        missing = sorted(c for c in checks(source) if (kind, c) not in cited)
         assert not missing, "%s checks without a failure-mode row: %s" % (kind, missing)
 
 

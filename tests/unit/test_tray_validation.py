@@ -115,7 +115,7 @@ def build(tmp_path, **kwargs):
 def test_healthy_tray_after_the_deploy_passes_every_check(run_module, tools, tmp_path):
     state, path = read(run_module, build(tmp_path), tools, tmp_path)
     checks = judge(state, path, baseline=state['ansible_facts']['gpu_tray_rdma'])
-    assert [name for name in checks] == ['sriov-vfs', 'vf-pkeys', 'vf-ipoib', 'netns-mode', 'pf-state']
+    assert list(checks) == ['sriov-vfs', 'vf-pkeys', 'vf-ipoib', 'netns-mode', 'pf-state']
     assert checks['sriov-vfs']['status'] == 'passed', checks['sriov-vfs']
     assert checks['sriov-vfs']['message'] == 'tray02: all 8 VFs on 4 rails exist, bound to mlx5_core.'
     assert checks['vf-pkeys']['message'] == 'tray02: all 8 VF ports seen are full members of 0xffff.'
