@@ -150,8 +150,10 @@ def junit(phases, meta=None):
         for check in phase['checks']:
             case = ET.SubElement(suite, 'testcase', name=check['name'], classname='%s.%s' % (TOOL, phase['name']),
                                  time='%.3f' % (check['duration'] / 1000.0))
-            text = '\n'.join([check['message']] + ['- ' + line for line in check['details']]
-                             + (['Fix: ' + check['fix']] if check['fix'] else []))
+            lines = [check['message']] + ['- ' + line for line in check['details']]
+            if check['fix']:
+                lines.append('Fix: ' + check['fix'])
+            text = '\n'.join(lines)
             if check['status'] == 'failed':
                 ET.SubElement(case, 'failure', message=check['message'][:500], type='failed').text = text
             elif check['status'] == 'skipped':

@@ -172,7 +172,7 @@ def expected_vfs(pf, policies):
     """(numVfs, policy name) of the policies selecting ``pf``: the largest count, as the config daemon applies it."""
     found = [(int((policy.get('spec') or {}).get('numVfs') or 0), (policy.get('metadata') or {}).get('name'))
              for policy in policies if policy.get('kind', 'SriovNetworkNodePolicy') == 'SriovNetworkNodePolicy'
-             and policy_selects(policy, pf)]
+             if policy_selects(policy, pf)]
     return max(found) if found else (None, None)
 
 
@@ -185,8 +185,9 @@ def _inventory(state, spec):
     by_pci = dict((dev['pci_address'], dev) for dev in devices if dev.get('kind') == 'vf')
     allocations, note = _allocations(state, spec['checkpoint_path'])
     names = list(spec['rails'] or facts['rails'])
-    names += [dev['name'] for dev in devices if dev.get('kind') == 'pf' and dev['name'] not in names
-              and spec['policies'] and expected_vfs(dev, spec['policies'])[0]]
+    if spec['policies']:
+        names += [dev['name'] for dev in devices if dev.get('kind') == 'pf' and dev['name'] not in names
+                  if expected_vfs(dev, spec['policies'])[0]]
     rails = []
     for rail in names:
         pf = by_name.get(rail)
