@@ -58,6 +58,8 @@ HW_MODULES_FILE = "usr/lib/modules-load.d/gpu-tray-vm-hardware.conf"
 VM_VARS = {
     "gpu_tray_lab": True,
     "gpu_tray_lab_backend": "vm",
+    # the lab's own variables share the collection's prefix: the preflight refuses unknown gpu_tray_* names
+    "gpu_tray_site_variables": ["gpu_tray_lab", "gpu_tray_lab_backend", "gpu_tray_lab_faults", "gpu_tray_lab_index"],
     # HCA reads go to the fixture tree; its module/ and kernel/ entries are links to the real /sys/module and
     # /sys/kernel, so module state, netns_mode and the huge page pools are the kernel's own
     "gpu_tray_sysfs_root": "/" + fixtures.SYS_REL,

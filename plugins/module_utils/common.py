@@ -92,17 +92,24 @@ def find_tool(module, path, opt_dirs=('/usr/sbin', '/usr/local/sbin', '/sbin')):
 
 
 def parse_pkey_option(value):
-    """Parse a user-supplied partition key (``0xffff``, ``0x8123``, ``0123``) given as a string.
+    """Parse a user-supplied partition key: a string of 1-4 hex digits (``0xffff``, ``0x8123``, ``8123``) or a number.
 
-    Returns the int value. Raises ValueError with a readable message on
-    anything that is not a string of 1-4 hex digits. Integers are refused:
-    YAML turns an unquoted ``0x8123`` into 33059, ``8123`` into decimal 8123
-    (0x1fbb) and ``0123`` into octal 83, so an integer cannot say which key
-    was meant.
+    Returns the int value. An integer is the number it is: YAML turns an unquoted ``0x8123`` into 33059 (0x8123)
+    and ``65535`` into 0xffff, so both mean what they say (an unquoted ``0123`` is YAML's octal 83, 0x0053). Raises
+    ValueError with a readable message - naming the value, never an internal type name (Ansible passes tagged ints
+    and strings) - on anything else: a bool, a number outside 1-0xffff, a string that is not 1-4 hex digits.
     """
-    if isinstance(value, bool) or not isinstance(value, str):
-        raise ValueError("got %s %r, which is ambiguous (YAML reads an unquoted 8123 as decimal and 0123 as octal): "
-                         "quote it, e.g. '0x8123'" % (type(value).__name__, value))
+    if isinstance(value, bool):
+        raise ValueError('%s is not a partition key such as 0xffff or 0x8123' % ('true' if value else 'false'))
+    if isinstance(value, int):
+        number = int(value)
+        if not 0 < number <= 0xffff:
+            raise ValueError('%d is not a partition key: a key is 0x0001-0xffff (1-65535)' % number)
+        return number
+    if not isinstance(value, str):
+        kind = 'a list' if isinstance(value, (list, tuple)) else 'a mapping' if isinstance(value, dict) else \
+            'no value' if value is None else 'the value %r' % (value,)
+        raise ValueError('got %s, not a partition key such as 0xffff or 0x8123' % kind)
     text = value.strip()
     match = _HEX_PKEY.match(text)
     if not match:

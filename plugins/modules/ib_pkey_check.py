@@ -46,8 +46,8 @@ options:
     description:
       - The partition key every port must hold as a full member, as a string of 1-4 hexadecimal digits with an
         optional C(0x) prefix. The membership bit in the given value is ignored; the port must have it set.
-      - Quote it in YAML (C("0x8123")). An integer is refused - YAML reads an unquoted C(0x8123) as 33059,
-        C(8123) as decimal (0x1fbb) and C(0123) as octal, so an integer cannot say which key was meant.
+      - A number is taken as the number it is - YAML reads an unquoted C(0x8123) as 33059 (0x8123) and C(65535) as
+        0xffff; a string is hexadecimal (C("8123") is 0x8123).
     type: raw
     default: '0xffff'
   fail_on_error:

@@ -152,7 +152,9 @@ def recipe_chain(recipes, recipe):
     name = recipe
     while name:
         if name not in recipes:
-            raise StackError('unknown recipe %r (known: %s)' % (name, ', '.join(sorted(recipes))))
+            # only the recipes one can deploy: an abstract base (rke2-vr200-common) is refused when asked for
+            raise StackError('unknown recipe %r (known: %s)' % (name, ', '.join(
+                sorted(n for n, r in recipes.items() if not (r or {}).get('abstract')))))
         if name in chain:
             raise StackError('recipe base loop: %s' % ' -> '.join(list(reversed(chain)) + [name]))
         chain.append(name)

@@ -152,6 +152,9 @@ def test_faulty_run_fails_and_names_every_failing_tray(faulty_gb200):
     assert "| tray03 | nvke-gb200 | FAIL | nic_firmware |" in summary, summary
     # the failure message Ansible prints is one line per tray, without the host name (Ansible prints it)
     assert re.search(r"fatal: \[tray02\]: FAILED! => .*Preflight failed \(pkeys\); nothing was changed", run.stdout)
+    # the finding itself, not only the check's name, where the terminal and the AWX job log show it
+    assert re.search(r"Preflight failed \(nic_firmware\); nothing was changed on the tray\. nic_firmware: NIC firmware "
+                     r"settings are wrong on 1 of 4 rails\. Details and the fix: ", run.stdout), run.stdout[-3000:]
     assert "- **pkeys**: " in summary and "  - Fix: The fabric manager (UFM" in summary, summary
 
 

@@ -113,5 +113,6 @@ def test_hugepage_1g_is_refused_nothing_written_no_reboot(inventory, tmp_path):
     full = prepare(inventory, tmp_path, "tray03")
     assert full.returncode != 0, full.stdout[-6000:]
     assert "Preflight failed (hugepages)" in failed_msg(full, "tray03")
+    assert "hugepages: The running kernel has no 1G huge page pool." in failed_msg(full, "tray03")
     assert "1G" in (tmp_path / "report" / "tray03" / "preflight.json").read_text()
     assert snapshot("tray03") == before

@@ -51,6 +51,22 @@ def test_preflight_rejects_bad_input_by_name(extra_vars, variable, words, tmp_pa
         assert word in out, out
 
 
+def test_preflight_refuses_a_misspelt_inventory_variable_before_reading_the_tray(tmp_path):
+    """gpu_tray_pkeys=0x8001 (for gpu_tray_pkey) would leave the preflight checking 0xffff: refused, named, with the
+    closest known name; a site variable listed in gpu_tray_site_variables passes."""
+    base = {"gpu_tray_platform": "nvke-gb200", "preflight_sysfs_root": "/nonexistent-gpu-tray-test",
+            "preflight_report_dir": str(tmp_path / "report")}
+    rc, out = run_role("preflight", dict(base, gpu_tray_pkeys="0x8001", gpu_tray_rack_label="r01"), tmp_path)
+    assert rc != 0 and "Traceback" not in out, out
+    assert ("gpu_tray_pkeys (did you mean gpu_tray_pkey?), gpu_tray_rack_label are not variables of gpu_tray.cluster; "
+            "nothing was read or changed on the tray.") in " ".join(out.split()), out
+    assert "TASK [gpu_tray.cluster.preflight : Read the tray" not in out, out
+    rc, out = run_role("preflight", dict(base, gpu_tray_rack_label="r01", gpu_tray_site_variables=["gpu_tray_rack_label"]),
+                       tmp_path)
+    assert "are not variables of" not in out and "is not a variable of" not in out, out
+    assert "TASK [gpu_tray.cluster.preflight : Read the tray" in out, out
+
+
 @pytest.mark.parametrize("role, extra_vars, variable, words", [
     ("imex", {"gpu_tray_platform": "rke2-vr200", "gpu_tray_imex_host_service": "off"}, "imex_host_service",
      ["masked", "enabled"]),

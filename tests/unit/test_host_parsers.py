@@ -55,12 +55,19 @@ def test_parse_pkey_option_rejects(value):
         common.parse_pkey_option(value)
 
 
-@pytest.mark.parametrize('value', [0x8123, 8123, 0o123, 0xffff, True])
-def test_parse_pkey_option_refuses_yaml_integers(value):
-    """YAML turns unquoted 0x8123 into 33059, 8123 into decimal, 0123 into octal 83: never guess."""
+@pytest.mark.parametrize('value, expected', [(0x8123, 0x8123), (65535, 0xffff), (0o123, 0x53), (1, 1)])
+def test_parse_pkey_option_takes_yaml_integers_as_the_number_they_are(value, expected):
+    """YAML turns an unquoted 0x8123 into 33059 and 65535 into 0xffff: the number is the key."""
+    assert common.parse_pkey_option(value) == expected
+
+
+@pytest.mark.parametrize('value, words', [(True, 'true is not a partition key'), (0, '0 is not a partition key'),
+                                          (65536, '65536 is not a partition key: a key is 0x0001-0xffff'),
+                                          (['0xffff'], 'got a list'), (None, 'got no value')])
+def test_parse_pkey_option_names_the_value_not_a_type(value, words):
     with pytest.raises(ValueError) as info:
         common.parse_pkey_option(value)
-    assert "quote it, e.g. '0x8123'" in str(info.value)
+    assert words in str(info.value) and 'int' not in str(info.value).replace('point', '')
 
 
 @pytest.mark.parametrize('text, value', [('42', 42), (' 7\n', 7), ('-1', -1), ('', None), (None, None), ('x', None),

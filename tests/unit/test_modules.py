@@ -121,15 +121,19 @@ def test_pkey_tenant_key_low_15_bits(run_module, tray):
     assert default.failed and len(default['failed_ports']) == 6
 
 
-@pytest.mark.parametrize('pkey', [0x8123, 8123, 0o123])
-def test_pkey_unquoted_yaml_integer_is_refused(run_module, tray, pkey):
-    """YAML reads unquoted 0x8123 as 33059, 8123 as decimal (0x1fbb), 0123 as octal: the module must not guess."""
+@pytest.mark.parametrize('pkey, held, other', [(0x8123, '0x8123', '0x9fbb'), (65535, '0xffff', '0x8053')])
+def test_pkey_unquoted_yaml_integer_is_the_number_it_is(run_module, tray, pkey, held, other):
+    """YAML reads an unquoted 0x8123 as 33059 and 65535 as 0xffff: the module checks exactly that key."""
     for name in ['mlx5_0', 'mlx5_1', 'mlx5_3', 'mlx5_4', 'mlx5_5', 'mlx5_6']:
-        set_pkeys(tray, name, ['0xffff', '0x9fbb', '0x8053', '0x8123'])   # every guess would pass
+        set_pkeys(tray, name, [held])
+    assert not run_module(ib_pkey_check, {'sysfs_root': tray['sys'], 'pkey': pkey}).failed
+    for name in ['mlx5_0', 'mlx5_1', 'mlx5_3', 'mlx5_4', 'mlx5_5', 'mlx5_6']:
+        set_pkeys(tray, name, [other])                                     # another reading would pass here
     result = run_module(ib_pkey_check, {'sysfs_root': tray['sys'], 'pkey': pkey})
-    assert result.failed and not result['msg'].startswith(HOST + ':')
-    assert "option pkey" in _text(result) and "quote it, e.g. '0x8123'" in _text(result)
-    _no_traceback(result)
+    assert result.failed and len(result['failed_ports']) == 6
+    bad = run_module(ib_pkey_check, {'sysfs_root': tray['sys'], 'pkey': 70000})
+    assert bad.failed and "option pkey" in _text(bad) and '70000 is not a partition key' in _text(bad)
+    _no_traceback(bad)
 
 
 def test_pkey_tenant_limited_member_only(run_module, tray):

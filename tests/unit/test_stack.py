@@ -295,6 +295,10 @@ def test_recipe_refusals():
     for recipe, message in cases:
         with pytest.raises(stack.StackError, match=message):
             stack.resolve(catalog, recipes, recipe)
+    # the unknown-recipe message offers only recipes that can be deployed, never the abstract base
+    with pytest.raises(stack.StackError) as info:
+        stack.resolve(catalog, recipes, 'nope')
+    assert 'abs' not in str(info.value).split('known: ')[1].split(', ') and 'r1' in str(info.value)
 
 
 def test_a_dependency_left_out_by_the_recipe_counts_as_satisfied():
