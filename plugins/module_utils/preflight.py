@@ -21,7 +21,6 @@ import re
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.cmdline import check_cmdline
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.common import (
     format_pkey,
-    parse_pkey_option,
     parse_size_kb,
 )
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.hugepages import check_requests
@@ -37,7 +36,7 @@ from ansible_collections.gpu_tray.cluster.plugins.module_utils.rdma import (
     check_pkeys,
     describe_pkey,
     parse_pkey,
-    pkey_base,
+    required_pkey,
     select_devices,
     unchecked_vfs,
 )
@@ -123,12 +122,9 @@ def check_rails(state, spec):
 
 def check_pkeys_state(state, spec):
     try:
-        wanted = parse_pkey_option(spec.get('pkey', '0xffff'))
+        required = required_pkey(spec.get('pkey', '0xffff'))
     except ValueError as exc:
         raise SpecError('preflight_pkey: %s' % exc)
-    if pkey_base(wanted) == 0:
-        raise SpecError('preflight_pkey: %s is not a usable partition key' % spec.get('pkey'))
-    required = wanted | 0x8000
     facts = rdma_collection(state)
     include_vfs = bool(spec.get('include_vfs', True))
     devices, _unknown = select_devices(facts, None, include_vfs)

@@ -29,6 +29,7 @@ from ansible_collections.gpu_tray.cluster.plugins.module_utils.common import (
     link_basename,
     list_dir,
     natural_key,
+    parse_pkey_option,
     read_text,
     to_int,
 )
@@ -96,6 +97,15 @@ def pkey_is_full_member(value):
 def pkey_base(value):
     """Partition number without the membership bit (low 15 bits)."""
     return value & 0x7fff
+
+
+def required_pkey(value):
+    """The P_Key a port must hold as a full member (membership bit set), from user input (parse_pkey_option);
+    ValueError for anything else, and for 0x0000 / 0x8000, which mark empty table slots, not a partition."""
+    wanted = parse_pkey_option(value)
+    if pkey_base(wanted) == 0:
+        raise ValueError('%s is not a usable partition key' % (value,))
+    return wanted | 0x8000
 
 
 def describe_pkey(value):

@@ -26,13 +26,12 @@ import json
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.common import (
     format_pkey,
     natural_key,
-    parse_pkey_option,
 )
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.rdma import (
     check_pkeys,
     describe_pkey,
     parse_pkey,
-    pkey_base,
+    required_pkey,
 )
 
 CHECKS = ('sriov-vfs', 'vf-pkeys', 'vf-ipoib', 'netns-mode', 'pf-state')
@@ -100,11 +99,9 @@ def parse_kubelet_checkpoint(text):
 
 def _spec(spec):
     try:
-        wanted = parse_pkey_option(spec.get('pkey', '0xffff'))
+        required = required_pkey(spec.get('pkey', '0xffff'))
     except ValueError as exc:
         raise SpecError('validate_pkey: %s' % exc)
-    if pkey_base(wanted) == 0:
-        raise SpecError('validate_pkey: %s is not a usable partition key' % spec.get('pkey'))
     mode = spec.get('netns_mode') or 'unmanaged'
     if mode not in NETNS_MODES:
         raise SpecError('validate_netns_mode: %r is not one of %s' % (mode, ', '.join(NETNS_MODES)))
@@ -114,7 +111,7 @@ def _spec(spec):
     rails = spec.get('rails') or []
     if isinstance(rails, str):
         rails = rails.split(',')
-    return {'pkey': wanted | 0x8000, 'netns_mode': mode, 'policies': policies,
+    return {'pkey': required, 'netns_mode': mode, 'policies': policies,
             'rails': [name.strip() for name in rails if name.strip()],
             'ipoib': bool(spec.get('ipoib', True)),
             'checkpoint_path': spec.get('checkpoint_path') or KUBELET_CHECKPOINT}
