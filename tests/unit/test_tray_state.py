@@ -292,7 +292,7 @@ def test_rails_missing_and_none(run_module, tray, tools, tmp_path):
 
 
 @pytest.mark.parametrize('spec, words', [
-    ({'pkey': 33059}, 'preflight_pkey'),
+    ({'pkey': 70000}, 'preflight_pkey'),            # a number is a key only within 1-0xffff
     ({'pkey': '0x8000'}, 'preflight_pkey'),
     ({'hugepages': [{'size': '3Q', 'count': 1}]}, 'preflight_hugepages_requested[0].size'),
     ({'checks': ['os_image', 'bogus']}, 'unknown checks bogus'),
