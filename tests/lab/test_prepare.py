@@ -69,6 +69,25 @@ def test_check_mode_changes_nothing_and_says_which_roles_need_the_reboot(invento
     assert unit_state("tray01") == ["enabled", "active"]
 
 
+@pytest.mark.parametrize("bad, words", [
+    ({"gpu_tray_ib_core_netns_mode": "exlusive"},
+     "value of gpu_tray_ib_core_netns_mode must be one of: exclusive, shared, unmanaged, got: exlusive"),
+    ({"gpu_tray_tuned_intent": "multiNodeTrainig"}, "value of gpu_tray_tuned_intent must be one of: "),
+    ({"gpu_tray_pkeys": "0x8001"}, "gpu_tray_pkeys (did you mean gpu_tray_pkey?) is not a variable of gpu_tray.cluster"),
+])
+def test_a_bad_input_of_a_later_phase_stops_the_run_before_any_tray_is_changed(inventory, tmp_path, bad, words):
+    """A value only a later role would refuse (rdma_netns, kernel_tuning) or a misspelt name stops prepare_trays in
+    the preflight, named as the user wrote it: on a real tray the GRUB drop-in would otherwise be written and
+    nvidia-imex masked before the run stops."""
+    before = snapshot("tray01")
+    run = prepare(inventory, tmp_path, "tray01", extra_vars=bad)
+    assert run.returncode != 0, run.stdout[-6000:]
+    assert words in " ".join(failed_msg(run, "tray01").split()), failed_msg(run, "tray01")
+    assert "PLAY [Prepare every GPU tray (no reboot here)]" not in run.stdout, run.stdout[-6000:]
+    assert snapshot("tray01") == before                  # nothing written, nothing read that leaves a trace, no reboot
+    assert unit_state("tray01") == ["enabled", "active"]
+
+
 def test_imex_is_masked_the_mask_survives_a_reenable_and_enabled_reverses_it(inventory, tmp_path):
     assert unit_state("tray01") == ["enabled", "active"]
     run = prepare(inventory, tmp_path, "tray01", "--tags", "imex")

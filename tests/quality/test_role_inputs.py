@@ -51,6 +51,42 @@ def test_preflight_rejects_bad_input_by_name(extra_vars, variable, words, tmp_pa
         assert word in out, out
 
 
+def run_preflight_playbook(extra_vars, tmp_path):
+    """playbooks/preflight.yml with localhost as the one GPU tray."""
+    inventory = tmp_path / "hosts.yml"
+    inventory.write_text("all:\n  children:\n    gpu_trays:\n      hosts:\n        localhost:\n"
+                         "          ansible_connection: local\n          ansible_python_interpreter: %s\n" % sys.executable)
+    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_COLLECTIONS_PATH=str(ROOT / ".collections"),
+               ANSIBLE_HOME=str(ROOT / ".ansible"), ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0")
+    argv = [str(BIN / "ansible-playbook"), "-i", str(inventory), str(ROOT / "playbooks" / "preflight.yml"),
+            "-e", json.dumps(extra_vars)]
+    proc = subprocess.run(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          check=False)
+    return proc.returncode, proc.stdout
+
+
+def test_preflight_checks_every_phase_input_by_its_gpu_tray_name_before_reading_the_tray(tmp_path):
+    """Inputs of later phases (rdma_netns, kernel_tuning), one the preflight role takes itself (gpu_tray_num_vfs) and
+    the P_Key are refused by playbook preflight.yml, named as the user wrote them (gpu_tray_*), all in one message,
+    before the tray is read; a P_Key given as a number passes."""
+    base = {"gpu_tray_platform": "rke2-vr200", "gpu_tray_sysfs_root": "/nonexistent-gpu-tray-test",
+            "gpu_tray_report_dir": str(tmp_path / "report")}
+    rc, out = run_preflight_playbook(dict(base, gpu_tray_ib_core_netns_mode="exlusive", gpu_tray_tuned_intent="trainig",
+                                         gpu_tray_pkey=70000, gpu_tray_num_vfs="sixteen"), tmp_path)
+    assert rc != 0 and "Traceback" not in out, out
+    text = " ".join(out.split())
+    assert "The inventory input is wrong, nothing was read or changed on the tray: " in text, out
+    for words in ("value of gpu_tray_ib_core_netns_mode must be one of: exclusive, shared, unmanaged, got: exlusive",
+                  "value of gpu_tray_tuned_intent must be one of: , performance, multiNodeTraining, inference, got: "
+                  "trainig", "gpu_tray_num_vfs", "gpu_tray_pkey: 70000 is not a partition key"):
+        assert words in text, words
+    assert "TASK [gpu_tray.cluster.preflight : Read the tray" not in out, out
+    assert "rdma_netns_mode" not in text and "kernel_tuning_intent" not in text, out
+    assert "preflight_min_num_vfs" not in text, out
+    rc, out = run_preflight_playbook(dict(base, gpu_tray_pkey=0x8001), tmp_path)
+    assert "The inventory input is wrong" not in out and "TASK [gpu_tray.cluster.preflight : Read the tray" in out, out
+
+
 def test_preflight_refuses_a_misspelt_inventory_variable_before_reading_the_tray(tmp_path):
     """gpu_tray_pkeys=0x8001 (for gpu_tray_pkey) would leave the preflight checking 0xffff: refused, named, with the
     closest known name; a site variable listed in gpu_tray_site_variables passes."""

@@ -73,6 +73,16 @@ def scenario():
         TIMINGS["prepare_trays.yml run 2 (re-run)"] = elapsed
         data["second"] = second
         data["rerun"] = dict((t, vmtools.snapshot(t)) for t in TRAYS)
+        restore, elapsed = vmtools.playbook(inventory, "playbooks/restore_trays.yml", logs / "restore.log",
+                                            ["gpu_tray_report_dir=%s" % (STATE / "report3")] + EXTRA)
+        TIMINGS["restore_trays.yml (removes the preparation + rolling reboot)"] = elapsed
+        data["restore"] = restore
+        data["restored"] = dict((t, vmtools.snapshot(t)) for t in TRAYS)
+        again, elapsed = vmtools.playbook(inventory, "playbooks/restore_trays.yml", logs / "restore2.log",
+                                          ["gpu_tray_report_dir=%s" % (STATE / "report4")] + EXTRA)
+        TIMINGS["restore_trays.yml again (nothing left)"] = elapsed
+        data["restore_again"] = again
+        data["restored_again"] = dict((t, vmtools.snapshot(t)) for t in TRAYS)
         yield data
     finally:
         start = time.time()
@@ -195,3 +205,27 @@ def test_rerun_changes_nothing_and_reboots_nothing(scenario):
         assert scenario["rerun"][tray]["boot_id"] == scenario["after"][tray]["boot_id"], "%s rebooted" % tray
         assert scenario["rerun"][tray]["boots"] == scenario["after"][tray]["boots"], tray
         assert scenario["rerun"][tray]["cmdline"] == scenario["after"][tray]["cmdline"], tray
+
+
+def test_restore_gives_back_the_unprepared_trays_on_the_real_kernel(scenario):
+    """restore_trays.yml: the files are gone, GRUB booted the original command line, ib_core is shared again,
+    nvidia-imex is enabled and running, the runtime's stack limit is the default - with one reboot per tray."""
+    restore = scenario["restore"]
+    assert restore.returncode == 0, "restore failed (rc %d); log: %s" % (restore.returncode, STATE / "logs" / "restore.log")
+    for tray in TRAYS:
+        before, after, restored = scenario["before"][tray], scenario["rerun"][tray], scenario["restored"][tray]
+        assert restored["cmdline"] == before["cmdline"], (tray, restored["cmdline"])
+        assert restored["netns_mode"] == "Y" and "netns shared" in restored["rdma_system"], tray
+        assert restored["imex_enabled"] == "enabled" and restored["imex_active"] == "active", tray
+        assert restored["rke2_stack"] == before["rke2_stack"], tray
+        for rel in ("/etc/modules-load.d/gpu-tray-rdma.conf", "/etc/modprobe.d/gpu-tray-ib-core-netns.conf",
+                    "/etc/default/grub.d/99-gpu-tray-kernel-tuning.cfg",
+                    "/etc/systemd/system/rke2-agent.service.d/90-gpu-tray-limitstack.conf"):
+            assert after[rel] and restored[rel] == "", (tray, rel)
+        assert len([b for b in restored["boots"] if b[0] == "up"]) == len([b for b in after["boots"] if b[0] == "up"]) + 1
+    again = scenario["restore_again"]
+    assert again.returncode == 0
+    counts = vmtools.recap(again.stdout)
+    for tray in TRAYS:
+        assert counts[tray]["changed"] == 0, (tray, vmtools.changed_tasks(again.stdout))
+        assert scenario["restored_again"][tray]["boot_id"] == scenario["restored"][tray]["boot_id"], tray
