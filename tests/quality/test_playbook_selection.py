@@ -50,3 +50,17 @@ def test_deploy_stack_without_a_stack_runs_without_a_warning():
     out = playbook("-i", "localhost,", "-c", "local", "playbooks/deploy_stack.yml", "-e", "gpu_tray_stack_deploy=false")
     assert "skipping: no hosts matched" in out, out
     assert NO_MATCH not in out and "[WARNING]" not in out, out
+
+
+@pytest.mark.parametrize("tags, kept, dropped", [
+    ("rdma_netns", ["RDMA netns mode - the modprobe.d file"], ["Kernel tuning - GRUB drop-in", "Host IMEX service"]),
+    ("kernel_tuning,imex", ["Kernel tuning - GRUB drop-in", "Host IMEX service"], ["RDMA netns mode", "RDMA modules"]),
+])
+def test_restore_trays_is_scoped_per_role_and_always_ends_with_the_rolling_reboot(tags, kept, dropped):
+    out = playbook("-i", str(INVENTORY), "playbooks/restore_trays.yml", "--list-tasks", "--tags", tags)
+    for name in kept + ["Report whether the tray needs the reboot", "gpu_tray.cluster.rolling_reboot : "]:
+        assert name in out, (name, out)
+    for name in dropped:
+        assert name not in out, (name, out)
+    skipped = playbook("-i", str(INVENTORY), "playbooks/restore_trays.yml", "--list-tasks", "--skip-tags", "rolling_reboot")
+    assert "gpu_tray.cluster.rolling_reboot : " not in skipped and "Kernel tuning - GRUB drop-in" in skipped, skipped
