@@ -57,32 +57,25 @@ def scenario():
     data = {"inventory": inventory}
     try:
         data["before"] = dict((t, vmtools.snapshot(t)) for t in TRAYS)
-        check, elapsed = vmtools.playbook(inventory, "playbooks/prepare_trays.yml", logs / "check.log",
-                                          ["gpu_tray_report_dir=%s" % (STATE / "report0")] + EXTRA,
-                                          options=["--check", "--diff"])
-        TIMINGS["prepare_trays.yml --check --diff (nothing changes)"] = elapsed
-        data["check"] = check
-        data["checked"] = dict((t, vmtools.snapshot(t)) for t in TRAYS)
-        first, elapsed = vmtools.playbook(inventory, "playbooks/prepare_trays.yml", logs / "run1.log",
-                                          ["gpu_tray_report_dir=%s" % (STATE / "report1")] + EXTRA)
-        TIMINGS["prepare_trays.yml run 1 (changes + rolling reboot)"] = elapsed
-        data["first"] = first
-        data["after"] = dict((t, vmtools.snapshot(t)) for t in TRAYS)
-        second, elapsed = vmtools.playbook(inventory, "playbooks/prepare_trays.yml", logs / "run2.log",
-                                           ["gpu_tray_report_dir=%s" % (STATE / "report2")] + EXTRA)
-        TIMINGS["prepare_trays.yml run 2 (re-run)"] = elapsed
-        data["second"] = second
-        data["rerun"] = dict((t, vmtools.snapshot(t)) for t in TRAYS)
-        restore, elapsed = vmtools.playbook(inventory, "playbooks/restore_trays.yml", logs / "restore.log",
-                                            ["gpu_tray_report_dir=%s" % (STATE / "report3")] + EXTRA)
-        TIMINGS["restore_trays.yml (removes the preparation + rolling reboot)"] = elapsed
-        data["restore"] = restore
-        data["restored"] = dict((t, vmtools.snapshot(t)) for t in TRAYS)
-        again, elapsed = vmtools.playbook(inventory, "playbooks/restore_trays.yml", logs / "restore2.log",
-                                          ["gpu_tray_report_dir=%s" % (STATE / "report4")] + EXTRA)
-        TIMINGS["restore_trays.yml again (nothing left)"] = elapsed
-        data["restore_again"] = again
-        data["restored_again"] = dict((t, vmtools.snapshot(t)) for t in TRAYS)
+
+        def step(playbook, log, timing, result, state, options=()):
+            """One playbook run (its own report dir), its time, its result and the VMs' state afterwards."""
+            run, elapsed = vmtools.playbook(inventory, playbook, logs / log,
+                                            ["gpu_tray_report_dir=%s" % (STATE / ("report-" + result))] + EXTRA,
+                                            options=options)
+            TIMINGS[timing] = elapsed
+            data[result] = run
+            data[state] = dict((t, vmtools.snapshot(t)) for t in TRAYS)
+
+        step("playbooks/prepare_trays.yml", "check.log", "prepare_trays.yml --check --diff (nothing changes)",
+             "check", "checked", options=["--check", "--diff"])
+        step("playbooks/prepare_trays.yml", "run1.log", "prepare_trays.yml run 1 (changes + rolling reboot)",
+             "first", "after")
+        step("playbooks/prepare_trays.yml", "run2.log", "prepare_trays.yml run 2 (re-run)", "second", "rerun")
+        step("playbooks/restore_trays.yml", "restore.log", "restore_trays.yml (removes the preparation + rolling reboot)",
+             "restore", "restored")
+        step("playbooks/restore_trays.yml", "restore2.log", "restore_trays.yml again (nothing left)",
+             "restore_again", "restored_again")
         yield data
     finally:
         start = time.time()
