@@ -11,7 +11,8 @@
 #   make cluster-bench                       warm start-up of the test cluster vs its 30 s budget (ratios)
 #   make stack-bench                         chart rollout: tiers vs one by one on the test cluster, tiers/components per recipe
 #   make prep-bench                          preflight/prepare/rolling-reboot ratios on 8/16/64 lab trays (docs/performance.md)
-#   make mutate                              plant bugs in the host module code, report the tests' kill rate
+#   make mutate                              plant bugs in the host and controller-side code, report the kill rate
+#   make mutate-controller                   the controller-side part of make mutate only (filters, plugin_utils, cluster rules)
 #   make lint / sanity / units / test-lab / molecule / test-cluster / test-upstream / build   single layers
 #   make changelog                           fold changelogs/fragments into CHANGELOG.md/.rst (antsibull-changelog)
 #   make docs                                collection reference (antsibull-docs + Sphinx) in build/docs
@@ -142,14 +143,22 @@ cluster-bench: setup cluster-build
 stack-bench: setup cluster-build
 	flock /var/lock/gpu-tray-kcluster.lock python3 tests/cluster/bench_stack.py
 
-# Mutation check of the host modules (tools/mutate.py; minutes, not part of make test/CI): one planted bug at
-# a time, the unit tests must notice it. Below 90 % killed in module_utils fails; docs/testing.md keeps the figures.
+# Mutation check (tools/mutate.py; an evening on 2 cores, not part of make test/CI): one planted bug at a time,
+# the unit tests must notice it. Below 90 % killed in any host parser or controller-side file fails (the host
+# modules are reported); docs/testing.md keeps the figures.
 MUTATE_UTILS   ?= $(addprefix plugins/module_utils/,cmdline.py common.py containerd.py hugepages.py mstconfig.py rdma.py tray.py)
 MUTATE_MODULES ?= $(addprefix plugins/modules/,containerd_config.py hugepage_check.py ib_pkey_check.py kernel_cmdline.py nic_firmware.py rdma_facts.py tray_facts.py)
-.PHONY: mutate
+MUTATE_CONTROLLER ?= plugins/filter plugins/plugin_utils/stack.py plugins/action/write_evidence.py \
+	$(addprefix plugins/module_utils/,cluster_rules.py conformance.py evidence.py kube.py nccl.py preflight.py reboot_controllers.py resources.py tray_validation.py)
+MUTATE_JOBS ?= 1
+.PHONY: mutate mutate-controller
 mutate: setup
-	python3 tools/mutate.py --fail-under 90 $(MUTATE_UTILS)
-	python3 tools/mutate.py $(MUTATE_MODULES)
+	python3 tools/mutate.py --jobs $(MUTATE_JOBS) --fail-under 90 $(MUTATE_UTILS)
+	python3 tools/mutate.py --jobs $(MUTATE_JOBS) --fail-under 90 $(MUTATE_CONTROLLER)
+	python3 tools/mutate.py --jobs $(MUTATE_JOBS) $(MUTATE_MODULES)
+
+mutate-controller: setup
+	python3 tools/mutate.py --jobs $(MUTATE_JOBS) --fail-under 90 $(MUTATE_CONTROLLER)
 
 # a benchmark, not a test: takes the lab lock per phase, refuses to run while a lab is up
 prep-bench: setup

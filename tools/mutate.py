@@ -1,9 +1,13 @@
 #!/usr/bin/env python3
 # Copyright: (c) 2026, gpu_tray.cluster contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Mutation check: plant one small bug at a time in the host code and see whether tests/unit notices.
+"""Mutation check: plant one small bug at a time in the collection's code and see whether tests/unit notices.
 
     tools/mutate.py [--fail-under PCT] [--jobs N] [--list] [--only FILE:LINE] PATH...   (files or directories)
+
+It measures the host code (module_utils parsers, modules) and the controller-side rules that decide rollouts
+(filters, plugin_utils, the cluster/evidence module_utils, the write_evidence action); --fail-under applies
+to every file and every directory.
 
 For every mutable spot in the given Python files the script plants ONE bug (a mutant), runs the unit tests
 against it and counts the mutant as killed when a test fails (or the run hangs past --timeout). Survivors are
@@ -33,6 +37,7 @@ from __future__ import print_function
 
 import argparse
 import ast
+import glob
 import json
 import os
 import shutil
@@ -44,14 +49,19 @@ import threading
 import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# Unit tests that exercise the host code (the lab/lab_infra units test the rehearsal lab; test_adhoc runs the
-# same modules through the ansible CLI and costs a minute per run - the in-process module tests cover them).
-DEFAULT_TESTS = ['tests/unit/test_cmdline_parser.py', 'tests/unit/test_mstconfig_parser.py',
-                 'tests/unit/test_rdma_parsers.py', 'tests/unit/test_host_parsers.py', 'tests/unit/test_modules.py']
+# The unit tests a mutant is run against: every tests/unit/test_*.py but these (the trace then picks, per
+# mutant, the tests that execute its line). test_adhoc runs the modules through the ansible CLI and costs a
+# minute per run (the in-process module tests cover the same code); test_python38 byte-compiles with another
+# interpreter; test_lab_require tests the lab's requirement check, not the collection; test_lookup_forks runs the
+# ansible CLI, which cannot find the copy's collection.
+EXCLUDED_TESTS = ('test_adhoc.py', 'test_python38.py', 'test_lab_require.py', 'test_lookup_forks.py')
 # Test files that exercise a source file most directly run first, so most mutants die within seconds
-# (pytest -x); a survivor still runs every test file.
+# (pytest -x); a survivor still runs every test file. Without an entry, test_<name>.py / test_filter_<name>.py.
 FIRST = {'cmdline': 'test_cmdline_parser.py', 'mstconfig': 'test_mstconfig_parser.py', 'rdma': 'test_rdma_parsers.py',
-         'hugepages': 'test_host_parsers.py', 'containerd': 'test_host_parsers.py', 'tray': 'test_host_parsers.py'}
+         'hugepages': 'test_host_parsers.py', 'containerd': 'test_host_parsers.py', 'tray': 'test_host_parsers.py',
+         'kube': 'test_kube_auth.py', 'write_evidence': 'test_evidence.py', 'preflight': 'test_tray_state.py',
+         'tray_state_covers': 'test_tray_state.py', 'tray_state_request': 'test_tray_state.py',
+         'managed_file_current': 'test_prepare_state.py'}
 # Fewer hypothesis examples per mutant run (tests/unit/conftest.py reads it); the full suite uses its own profile.
 MUTANT_ENV = {'PYTHONDONTWRITEBYTECODE': '1', 'GPU_TRAY_HYPOTHESIS_EXAMPLES': '25'}
 
@@ -267,7 +277,7 @@ def make_copy(base, files):
     """A collection tree at base/ansible_collections/gpu_tray/cluster with the work tree's tracked files."""
     dest = os.path.join(base, 'ansible_collections', 'gpu_tray', 'cluster')
     for name in files:
-        if not (name.startswith('plugins/') or name.startswith('tests/unit/') or name.startswith('meta/')
+        if not (name.split('/')[0] in ('plugins', 'meta', 'roles', 'playbooks') or name.startswith('tests/unit/')
                 or name == 'galaxy.yml'):
             continue
         src = os.path.join(REPO, name)
@@ -281,14 +291,27 @@ def make_copy(base, files):
     link_parent = os.path.join(dest, '.collections', 'ansible_collections', 'gpu_tray')
     os.makedirs(link_parent)
     os.symlink(dest, os.path.join(link_parent, 'cluster'))
+    # the dependency collections (the tests that run the ansible CLI use ansible.posix's json callback)
+    installed = os.path.join(REPO, '.collections', 'ansible_collections')
+    for namespace in sorted(os.listdir(installed)) if os.path.isdir(installed) else ():
+        if namespace != 'gpu_tray':
+            os.symlink(os.path.join(installed, namespace), os.path.join(os.path.dirname(link_parent), namespace))
     return dest
 
 
 def ordered_tests(tests, path):
     """``tests`` with the file that tests ``path`` most directly first (module tests first for modules)."""
     name = os.path.splitext(os.path.basename(path))[0]
-    first = 'test_modules.py' if path.startswith('plugins/modules/') else FIRST.get(name)
-    return sorted(tests, key=lambda test: os.path.basename(test) != first)
+    if path.startswith('plugins/modules/'):
+        first = ['test_modules.py']
+    else:
+        first = [FIRST.get(name), 'test_%s.py' % name, 'test_filter_%s.py' % name]
+    return sorted(tests, key=lambda test: os.path.basename(test) not in first)
+
+
+def default_tests():
+    return sorted(os.path.relpath(path, REPO) for path in glob.glob(os.path.join(REPO, 'tests', 'unit', 'test_*.py'))
+                  if os.path.basename(path) not in EXCLUDED_TESTS)
 
 
 def worker_env():
@@ -454,7 +477,11 @@ class Worker(object):
             return {'status': 'killed'}
         return json.loads(line)
 
-    def stop(self):
+    def stop(self, kill=False):
+        if self.proc is not None and kill:
+            self.proc.kill()
+            self.proc.wait()
+            self.proc = None
         if self.proc is not None and self.proc.poll() is None:
             self.proc.stdin.close()
             try:
@@ -472,10 +499,15 @@ class Worker(object):
 
     def run(self, mutant, tests):
         files = set(test.split('::')[0] for test in tests)       # collect only the files with covering tests
-        answer = self.ask({'path': mutant.path, 'start': mutant.start, 'end': mutant.end,
-                           'replacement': mutant.replacement,
-                           'files': [name for name in ordered_tests(self.tests, mutant.path) if name in files],
-                           'tests': tests})
+        request = {'path': mutant.path, 'start': mutant.start, 'end': mutant.end, 'replacement': mutant.replacement,
+                   'files': [name for name in ordered_tests(self.tests, mutant.path) if name in files],
+                   'tests': tests}
+        answer = self.ask(request)
+        if answer['status'] == 'error':
+            # pytest could not run (a mutant left the worker's interpreter unusable, e.g. a test that changed
+            # process state and was cut short): every later run would error too. A fresh worker runs it again.
+            self.stop(kill=True)
+            answer = self.ask(request)
         return answer['status']
 
 
@@ -512,17 +544,17 @@ def report(mutants, started):
         group['killed'] += counts['killed']
         group['survived'] += counts['survived']
     print('\n%-48s %7s %8s %6s' % ('file', 'killed', 'survived', 'kill%'))
+    rates = {}
     for path in sorted(by_file):
         counts = by_file[path]
         total = counts['killed'] + counts['survived']
-        rate = 100.0 * counts['killed'] / total if total else 100.0
-        print('%-48s %7d %8d %5.1f%%' % (path, counts['killed'], counts['survived'], rate))
-    rates = {}
+        rates[path] = 100.0 * counts['killed'] / total if total else 100.0
+        print('%-48s %7d %8d %5.1f%%' % (path, counts['killed'], counts['survived'], rates[path]))
     for group in sorted(groups):
         counts = groups[group]
         total = counts['killed'] + counts['survived']
-        rates[group] = 100.0 * counts['killed'] / total if total else 100.0
-        print('%-48s %7d %8d %5.1f%%' % (group + '/ (all)', counts['killed'], counts['survived'], rates[group]))
+        rates[group + '/'] = 100.0 * counts['killed'] / total if total else 100.0
+        print('%-48s %7d %8d %5.1f%%' % (group + '/ (all)', counts['killed'], counts['survived'], rates[group + '/']))
     survivors = [m for m in mutants if m.status == 'survived']
     if survivors:
         print('\nsurvivors (a missing test, or an equivalent mutant):')
@@ -538,11 +570,13 @@ def report(mutants, started):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('paths', nargs='*', help='Python files or directories to mutate')
-    parser.add_argument('--tests', nargs='+', default=DEFAULT_TESTS, help='test files to run per mutant')
+    parser.add_argument('--tests', nargs='+', default=None,
+                        help='test files to run per mutant (default: tests/unit/test_*.py but %s)'
+                        % ', '.join(EXCLUDED_TESTS))
     parser.add_argument('--jobs', type=int, default=1, help='parallel workers (default 1: machines are shared)')
     parser.add_argument('--timeout', type=float, default=120, help='seconds per mutant run before it counts as a hang')
     parser.add_argument('--fail-under', type=float, default=None,
-                        help='exit 1 when the kill rate of any mutated directory is below this percentage')
+                        help='exit 1 when the kill rate of any mutated file or directory is below this percentage')
     parser.add_argument('--list', action='store_true', help='only list the mutants')
     parser.add_argument('--only', action='append', default=[], help='only mutants at FILE:LINE (repeatable)')
     parser.add_argument('--json', help='write every mutant and its status to this file')
@@ -571,7 +605,8 @@ def main(argv=None):
     base = tempfile.mkdtemp(prefix='gpu-tray-mutate-')
     workers = []
     try:
-        workers = [Worker(os.path.join(base, 'w%d' % index), files, args.tests, args.timeout)
+        tests = args.tests or default_tests()
+        workers = [Worker(os.path.join(base, 'w%d' % index), files, tests, args.timeout)
                    for index in range(max(1, args.jobs))]
         status, lines_by_test = workers[0].trace()
         if status != 'survived' or not lines_by_test:
