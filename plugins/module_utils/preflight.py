@@ -240,15 +240,20 @@ def check_nic_firmware(state, spec):
     if not failing and not firmware.get('error') and not firmware.get('unknown') and entries:
         return _result('nic_firmware', msg='Firmware settings OK on %d rails.' % len(entries), details=details,
                        data=data)
+    unknown = firmware.get('unknown') or []
     fixes = []
     if len(unreadable) < len(failing):
         fixes.append(FIRMWARE_FIX)
-    if unreadable or firmware.get('error') or not entries:
+    if unreadable or firmware.get('error') or not entries or unknown:
         fixes.append(FIRMWARE_QUERY_FIX)
     if firmware.get('error') or not entries:
         msg = 'The rails\' firmware could not be queried.'
+    elif not failing:         # every queried rail is right; a named rail has no PCI function to query
+        msg = 'Rail %s has no PCI function, so its firmware was not checked.' % ', '.join(unknown)
     else:
-        msg = 'NIC firmware settings are wrong on %d of %d rails.' % (len(failing), len(entries))
+        msg = 'NIC firmware settings are wrong on %d of %d rails%s.' % (
+            len(failing), len(entries) + len(unknown),
+            '; rail %s has no PCI function' % ', '.join(unknown) if unknown else '')
     return _result('nic_firmware', failed=True, msg=msg, details=details, fix=' '.join(fixes), data=data)
 
 

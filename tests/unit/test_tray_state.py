@@ -195,6 +195,25 @@ def test_firmware_verdict_equals_nic_firmware(run_module, tray, tools, tmp_path)
         assert entry['problems'] == alone['devices'][bdf]['problems']
 
 
+def test_firmware_of_a_rail_without_pci_function_names_the_rail(run_module, tray, tools, tmp_path):
+    """Only an unknown rail wrong: the message names it (not 'wrong on 0 of 1 rails') and the fix is the query fix."""
+    state = gather(run_module, tray, tools, tmp_path, rails=['mlx5_0', 'mlx5_9'])
+    res = by_check(preflight_report(state, GB200_SPEC))['nic_firmware']
+    assert res['failed'] and res['msg'] == 'Rail mlx5_9 has no PCI function, so its firmware was not checked.'
+    assert res['data']['failed_devices'] == [] and res['data']['unknown'] == ['mlx5_9']
+    assert any('rails mlx5_9 have no PCI function' in line for line in res['details'])
+    assert 'lspci' in res['fix'] and 'cold power-cycle' not in res['fix']
+    table = dict(TABLE_OK)
+    table['0000:03:00.0'] = {'e': 'cx7_sriov_off_eth_e.txt'}
+    mst_dir = tmp_path / 'mst-unknown'
+    mst_dir.mkdir()
+    mst, _log = tooldouble.mstconfig(str(mst_dir), table)
+    both = by_check(preflight_report(gather(run_module, tray, tools, tmp_path, rails=['mlx5_0', 'mlx5_9'],
+                                            mstconfig_path=mst), GB200_SPEC))['nic_firmware']
+    assert both['msg'] == 'NIC firmware settings are wrong on 1 of 2 rails; rail mlx5_9 has no PCI function.'
+    assert 'cold power-cycle' in both['fix'] and 'lspci' in both['fix']
+
+
 def test_firmware_unqueryable_fails_with_the_query_fix(run_module, tray, tools, tmp_path):
     missing = gather(run_module, tray, tools, tmp_path, mstconfig_path=str(tmp_path / 'none'))
     res = by_check(preflight_report(missing, GB200_SPEC))['nic_firmware']
@@ -331,3 +350,83 @@ def test_write_evidence_writes_in_check_mode_once_and_stays_under_dest(adhoc, tm
     assert not (tmp_path / 'x').exists()
     rc, both = adhoc('write_evidence', {'dest': str(dest), 'files': [{'path': 'y', 'content': 'y', 'json': 1}]})
     assert rc != 0 and 'mutually exclusive' in both['msg']
+
+
+# ---- preflight rules on the edges of what a tray_state read can hold --------------------------------------
+
+def _check(state, spec, name):
+    return by_check(preflight_report(state, dict(GB200_SPEC, **spec)))[name]
+
+
+def test_preflight_rules_on_partial_reads(run_module, tray, tools, tmp_path):
+    import copy as _copy
+    from ansible_collections.gpu_tray.cluster.plugins.module_utils import preflight
+    state = gather(run_module, tray, tools, tmp_path)
+    # a rail the inventory does not list is named as extra
+    rails = _check(state, {'rails': ['mlx5_0', 'mlx5_1', 'mlx5_3']}, 'rails')
+    assert rails['failed'] and rails['msg'] == 'The InfiniBand rails differ from the expected ones.'
+    assert rails['details'][-1] == 'not in gpu_tray_rails: mlx5_4'
+    # huge pages requested from a kernel that has no pools
+    bare = _copy.deepcopy(state)
+    bare['hugepages']['pools'] = {}
+    huge = _check(bare, {'hugepages': [{'size': '2M', 'count': 4}]}, 'hugepages')
+    assert huge['failed'] and huge['details'][0] == 'no huge page pools under %s' % state['hugepages']['base']
+    assert huge['msg'] == 'The running kernel has no 2M huge page pool.'
+    # an unreadable /proc/cmdline fails (never passes over nothing); a missing argument is named
+    unread = _copy.deepcopy(state)
+    unread['cmdline'] = {'text': None, 'error': 'cannot read /proc/cmdline', 'path': '/proc/cmdline'}
+    cmd = _check(unread, {}, 'kernel_cmdline')
+    assert cmd['failed'] and cmd['msg'] == 'The kernel command line could not be read.'
+    assert cmd['details'] == ['cannot read /proc/cmdline'] and cmd['data'] == {'path': '/proc/cmdline'}
+    missing = _check(state, {'cmdline_required': ['nohz_full=2-71']}, 'kernel_cmdline')
+    assert missing['failed'] and missing['details'] == ['missing: nohz_full=2-71'], missing
+    # containerd: disabled is skipped; no config file, or an unreadable one, fails naming what
+    off = preflight_report(state, dict(GB200_SPEC, containerd=False))
+    assert 'containerd_config' in off['skipped_checks']
+    assert preflight.check_containerd(state, {'containerd': False})['msg'] == 'Not checked: disabled.'
+    gone = _copy.deepcopy(state)
+    gone['containerd'] = {'present': False, 'config_path': '/etc/containerd/config.toml', 'error': None}
+    absent = _check(gone, {}, 'containerd_config')
+    assert absent['failed'] and absent['details'] == ['/etc/containerd/config.toml does not exist']
+    gone['containerd'] = {'present': True, 'config_path': '/etc/containerd/config.toml', 'error': 'not TOML'}
+    broken = _check(gone, {}, 'containerd_config')
+    assert broken['failed'] and broken['details'] == ['not TOML']
+    assert broken['msg'] == 'The containerd configuration could not be read.'
+
+
+def test_firmware_entries_that_cannot_be_judged():
+    from ansible_collections.gpu_tray.cluster.plugins.module_utils import preflight
+    # unparsable output without an -E- line: the last three lines, not more
+    raw = {'bdf': '0000:03:00.0', 'rc': 1, 'stdout': 'one\ntwo\nthree\nfour\n', 'stderr': ''}
+    entry = preflight.firmware_entry(raw, {})
+    assert entry['ok'] is False and entry['error'].startswith('mstconfig rc=1, unparsable output (')
+    assert entry['error'].endswith('): two | three | four') and entry['problems'] == []
+    # failing parameters without values in the table are one line each, in name order
+    problems = [{'param': 'SRIOV_EN', 'detail': 'SRIOV_EN is not in the table', 'column': None, 'expected': 'True'},
+                {'param': 'NUM_OF_VFS', 'detail': 'NUM_OF_VFS is not in the table', 'column': None, 'expected': '16'}]
+    assert preflight._firmware_lines('0000:03:00.0', problems, {}) == [
+        '0000:03:00.0: NUM_OF_VFS is not in the table', '0000:03:00.0: SRIOV_EN is not in the table']
+
+
+def test_firmware_without_current_column_or_with_an_empty_table(run_module, tray, tools, tmp_path):
+    import copy as _copy
+    from ansible_collections.gpu_tray.cluster.plugins.module_utils.mstconfig import EMPTY_TABLE
+    state = gather(run_module, tray, tools, tmp_path)
+    with open(fixture_path('mstconfig', 'cx7_ok_no_e.txt')) as handle:
+        plain = handle.read()
+    old = _copy.deepcopy(state)
+    for raw in old['firmware']['devices']:
+        raw.update(stdout=plain, stderr='', rc=0)
+    res = _check(old, {}, 'nic_firmware')
+    assert not res['failed'] and res['msg'] == 'Firmware settings OK on 4 rails.'
+    assert res['details'] == ['%s: mstconfig printed no Current column; only next-boot values were checked' % bdf
+                              for bdf in ('0000:03:00.0', '0000:04:00.0', '0000:06:00.0', '0000:07:00.0')]
+    # a device whose table is empty counts as unreadable: the query fix only, not the power-cycle fix
+    empty = _copy.deepcopy(state)
+    header = plain.split('Configurations:')[0] + 'Configurations:                                      Next Boot\n'
+    empty['firmware']['devices'][0].update(stdout=header, stderr='', rc=0)
+    res = _check(empty, {}, 'nic_firmware')
+    entry = res['data']['devices'][0]
+    assert res['failed'] and [p['param'] for p in entry['problems']] == [EMPTY_TABLE], entry
+    assert res['msg'] == 'NIC firmware settings are wrong on 1 of 4 rails.'
+    assert 'lspci' in res['fix'] and 'cold power-cycle' not in res['fix']
