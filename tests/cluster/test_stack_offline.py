@@ -162,8 +162,14 @@ def test_values_files_are_one_mapping_without_doca_ofed_or_peermem(bundles, reci
         assert len(docs) == 1 and isinstance(docs[0], dict), path
         values[os.path.basename(os.path.dirname(path))] = docs[0]
     assert values and stack.forbidden_values(values) == []
+    # each forbidden key, planted in the values file where a user would add it, is found (not only in the
+    # NicClusterPolicy object): nvidia-peermem through the GPU Operator, DOCA-OFED through the Network Operator
     planted = dict(values, **{"gpu-operator": dict(values["gpu-operator"], driver={"rdma": {"enabled": True}})})
     assert stack.forbidden_values(planted) == [{"component": "gpu-operator", "path": "driver.rdma"}]
+    assert "network-operator" in values or not recipe.startswith("gb200-nvke"), sorted(values)
+    if "network-operator" in values:
+        ofed = dict(values, **{"network-operator": dict(values["network-operator"], ofedDriver={"deploy": True})})
+        assert stack.forbidden_values(ofed) == [{"component": "network-operator", "path": "ofedDriver"}]
 
 
 def test_nvke_fabric_objects(bundles):

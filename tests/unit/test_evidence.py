@@ -143,3 +143,49 @@ def test_evidence_files_and_filter():
         validation_evidence({'name': 'readiness'})
     with pytest.raises(AnsibleFilterError, match='a check must be a dict'):
         validation_evidence([{'name': 'readiness', 'checks': ['x']}])
+
+
+def test_registered_results_name_and_status_from_every_field():
+    by = evidence.checks_from_result
+    invocation = {'invocation': {'module_args': {'component': 'network-operator'}}, 'msg': 'ok'}
+    assert by(invocation)[0]['name'] == 'network-operator'
+    assert by({'component': 'gpu-operator', 'check_name': 'versions', 'msg': 'x'})[0]['name'] == 'versions'
+    assert by({'component': 'gpu-operator', 'msg': 'x'}, name='given')[0]['name'] == 'given'
+    assert by({'component': 'gpu-operator'})[0] == {'name': 'gpu-operator', 'status': 'passed', 'message': 'passed',
+                                                    'object': ''}
+    assert by({'check_name': 'n', 'failed': True})[0]['message'] == 'failed'
+    assert by({'check_name': 'n', 'passed': False, 'msg': 'low'})[0]['status'] == 'failed'
+    assert by({'check_name': 'n', 'passed': True, 'failed': False})[0]['status'] == 'passed'
+    warned = by({'check_name': 'n', 'msg': 'done', 'warnings': [{'msg': 'a dict warning'}, 'a text warning']})[0]
+    assert warned['status'] == 'warning'
+    assert warned['message'] == 'done (warnings: a dict warning; a text warning)'
+    assert by({'check_name': 'n', 'warnings': ['w']})[0]['message'] == ' (warnings: w)'
+    assert by({'check_name': 'n', 'skipped': True, 'checks': [{'name': 'x', 'status': 'passed'}]})[0]['status'] == \
+        'skipped'
+
+
+def test_phase_result_counts_the_failures_it_does_not_show():
+    checks = [{'name': 'c%d' % i, 'status': 'failed', 'message': 'bad %d' % i} for i in range(5)]
+    result = evidence.phase_result({'name': 'trays', 'checks': checks}, limit=2)
+    assert result == {'status': 'failed', 'findings': 'c0: bad 0; c1: bad 1; 3 more'}
+    assert evidence.phase_result({'name': 'trays', 'checks': checks[:2]}, limit=2)['findings'] == \
+        'c0: bad 0; c1: bad 1'
+
+
+def test_reports_list_failures_before_warnings_and_every_phase_after_an_empty_one():
+    meta = dict(META)
+    phases = [{'name': 'readiness', 'checks': []},
+              {'name': 'deployment', 'checks': [{'name': 'warned', 'status': 'warning', 'message': 'w'},
+                                                {'name': 'broken', 'status': 'failed', 'message': 'f'}]}]
+    md = evidence.markdown(phases, meta)
+    assert '- Cluster: `https://198.18.0.1:6443`' in md and '- Recipe digest: `sha256:1111`' in md
+    assert '- Generated: `2026-12-03T00:40:00Z`' in md
+    assert md.count('No checks ran in this phase.') == 1
+    assert '## deployment: FAILED' in md and md.index('| broken |') < md.index('| warned |')
+    page = evidence.html_report(phases, meta)
+    assert '<li>Cluster: <code>https://198.18.0.1:6443</code></li>' in page
+    assert '<li>Generated: <code>2026-12-03T00:40:00Z</code></li>' in page
+    assert page.count('<p>No checks ran in this phase.</p>') == 1
+    assert '<h2>deployment: FAILED</h2>' in page and page.index('<td>broken</td>') < page.index('<td>warned</td>')
+    plain = evidence.markdown(phases, {'recipe': 'r'})
+    assert '- Cluster' not in plain and '- Generated' not in plain

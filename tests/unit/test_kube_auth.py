@@ -82,3 +82,101 @@ def test_modules_report_unreachable_api_server(run_module, tmp_path):
     result = run_module(cluster_preflight, {'kubeconfig': config, 'recipe': 'gb200-nvke-ubuntu-training',
                                             'added_pods_per_gpu_node': -1})
     assert result.failed and 'option added_pods_per_gpu_node must be 0 or more' in result['msg']
+
+
+def test_reader_reads_404_as_absent_and_raises_every_other_api_error():
+    """A service account without rights (403) must fail the check, not pass it over zero objects."""
+    from kubernetes.client.rest import ApiException
+
+    def answer(status):
+        def call(*_args, **_kwargs):
+            raise ApiException(status=status, reason='Forbidden' if status == 403 else 'Not Found')
+        return call
+
+    reader = kube.Reader(kube.k8s_client.ApiClient())
+    assert reader.get(answer(404)) is None and reader.items(answer(404)) == []
+    for status in (401, 403, 500, 503):
+        with pytest.raises(ApiException) as raised:
+            reader.items(answer(status))
+        assert raised.value.status == status
+        assert kube.api_error(raised.value) == 'HTTP %d %s' % (status, raised.value.reason)
+    assert reader.get(lambda name: {'metadata': {'name': name}}, 'x') == {'metadata': {'name': 'x'}}
+    assert reader.items(lambda: {'items': [{'a': 1}]}) == [{'a': 1}]
+    assert reader.items(lambda: {'items': None}) == []
+
+
+def test_the_first_environment_name_of_an_option_wins():
+    env = {'K8S_AUTH_VALIDATE_CERTS': 'yes', 'K8S_AUTH_VERIFY_SSL': 'no', 'K8S_AUTH_CA_CERT': '/a.pem',
+           'K8S_AUTH_SSL_CA_CERT': '/b.pem'}
+    assert kube.auth_settings({}, env) == {'validate_certs': True, 'ca_cert': '/a.pem'}
+
+
+def test_no_kubeconfig_and_no_cluster_says_where_it_looked(tmp_path, monkeypatch):
+    """Outside a pod and without ~/.kube/config the error names the default file (the in-cluster fallback ran)."""
+    monkeypatch.setenv('HOME', str(tmp_path))
+    monkeypatch.delenv('KUBERNETES_SERVICE_HOST', raising=False)
+    monkeypatch.delenv('KUBECONFIG', raising=False)
+    from kubernetes.config import kube_config
+    monkeypatch.setattr(kube_config, 'KUBE_CONFIG_DEFAULT_LOCATION', str(tmp_path / 'none'))
+    with pytest.raises(kube.KubeConfigError) as raised:
+        kube.api_client({})
+    assert str(raised.value).startswith('cannot load the kubeconfig ~/.kube/config: ')
+    with pytest.raises(kube.KubeConfigError) as raised:
+        kube.api_client({'kubeconfig': {'apiVersion': 'v1', 'kind': 'Config'}})
+    assert str(raised.value).startswith('cannot load the kubeconfig (inline): ')
+
+
+class _Module(object):
+    """The parts of AnsibleModule that connect/read_or_fail/finish use; fail_json/exit_json end the call."""
+
+    def __init__(self, params=None):
+        self.params = dict({'fail_on_error': True}, **(params or {}))
+        self.result = None
+        self.warnings = []
+
+    def fail_json(self, **kwargs):
+        self.result = dict(kwargs, failed=True)
+        raise SystemExit(1)
+
+    def exit_json(self, **kwargs):
+        self.result = kwargs
+        raise SystemExit(0)
+
+    def warn(self, text):
+        self.warnings.append(text)
+
+
+def test_module_helpers_fail_warn_and_exit():
+    from kubernetes.client.rest import ApiException
+
+    def refused():
+        raise ApiException(status=403, reason='Forbidden')
+
+    def unreachable():
+        raise ConnectionRefusedError('refused')
+
+    module = _Module()
+    assert kube.read_or_fail(module, 'https://h:6443', lambda: 42, 'nodes', {}) == 42
+    with pytest.raises(SystemExit):
+        kube.read_or_fail(module, 'https://h:6443', refused, 'nodes', {'checks': []})
+    assert module.result == {'msg': 'https://h:6443: reading nodes failed: HTTP 403 Forbidden', 'checks': [],
+                             'failed': True}
+    with pytest.raises(SystemExit):
+        kube.read_or_fail(module, 'https://h:6443', unreachable, 'nodes', {})
+    assert module.result['msg'].startswith('https://h:6443: cannot reach the API server: refused')
+    with pytest.raises(SystemExit):
+        kube.finish(module, {'msg': 'bad'}, True)
+    assert module.result == {'msg': 'bad', 'failed': True}
+    lenient = _Module({'fail_on_error': False})
+    with pytest.raises(SystemExit):
+        kube.finish(lenient, {'msg': 'bad'}, True)
+    assert lenient.result == {'msg': 'bad'} and lenient.warnings == ['bad']
+    fine = _Module()
+    with pytest.raises(SystemExit):
+        kube.finish(fine, {'msg': 'good'}, False)
+    assert fine.result == {'msg': 'good'} and fine.warnings == []
+    broken = _Module({'kubeconfig': '/nonexistent/kubeconfig'})
+    with pytest.raises(SystemExit):
+        kube.connect(broken)
+    assert broken.result['failed'] and 'cannot load the kubeconfig /nonexistent/kubeconfig' in broken.result['msg']
+    assert kube.to_dict(kube.k8s_client.ApiClient(), kube.k8s_client.V1ObjectMeta(name='n')) == {'name': 'n'}

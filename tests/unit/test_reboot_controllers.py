@@ -75,3 +75,26 @@ def test_cluster_preflight_reports_them_on_gpu_nodes_as_a_warning():
     assert loud['status'] == 'warning' and [o['trays'] for o in loud['found']] == [['tray01']]
     assert loud['message'].startswith('NodeWright tuning (nvidia-tuned: reboot on tray01) reboot or restart GPU nodes')
     assert 'foreign-reboot-controllers' in cp.CHECKS
+
+
+def test_each_selector_operator_on_present_and_absent_keys():
+    labels = {'rack': 'r1', 'gpu': 'true'}
+    expr = rc._expression_matches
+    assert expr({'key': 'rack', 'operator': 'In', 'values': ['r1']}, labels) is True
+    assert expr({'key': 'rack', 'operator': 'In', 'values': ['r2']}, labels) is False
+    assert expr({'key': 'zone', 'operator': 'In', 'values': ['r1']}, labels) is False
+    assert expr({'key': 'zone', 'operator': 'NotIn', 'values': ['r1']}, labels) is True
+    assert expr({'key': 'rack', 'operator': 'NotIn', 'values': ['r2']}, labels) is True
+    assert expr({'key': 'rack', 'operator': 'NotIn', 'values': ['r1']}, labels) is False
+    assert expr({'key': 'gpu', 'operator': 'Exists'}, labels) is True
+    assert expr({'key': 'zone', 'operator': 'Exists'}, labels) is False
+    assert rc.selector_matches({'matchLabels': {'rack': 'r2'}}, labels) is False
+    assert rc.selector_matches({'matchLabels': {'rack': 'r1'}, 'matchExpressions': []}, labels) is True
+
+
+def test_an_object_without_interrupts_does_not_hide_the_next_one():
+    quiet = {'kind': 'NodeWright', 'metadata': {'name': 'a-quiet'}, 'spec': {'packages': {'p': {}}}}
+    loud = {'kind': 'NodeWright', 'metadata': {'name': 'b-loud'},
+            'spec': {'packages': {'tuning': {'interrupt': {'type': 'reboot'}}}}}
+    found = rc.foreign_reboot_controllers([quiet, loud], {'t1': {}}, ['t1'])
+    assert found == [{'kind': 'NodeWright', 'name': 'b-loud', 'interrupts': ['tuning: reboot'], 'trays': ['t1']}]

@@ -281,3 +281,98 @@ def test_unread_tray_is_one_failed_check_and_the_evidence_lists_details(run_modu
     assert 'mlx5_11 port 1' in files['junit.xml']
     with pytest.raises(AnsibleFilterError, match='expects a mapping'):
         tray_validation([])
+
+
+def test_a_checkpoint_not_read_or_not_parsable_is_said_in_the_vf_details(run_module, tools, tmp_path):
+    tray = build(tmp_path)
+    state, path = read(run_module, tray, tools, tmp_path, checkpoint=json.dumps(KUBELET))
+    unread = copy.deepcopy(state)
+    unread['files'] = {}
+    details = judge(unread, path)['sriov-vfs']['details']
+    assert 'the kubelet checkpoint %s was not read' % path in details
+    garbled = copy.deepcopy(state)
+    garbled['files'][path] = {'exists': True, 'content': 'not json'}
+    assert ('the kubelet checkpoint %s could not be parsed (not the device-manager JSON)' % path
+            in judge(garbled, path)['sriov-vfs']['details'])
+    garbled['files'][path] = {'exists': True, 'content': None}
+    assert ('the kubelet checkpoint %s could not be parsed (too large to read)' % path
+            in judge(garbled, path)['sriov-vfs']['details'])
+    garbled['files'][path] = {'exists': False}
+    assert not any('checkpoint' in line for line in judge(garbled, path)['sriov-vfs']['details'])
+
+
+def _devices(state):
+    return dict((dev['name'], dev) for dev in state['ansible_facts']['gpu_tray_rdma']['devices'])
+
+
+def test_checkpoint_entries_that_are_not_objects_are_skipped_and_vendor_is_matched():
+    text = json.dumps({'Data': {'PodDeviceEntries': [1, {'PodUID': 'u', 'ContainerName': 'c',
+                                                         'DeviceIDs': ['0000:03:00.1']}]}})
+    assert list(parse_kubelet_checkpoint(text)) == ['0000:03:00.1']
+    pf = {'pci_vendor_id': '0x15b3', 'pci_device_id': '0x1021', 'pci_address': '0000:03:00.0'}
+    assert policy_selects({'spec': {'nicSelector': {'vendor': '15b3'}}}, pf) is True
+    assert policy_selects({'spec': {'nicSelector': {'vendor': '8086'}}}, pf) is False
+
+
+def test_policies_that_select_no_pf_are_shown_with_their_selectors(run_module, tools, tmp_path):
+    state, path = read(run_module, build(tmp_path), tools, tmp_path)
+    stray = [dict(policy, spec=dict(policy['spec'], nicSelector={'rootDevices': ['0000:99:00.0'], 'vendor': '15b3'}))
+             for policy in policies()[:2]]
+    vfs = judge(state, path, {'policies': stray})['sriov-vfs']
+    assert vfs['status'] == 'failed'
+    assert vfs['message'] == 'tray02: no SriovNetworkNodePolicy of the recipe selects a PF of this tray.'
+    assert vfs['details'] == ["rails mlx5_0, mlx5_1, mlx5_3, mlx5_4; the policies select sriov-ib-rail-0: "
+                              "rootDevices=['0000:99:00.0'], vendor=15b3; sriov-ib-rail-1: "
+                              "rootDevices=['0000:99:00.0'], vendor=15b3"]
+
+
+def test_vf_count_problems_on_a_pf_are_each_named(run_module, tools, tmp_path):
+    state, path = read(run_module, build(tmp_path), tools, tmp_path)
+    devices = _devices(state)
+    devices['mlx5_0']['sriov_totalvfs'] = None            # SR-IOV off in the firmware
+    devices['mlx5_1']['vfs'] = devices['mlx5_1']['vfs'][:1]  # sriov_numvfs 2, one virtfn link
+    vfs = judge(state, path)['sriov-vfs']
+    assert vfs['status'] == 'failed'
+    assert 'mlx5_0 (0000:03:00.0) has no sriov_numvfs: SR-IOV is disabled in its firmware (SRIOV_EN)' in vfs['details']
+    assert 'mlx5_1: sriov_numvfs is 2 but 1 virtfn links exist' in vfs['details']
+
+
+def test_ipoib_judges_every_vf_after_one_that_is_not_infiniband(run_module, tools, tmp_path):
+    tray = build(tmp_path, no_netdev=('0000:07:00.2',))
+    state, path = read(run_module, tray, tools, tmp_path)
+    first = [dev for dev in state['ansible_facts']['gpu_tray_rdma']['devices'] if dev.get('kind') == 'vf'][0]
+    for item in first['ports']:
+        item['link_layer'] = 'Ethernet'
+    ipoib = judge(state, path)['vf-ipoib']
+    assert ipoib['status'] == 'failed' and ipoib['data']['with_netdev'] == 6
+    assert len(ipoib['data']['missing']) == 1 and '0000:07:00.2' in ipoib['data']['missing'][0]
+
+
+def test_pf_state_names_every_problem_on_every_rail(run_module, tools, tmp_path):
+    fresh, path = read(run_module, build(tmp_path), tools, tmp_path)
+    state = copy.deepcopy(fresh)
+    baseline = copy.deepcopy(state['ansible_facts']['gpu_tray_rdma'])
+    devices = _devices(state)
+    devices['mlx5_0']['ports'] = []
+    devices['mlx5_1']['ports'][0]['link_layer'] = 'Ethernet'
+    devices['mlx5_3']['ports'][0]['state'] = 'DOWN'
+    pf = judge(state, path, {'rails': ['mlx5_9', 'mlx5_0', 'mlx5_1', 'mlx5_3', 'mlx5_4']})['pf-state']
+    assert pf['status'] == 'failed'
+    problems = pf['data']['problems']
+    assert problems[0].startswith('rail mlx5_9 not found under ')
+    assert 'mlx5_0 has no ports (mlx5_ib not loaded?)' in problems
+    assert 'mlx5_1 port 1: link layer Ethernet, not InfiniBand' in problems
+    assert not any(line.startswith('mlx5_1 port 1: ') and 'ACTIVE' in line for line in problems)
+    assert 'mlx5_3 port 1: DOWN / LinkUp, not ACTIVE / LinkUp' in problems
+    # against the preflight: a PF field that changed, a port that was not there, and the next port still compared
+    state = copy.deepcopy(fresh)
+    devices = _devices(state)
+    second = dict(devices['mlx5_4']['ports'][0], port=2)
+    old = dict((dev['name'], dev) for dev in baseline['devices'])
+    old['mlx5_4']['ports'] = [dict(second, rate='200 Gb/sec (2X NDR)')]
+    old['mlx5_4']['fw_ver'] = '28.39.1002'
+    devices['mlx5_4']['ports'].append(second)
+    changes = judge(state, path, baseline=baseline)['pf-state']['data']['changes']
+    assert changes == ['mlx5_4 fw_ver: 28.39.1002 at the preflight, now %s' % devices['mlx5_4']['fw_ver'],
+                       'mlx5_4 port 1: not there at the preflight',
+                       'mlx5_4 port 2 rate: 200 Gb/sec (2X NDR) at the preflight, now %s' % second['rate']]

@@ -1,0 +1,72 @@
+# Copyright: (c) 2026, gpu_tray.cluster contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The write_evidence action in-process (test_tray_state runs it through the ansible CLI): every file is
+rewritten when its content differs - a stale "passed" never outlives a failed re-validation - and only then."""
+
+import os
+import stat
+from unittest.mock import MagicMock
+
+import pytest
+from ansible.errors import AnsibleActionFail
+from ansible.playbook.play_context import PlayContext
+
+from ansible_collections.gpu_tray.cluster.plugins.action import write_evidence
+
+
+def run(args):
+    task = MagicMock()
+    task.async_val = 0
+    task.check_mode = False
+    task.diff = False
+    task.args = args
+    action = write_evidence.ActionModule(task, MagicMock(), PlayContext(), MagicMock(), MagicMock(), MagicMock())
+    return action.run(task_vars={})
+
+
+def test_rewrites_exactly_the_files_whose_content_changed(tmp_path):
+    dest = tmp_path / 'report'
+    files = [{'path': 'ctrf/trays.json', 'json': {'status': 'passed'}}, {'path': 'report.md', 'content': '# ok\n'}]
+    first = run({'dest': str(dest), 'files': files})
+    assert first['changed'] is True and first['written'] == [str(dest / 'ctrf' / 'trays.json'), str(dest / 'report.md')]
+    assert first['msg'] == '2 of 2 files written under %s.' % dest and first['dest'] == str(dest)
+    assert (dest / 'ctrf' / 'trays.json').read_text() == '{\n    "status": "passed"\n}\n'
+    assert stat.S_IMODE((dest / 'report.md').stat().st_mode) == 0o644
+    same = run({'dest': str(dest), 'files': files})
+    assert same['changed'] is False and same['written'] == [] and same['msg'].startswith('0 of 2 files')
+    failed = [{'path': 'ctrf/trays.json', 'json': {'status': 'failed'}}, files[1]]
+    again = run({'dest': str(dest), 'files': failed, 'mode': '0600'})
+    assert again['changed'] is True and again['written'] == [str(dest / 'ctrf' / 'trays.json')]
+    assert '"failed"' in (dest / 'ctrf' / 'trays.json').read_text()
+    assert stat.S_IMODE((dest / 'ctrf' / 'trays.json').stat().st_mode) == 0o600
+    assert sorted(os.listdir(str(dest / 'ctrf'))) == ['trays.json']        # no temporary file left behind
+
+
+def test_refuses_paths_outside_dest_bad_modes_and_unwritable_places(tmp_path):
+    for bad in ('../x', '/etc/passwd', 'a/../../x', '/', ''):
+        with pytest.raises(AnsibleActionFail, match='must be a relative path under dest'):
+            write_evidence.target(str(tmp_path), bad)
+    assert write_evidence.target(str(tmp_path), 'a//b/') == os.path.join(str(tmp_path), 'a', 'b')
+    assert write_evidence.target(str(tmp_path), 'a\\b') == os.path.join(str(tmp_path), 'a', 'b')
+    with pytest.raises(AnsibleActionFail, match="mode 'rw' is not an octal mode"):
+        run({'dest': str(tmp_path), 'files': [{'path': 'a', 'content': 'x'}], 'mode': 'rw'})
+    blocker = tmp_path / 'file'
+    blocker.write_text('not a directory')
+    with pytest.raises(AnsibleActionFail, match='cannot write under %s' % blocker):
+        run({'dest': str(blocker), 'files': [{'path': 'a', 'content': 'x'}]})
+
+
+def test_render_and_a_failed_write_leaves_no_temporary_file(tmp_path, monkeypatch):
+    assert write_evidence.render({'json': [2, 1]}) == b'[\n    2,\n    1\n]\n'
+    assert write_evidence.render({'json': 0, 'content': 'x'}) == b'0\n'
+    assert write_evidence.render({'json': None, 'content': 'text'}) == b'text'
+    target = str(tmp_path / 'out' / 'f')
+    assert write_evidence.write_if_changed(target, b'a', 0o640) is True
+    assert write_evidence.write_if_changed(target, b'a', 0o640) is False
+
+    def refuse(*_args):
+        raise OSError('read-only file system')
+    monkeypatch.setattr(write_evidence.os, 'rename', refuse)
+    with pytest.raises(OSError):
+        write_evidence.write_if_changed(target, b'b', 0o640)
+    assert os.listdir(str(tmp_path / 'out')) == ['f'] and open(target, 'rb').read() == b'a'
