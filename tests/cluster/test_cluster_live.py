@@ -121,8 +121,18 @@ def test_rbac_denies_an_unbound_identity(k8s_api, namespace):
         "metadata": {"name": "nobody-reads-pods"},
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "pod-reader"},
         "subjects": [{"kind": "ServiceAccount", "name": "nobody", "namespace": namespace}]})
-    # RBAC is evaluated per request: the binding allows exactly what the role grants, nothing else
-    assert client.CoreV1Api(imp).list_namespaced_pod(namespace).items == []
+    # RBAC is evaluated per request: the binding allows exactly what the role grants, nothing else. The authorizer
+    # sees a new binding through its informer, a moment after the create returned (on a loaded machine: seconds)
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            pods = client.CoreV1Api(imp).list_namespaced_pod(namespace).items
+            break
+        except ApiException as denied:
+            if denied.status != 403 or time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
+    assert pods == []
     with pytest.raises(ApiException) as exc:
         client.CoreV1Api(imp).list_namespaced_secret(namespace)
     assert exc.value.status == 403
