@@ -31,7 +31,15 @@ EXTRA = {
     "gpu_tray_validate": {"type": "bool"},
 }
 # set by the collection's own tasks and modules on the trays (facts), never by a user: known, not checked
-FACTS = ["gpu_tray_rdma", "gpu_tray_state", "gpu_tray_state_request"]
+FACTS = ["gpu_tray_rdma", "gpu_tray_read"]
+# gpu_tray_* variables the collection no longer reads: the preflight refuses them with what replaced them (a value
+# that has no effect any more must not be ignored without a word)
+REMOVED = {
+    "gpu_tray_state_request": "no longer read - the preflight reads ahead for the preparing roles itself "
+                              "(preflight_prefetch)",
+    "gpu_tray_state": "no longer read - the gpu_tray.cluster.tray_plan action keeps the tray's read "
+                      "(ansible_facts.gpu_tray_read)",
+}
 # a P_Key is a string of hex digits or a number (common.parse_pkey_option): checked by the preflight's own rule
 RAW = {"gpu_tray_pkey"}
 
@@ -111,6 +119,11 @@ def render():
     lines.append("__preflight_known_variables:")
     for name in sorted(set(uses) | set(EXTRA) | set(FACTS)):
         lines.append("  - %s" % name)
+    lines.append("# gpu_tray_* variables the collection no longer reads, and why")
+    lines.append("__preflight_removed_variables:")
+    for name in sorted(REMOVED):
+        lines.append("  %s: %s" % (name, yaml.safe_dump(REMOVED[name], default_flow_style=True, width=1000)
+                                    .strip().replace("\n...", "")))
     return "\n".join(lines) + "\n"
 
 

@@ -21,6 +21,10 @@ description:
     The names in O(pkeys) are partition keys, checked with the collection's P_Key rule (a string of 1-4 hex digits
     or a number 1-0xffff; 0x0000 and 0x8000 are not partitions).
   - >-
+    C(gpu_tray_platform), C(gpu_tray_recipe) and C(gpu_tray_tuned_intent) are checked against the collection's
+    platform profiles (C(plugins/plugin_utils/platforms/)) - a platform there is, a recipe of that platform, an
+    nvidia-tuned intent the platform has (or empty).
+  - >-
     The preflight role runs it over the spec tools/inventory_spec.py generates from the roles' defaults and argument
     specs, so a bad value of any phase stops the run before a tray is read or changed, with the gpu_tray_* name.
 author:
@@ -63,6 +67,34 @@ from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.module_utils.common.text.converters import to_native
 
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.rdma import required_pkey
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import platform
+
+
+def _choice(name, value, known):
+    return 'value of %s must be one of: %s, got: %s' % (name, ', '.join(known), value)
+
+
+def platform_problems(values, spec):
+    """gpu_tray_platform, gpu_tray_recipe and gpu_tray_tuned_intent against the platform profiles (a value the spec's
+    own choices refuse is left to the spec: one message per problem)."""
+    known = platform.names()
+    name = values.get('gpu_tray_platform')
+    if name is not None and name not in known:
+        return [_choice('gpu_tray_platform', name, known)]
+    profiles = dict((other, platform.load(other)) for other in known)
+    problems = []
+    recipe = values.get('gpu_tray_recipe')
+    owners = [other for other in known if recipe in profiles[other]['recipes']]
+    if recipe is not None and not owners and 'choices' not in spec.get('gpu_tray_recipe', {}):
+        problems.append(_choice('gpu_tray_recipe', recipe, sorted(r for p in profiles.values() for r in p['recipes'])))
+    elif recipe is not None and name is not None and owners and name not in owners:
+        problems.append('gpu_tray_recipe %s is a recipe of platform %s, not of gpu_tray_platform %s'
+                        % (recipe, owners[0], name))
+    intent = values.get('gpu_tray_tuned_intent')
+    if intent and name is not None and intent not in profiles[name]['tuning']['intents'] and (
+            intent in spec.get('gpu_tray_tuned_intent', {}).get('choices', [intent])):
+        problems.append(_choice('gpu_tray_tuned_intent', intent, sorted(profiles[name]['tuning']['intents'])))
+    return problems
 
 
 def inventory_problems(values, spec, pkeys=None):
@@ -72,6 +104,7 @@ def inventory_problems(values, spec, pkeys=None):
     wanted = dict((name, values[name]) for name in values if name in spec)
     result = ArgumentSpecValidator(spec).validate(wanted)
     problems = [to_native(message) for message in result.error_messages]
+    problems += platform_problems(wanted, spec)
     for name in pkeys:
         if name in wanted:
             try:

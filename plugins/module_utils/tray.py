@@ -194,8 +194,8 @@ def read_tray(module, params):
 # What the preparing roles read (tray_state options files, units, grub, modprobe_*, sysctls). Pure parsers
 # first, then the readers; every reader reports what it could not read instead of failing.
 
-# The tray_state options that ask for more than the always-read parts: the module echoes them in `requested`,
-# filter tray_state_request merges two requests, filter tray_state_covers tells whether a read answered one.
+# The tray_state options that ask for more than the always-read parts: the module echoes them in `requested`
+# (plugin_utils/tray_read.py merges requests and tells whether a read answered one, for the tray_plan action).
 REQUEST_ROOTS = ('sysfs_root', 'proc_root')
 REQUEST_LISTS = ('files', 'units', 'modprobe_dirs', 'modprobe_modules', 'sysctls')
 REQUEST_OPTIONS = REQUEST_ROOTS + REQUEST_LISTS + ('grub',)

@@ -199,8 +199,8 @@ containerd:
   returned: always
 requested:
   description: Where and what was read besides the always-read parts (I(sysfs_root), I(proc_root), I(files), I(units),
-    I(grub), I(modprobe_dirs), I(modprobe_modules), I(sysctls) as given), so that a caller can tell whether a result
-    covers its needs (filter C(gpu_tray.cluster.tray_state_covers)).
+    I(grub), I(modprobe_dirs), I(modprobe_modules), I(sysctls) as given). The C(gpu_tray.cluster.tray_plan) action
+    keeps the request it read with itself, to tell whether the read covers a later request.
   type: dict
   returned: always
 files:

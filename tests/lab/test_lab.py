@@ -56,7 +56,8 @@ def test_ansible_ping_reaches_every_tray_over_ssh(inventory):
 
 def test_inventory_carries_platform_group_vars_and_lab_vars(inventory):
     rc, hosts = ansible_json(inventory, "nvke_gb200", "ansible.builtin.debug",
-                             "msg={{ [gpu_tray_platform, gpu_tray_rails, gpu_tray_sysfs_root, ansible_host] }}")
+                             "msg={{ [gpu_tray_platform, lookup('gpu_tray.cluster.platform_profile', gpu_tray_platform)"
+                             ".rails, gpu_tray_sysfs_root, ansible_host] }}")
     assert rc == 0
     assert hosts["tray03"]["msg"] == ["nvke-gb200", ["mlx5_0", "mlx5_1", "mlx5_3", "mlx5_4"],
                                       SYSFS, "198.18.3.2"]

@@ -96,8 +96,10 @@ def test_intent_presets_win_over_the_platform_vars(group, tmp_path):
     assert tray in members(data, "rke2_vr200")
     recipes = yaml.safe_load((ROOT / "roles" / "stack" / "vars" / "recipes.yml").read_text())
     assert INTENTS[group] in json.dumps(recipes), "unknown recipe %s" % INTENTS[group]
-    tuning = yaml.safe_load((ROOT / "roles" / "kernel_tuning" / "vars" / "main.yml").read_text())
-    assert hostvars[tray]["gpu_tray_tuned_intent"] in tuning["__kernel_tuning_profile_table"]
+    # the recipe's nvidia-tuned intent comes from the platform profile, and the platform has that intent
+    profile = yaml.safe_load((ROOT / "plugins" / "plugin_utils" / "platforms" / "rke2-vr200.yml").read_text())
+    assert "gpu_tray_tuned_intent" not in hostvars[tray], "the inventory keeps site facts only"
+    assert profile["recipes"][INTENTS[group]]["tuned_intent"] in profile["tuning"]["intents"]
     proc = subprocess.run([str(BIN / "ansible"), "-i", str(tmp_path), "k8s_api", "-m", "ansible.builtin.debug",
                            "-a", "var=gpu_tray_recipe"], cwd=ROOT, env=ENV, capture_output=True, text=True,
                           check=False)

@@ -12,7 +12,7 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BIN = pathlib.Path(sys.executable).parent
 INVENTORY = ROOT / "inventories" / "rke2-vr200"
-PREFLIGHT_TASK = "gpu_tray.cluster.preflight : Read the tray's state"
+PREFLIGHT_TASK = "gpu_tray.cluster.preflight : Read the tray once and judge it"
 NO_MATCH = "Could not match supplied host pattern"
 
 
@@ -58,7 +58,7 @@ def test_deploy_stack_without_a_stack_runs_without_a_warning():
 ])
 def test_restore_trays_is_scoped_per_role_and_always_ends_with_the_rolling_reboot(tags, kept, dropped):
     out = playbook("-i", str(INVENTORY), "playbooks/restore_trays.yml", "--list-tasks", "--tags", tags)
-    for name in kept + ["Report whether the tray needs the reboot", "gpu_tray.cluster.rolling_reboot : "]:
+    for name in kept + ["gpu_tray.cluster.rolling_reboot : Say why the tray needs the reboot"]:
         assert name in out, (name, out)
     for name in dropped:
         assert name not in out, (name, out)

@@ -28,10 +28,14 @@ EXTRA = [{"rdma_modules_load": RDMA_MODULES}]
 
 
 def expected_args():
-    """The tuning arguments the vr200 profile asks for, from the role's vars and the platform/VM inventory."""
+    """The tuning arguments the vr200 profile asks for, from the platform profile (the inventory's recipe, its
+    nvidia-tuned intent) and the VM inventory's huge page pools."""
     group_vars = yaml.safe_load((ROOT / "inventories" / PLATFORM / "group_vars" / "rke2_vr200.yml").read_text())
-    table = yaml.safe_load((ROOT / "roles" / "kernel_tuning" / "vars" / "main.yml").read_text())
-    profile = table["__kernel_tuning_profile_table"][group_vars["gpu_tray_tuned_intent"]]
+    platforms = ROOT / "plugins" / "plugin_utils" / "platforms"
+    platform = yaml.safe_load((platforms / ("%s.yml" % PLATFORM)).read_text())
+    intent = platform["recipes"][group_vars["gpu_tray_recipe"]]["tuned_intent"]
+    tuned = yaml.safe_load((platforms / "_nvidia-tuned.yml").read_text())
+    profile = dict(platform["tuning"]["intents"][intent], cmdline=tuned["cmdline"][intent])
     hosts = yaml.safe_load((STATE / "inventory" / "hosts.yml").read_text())
     tray = hosts["all"]["children"]["gpu_trays"]["children"]["rke2_vr200"]["hosts"]["tray01"]
     args = list(profile["cmdline"])

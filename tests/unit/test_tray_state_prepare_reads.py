@@ -1,7 +1,6 @@
 # Copyright: (c) 2026, gpu_tray.cluster contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""What the preparing roles read in one tray_state call (files, units, GRUB chain, modprobe.d, sysctls) and the
-controller-side filters they decide with (tray_state_covers, tray_state_request, managed_file_current).
+"""What the preparing roles read in one tray_state call (files, units, GRUB chain, modprobe.d, sysctls).
 
 The GRUB chain is simulated by the real /bin/sh sourcing real files, exactly as on a tray.
 """
@@ -10,17 +9,11 @@ import os
 
 import pytest
 
-from ansible.errors import AnsibleFilterError
-
-from ansible_collections.gpu_tray.cluster.plugins.filter.managed_file_current import managed_file_current
-from ansible_collections.gpu_tray.cluster.plugins.filter.tray_state_covers import tray_state_covers
-from ansible_collections.gpu_tray.cluster.plugins.filter.tray_state_request import tray_state_request
 from ansible_collections.gpu_tray.cluster.plugins.module_utils import tray as tray_utils
 from ansible_collections.gpu_tray.cluster.plugins.modules import tray_state
 import tooldouble
 from unithelpers import fixture_path
 
-MARKER = '# {mark} gpu_tray.cluster.kernel_tuning - managed'
 SHOW = {
     'nvidia-imex.service': {'Id': 'nvidia-imex.service', 'LoadState': 'loaded', 'UnitFileState': 'enabled',
                             'ActiveState': 'active', 'FragmentPath': '/etc/systemd/system/nvidia-imex.service',
@@ -205,84 +198,3 @@ def test_tray_state_units_error_is_reported_not_raised(run_module, tmp_path):
                             systemctl_path=str(tmp_path / 'tools' / 'no-systemctl'))
     result = run_module(tray_state, args)
     assert not result.failed and result['units'] == {'error': 'systemctl not found', 'units': {}}
-
-
-# ---- filters ---------------------------------------------------------------------------------------------
-
-REQUEST = {'sysfs_root': '/lab/sys', 'files': ['/etc/a'], 'units': ['u.service'],
-           'grub': {'dropin': '/etc/default/grub.d/99.cfg', 'args': ['earlycon']}}
-
-
-def read_with(**requested):
-    base = dict((key, None) for key in tray_state.REQUEST_OPTIONS)
-    base['modprobe_modules'] = ['ib_core']
-    base.update(requested)
-    return {'changed': False, 'ansible_facts': {}, 'requested': base}
-
-
-def test_covers_needs_every_part_and_the_same_grub_request():
-    state = read_with(sysfs_root='/lab/sys', files=['/etc/a', '/etc/b'], units=['u.service', 'v.service'],
-                      grub={'default_file': '/etc/default/grub', 'dropin': '/etc/default/grub.d/99.cfg',
-                            'args': ['earlycon'], 'cfg': '/boot/grub/grub.cfg'})
-    assert tray_state_covers(state, REQUEST)
-    assert tray_state_covers(state, {})
-    assert not tray_state_covers(state, dict(REQUEST, files=['/etc/c']))
-    assert not tray_state_covers(state, dict(REQUEST, units=['w.service']))
-    assert not tray_state_covers(state, dict(REQUEST, sysfs_root='/sys'))
-    assert not tray_state_covers(state, dict(REQUEST, grub={'dropin': '/etc/default/grub.d/99.cfg',
-                                                            'args': ['earlycon', 'a=1']}))
-    assert not tray_state_covers(state, dict(REQUEST, sysctls=['vm.swappiness']))
-    assert tray_state_covers(read_with(modprobe_dirs=['/etc/modprobe.d']), {'modprobe_dirs': ['/etc/modprobe.d']})
-    assert not tray_state_covers(read_with(modprobe_dirs=['/etc/modprobe.d']),
-                                 {'modprobe_dirs': ['/etc/modprobe.d'], 'modprobe_modules': ['mlx5_core']})
-
-
-@pytest.mark.parametrize('state', [None, {}, 'x', {'requested': None}, dict(read_with(), failed=True),
-                                   {'skipped': True, 'requested': {}}])
-def test_covers_is_false_for_anything_but_a_successful_read(state):
-    assert tray_state_covers(state, {}) is False
-
-
-def test_request_merge_joins_lists_and_refuses_two_grub_requests():
-    merged = tray_state_request({'files': ['/a'], 'sysfs_root': '/sys'},
-                                {'files': ['/a', '/b'], 'units': ['u'], 'sysfs_root': '/lab', 'grub': REQUEST['grub']})
-    assert merged == {'files': ['/a', '/b'], 'units': ['u'], 'sysfs_root': '/lab', 'grub': REQUEST['grub']}
-    assert tray_state_request(None, {}) == {}
-    assert tray_state_request(merged, {'grub': dict(REQUEST['grub'])})['grub'] == REQUEST['grub']
-    with pytest.raises(AnsibleFilterError, match='two different grub requests'):
-        tray_state_request(merged, {'grub': {'dropin': '/other.cfg', 'args': []}})
-    with pytest.raises(AnsibleFilterError, match='unknown option nope'):
-        tray_state_request({}, {'nope': 1})
-
-
-def entry(content, mode='0644', uid=0, gid=0, **extra):
-    out = {'exists': True, 'is_file': True, 'content': content, 'mode': mode, 'uid': uid, 'gid': gid, 'error': None}
-    out.update(extra)
-    return out
-
-
-BLOCK_FILE = '# BEGIN gpu_tray.cluster.kernel_tuning - managed\nA=1\nB=2\n# END gpu_tray.cluster.kernel_tuning - managed\n'
-
-
-def test_managed_block_is_current_only_with_exactly_the_block_between_the_markers():
-    assert managed_file_current(entry(BLOCK_FILE), block='A=1\nB=2', marker=MARKER)
-    assert managed_file_current(entry('# kept\n' + BLOCK_FILE + 'other=1\n'), block='A=1\nB=2', marker=MARKER)
-    assert not managed_file_current(entry(BLOCK_FILE), block='A=1', marker=MARKER)
-    assert not managed_file_current(entry(BLOCK_FILE.replace('# END', '# FIN')), block='A=1\nB=2', marker=MARKER)
-    assert not managed_file_current(entry(BLOCK_FILE + BLOCK_FILE), block='A=1\nB=2', marker=MARKER)
-    assert not managed_file_current(entry(BLOCK_FILE.rstrip('\n')), block='A=1\nB=2', marker=MARKER)
-    assert not managed_file_current(entry(BLOCK_FILE, mode='0600'), block='A=1\nB=2', marker=MARKER)
-    assert not managed_file_current(entry(BLOCK_FILE, uid=1000), block='A=1\nB=2', marker=MARKER)
-    assert not managed_file_current(entry(BLOCK_FILE, gid=4), block='A=1\nB=2', marker=MARKER)
-
-
-def test_managed_content_and_unreadable_entries():
-    assert managed_file_current(entry('a=1\n'), content='a=1\n')
-    assert not managed_file_current(entry('a=1\n'), content='a=2\n')
-    assert not managed_file_current({'exists': False, 'error': None}, content='a=1\n')
-    assert not managed_file_current(entry(None), content='a=1\n')
-    assert not managed_file_current(entry('a=1\n', error='cannot read'), content='a=1\n')
-    assert not managed_file_current(entry('a=1\n', is_file=False), content='a=1\n')
-    assert not managed_file_current(None, content='a=1\n')
-    with pytest.raises(AnsibleFilterError):
-        managed_file_current(entry('a'), content='a', block='a')

@@ -1,0 +1,78 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpu_tray.cluster contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Planner of role rdma_modules: the RDMA upper-layer modules loaded now and at every boot, from one read.
+
+Inputs are the role's variables without the prefix: ``managed`` (this tray gets the modules: the role decides it
+from rdma_modules_enabled, the list and the tray's groups), ``load``, ``load_file``, ``sysfs_root``. The modules are
+loaded at once; the file only repeats that at every boot: the role never needs the reboot.
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import tray_read
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.planners import common
+
+NAME = 'rdma_modules'
+MARKER = '# {mark} gpu_tray.cluster.rdma_modules - managed by Ansible; delete this file to undo'
+
+
+def kernel_name(module):
+    """The name the kernel lists a module under in sysfs (modprobe accepts - and _ alike)."""
+    return module.replace('-', '_')
+
+
+# hosts of these groups never get the modules (the role's rdma_modules_exclude_groups)
+EXCLUDE_GROUPS = ['control_plane', 'kube_control_plane']
+LOAD_FILE = '/etc/modules-load.d/gpu-tray-rdma.conf'
+
+
+def default_inputs(profile, var):
+    """The role's inputs as its defaults make them (what the preflight reads ahead for the role)."""
+    load = list(profile['rdma']['modules'])
+    enabled = bool(var('gpu_tray_rdma_modules_enabled', bool(load)))
+    excluded = set(var('group_names', [])) & set(EXCLUDE_GROUPS)
+    return {'managed': enabled and bool(load) and not excluded, 'load': load, 'load_file': LOAD_FILE,
+            'sysfs_root': var('gpu_tray_sysfs_root', '/sys')}
+
+
+def needs(inputs):
+    if not common.as_bool(inputs['managed']):
+        return {}
+    return {'sysfs_root': inputs['sysfs_root'], 'files': [inputs['load_file']]}
+
+
+def plan(state, inputs):
+    """writes: ``load`` - the modules not loaded now (modprobe each); ``file`` - the modules-load.d block differs."""
+    out = common.new_plan(NAME, MARKER)
+    if not common.as_bool(inputs['managed']):
+        out['exports'] = {'names': []}
+        return out
+    loaded = state['ansible_facts']['gpu_tray']['modules']
+    block = '\n'.join(inputs['load'])
+    out['blocks'] = {'file': block}
+    out['writes'] = {
+        'load': [module for module in inputs['load'] if kernel_name(module) not in loaded],
+        'file': not tray_read.block_current((state.get('files') or {}).get(inputs['load_file']), block, MARKER),
+    }
+    out['exports'] = {'names': list(inputs['load'])}
+    out['verify'] = {'modules': [kernel_name(module) for module in inputs['load']]}
+    return out
+
+
+def restore_needs(inputs):
+    return {'sysfs_root': inputs['sysfs_root'], 'files': [inputs['load_file']]}
+
+
+def restore(state, inputs):
+    """writes: ``remove_file`` / ``remove_block`` (the role's file, whole or only its block). The loaded modules
+    stay loaded (unloading RDMA modules under a running fabric is not safe); they are gone after the next boot."""
+    out = common.new_plan(NAME, MARKER)
+    action = tray_read.restore_action((state.get('files') or {}).get(inputs['load_file']), MARKER)
+    out['exports'] = {'names': []}
+    if action['action'] == 'unreadable':
+        return common.refuse(out, 'Could not read %s; nothing was removed.' % inputs['load_file'])
+    out['writes'] = {'remove_file': action['action'] == 'remove_file',
+                     'remove_block': action['action'] == 'remove_block'}
+    return out

@@ -1,0 +1,106 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpu_tray.cluster contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Planner of role rdma_netns: ib_core netns_mode through the role's modprobe.d file, from one read.
+
+Inputs are the role's variables without the prefix: ``mode`` (exclusive, shared, unmanaged), ``conf_file``,
+``modprobe_dirs``, ``sysfs_root``. The option applies when ib_core loads: the reboot, when the running mode differs.
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import re
+
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import tray_read
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.planners import common
+
+NAME = 'rdma_netns'
+MARKER = '# {mark} gpu_tray.cluster.rdma_netns - managed by Ansible; delete this file and reboot to undo'
+# mode -> what /sys/module/ib_core/parameters/netns_mode reads after the reboot (bool parameter), and the option
+SYSFS_VALUE = {'exclusive': 'N', 'shared': 'Y'}
+OPTION_VALUE = {'exclusive': '0', 'shared': '1'}
+
+
+CONF_FILE = '/etc/modprobe.d/gpu-tray-ib-core-netns.conf'
+MODPROBE_DIRS = ['/etc/modprobe.d', '/run/modprobe.d', '/usr/local/lib/modprobe.d', '/usr/lib/modprobe.d',
+                 '/lib/modprobe.d']
+
+
+def default_inputs(profile, var):
+    """The role's inputs as its defaults make them (what the preflight reads ahead for the role)."""
+    return {'mode': var('gpu_tray_ib_core_netns_mode', profile['rdma']['netns_mode']), 'conf_file': CONF_FILE,
+            'modprobe_dirs': list(MODPROBE_DIRS), 'sysfs_root': var('gpu_tray_sysfs_root', '/sys')}
+
+
+def needs(inputs):
+    if inputs['mode'] == 'unmanaged':
+        return {}
+    return {'sysfs_root': inputs['sysfs_root'], 'files': [inputs['conf_file']],
+            'modprobe_dirs': list(inputs['modprobe_dirs']), 'modprobe_modules': ['ib_core']}
+
+
+def running_value(state):
+    """What the running ib_core's netns_mode reads (Y, N), '' when ib_core is not loaded."""
+    return SYSFS_VALUE.get(state['ansible_facts']['gpu_tray'].get('ib_core_netns_mode') or '', '')
+
+
+def running_mode(state):
+    """The running mode in words (exclusive, shared), for messages."""
+    return state['ansible_facts']['gpu_tray'].get('ib_core_netns_mode') or 'unknown (ib_core not loaded)'
+
+
+def plan(state, inputs):
+    """writes: ``file`` (exclusive: the role's block differs) or ``remove`` (shared: the role's file exists). Refuses
+    when another modprobe.d file sets another netns_mode (the setting must have one owner)."""
+    out = common.new_plan(NAME, MARKER)
+    mode = inputs['mode']
+    running = running_value(state) if mode != 'unmanaged' else ''
+    out['exports'] = {'expected': SYSFS_VALUE.get(mode, ''), 'running': running}
+    if mode == 'unmanaged':
+        return out
+    conf = (state.get('files') or {}).get(inputs['conf_file']) or {}
+    own = re.compile('^' + re.escape(inputs['conf_file']) + ':')
+    others = [line for line in (state.get('modprobe') or {}).get('options', [])
+              if 'netns_mode=' in line and not own.match(line)]
+    wanted = re.compile(r'netns_mode=%s(\s|$)' % OPTION_VALUE[mode])
+    conflicts = [line for line in others if not wanted.search(line)]
+    if conflicts:
+        files = common.unique(line.split(':')[0] for line in conflicts)
+        return common.refuse(out, '%s sets another ib_core netns_mode than %s; the setting must have one owner.'
+                             % (', '.join(files), mode), details=conflicts)
+    block = 'options ib_core netns_mode=%s' % OPTION_VALUE[mode]
+    out['blocks'] = {'file': block}
+    if mode == 'exclusive':
+        out['writes'] = {'file': not tray_read.block_current(conf, block, MARKER), 'remove': False}
+    else:
+        out['writes'] = {'file': False, 'remove': conf.get('exists') is not False}
+    if running != SYSFS_VALUE[mode]:
+        common.set_reboot(out, ['ib_core runs with netns_mode %s, the role sets %s (applied when ib_core loads)'
+                                % (running_mode(state), mode)])
+    out['verify'] = {'netns_mode': mode}
+    return out
+
+
+def restore_needs(inputs):
+    return {'sysfs_root': inputs['sysfs_root'], 'files': [inputs['conf_file']]}
+
+
+def restore(state, inputs):
+    """writes: ``remove_file`` / ``remove_block``; ib_core is back to the kernel's shared mode after the reboot."""
+    out = common.new_plan(NAME, MARKER)
+    action = tray_read.restore_action((state.get('files') or {}).get(inputs['conf_file']), MARKER)
+    running = running_value(state)
+    # the role's file was there (this run, or a restore interrupted before its reboot: the running mode is still the
+    # role's exclusive one while no file of another owner sets it)
+    owned = action['action'] != 'none' or (running == SYSFS_VALUE['exclusive'] and inputs['mode'] == 'exclusive')
+    out['exports'] = {'expected': SYSFS_VALUE['shared'] if owned else '', 'running': running}
+    if action['action'] == 'unreadable':
+        return common.refuse(out, 'Could not read %s; nothing was removed.' % inputs['conf_file'])
+    out['writes'] = {'remove_file': action['action'] == 'remove_file',
+                     'remove_block': action['action'] == 'remove_block'}
+    if owned and running != SYSFS_VALUE['shared']:
+        common.set_reboot(out, ['ib_core still runs with netns_mode %s' % running_mode(state)])
+    if owned:
+        out['verify'] = {'netns_mode': 'shared'}
+    return out

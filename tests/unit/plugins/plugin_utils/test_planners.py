@@ -1,0 +1,333 @@
+# Copyright: (c) 2026, gpu_tray.cluster contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The planners (plugins/plugin_utils/planners) on the lab's real trays: populated and booted by the lab's own code,
+read by the real tray_state module, the GRUB chain sourced by the real /bin/sh. Each test plays a step of a rollout -
+a fresh tray, the role's writes, the reboot - and checks what the planner decides: writes, refusals, reboot, verify.
+"""
+
+import os
+
+import pytest
+
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import tray_read
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.planners import (
+    imex,
+    kernel_tuning,
+    preflight,
+    rdma_modules,
+    rdma_netns,
+    verify,
+)
+from planharness import LabTray
+
+VR200_ARGS = ['init_on_alloc=0', 'iommu.passthrough=1', 'console=tty0', 'console=ttyS0,115200n8',
+              'numa_balancing=disable', 'earlycon', 'hugepagesz=2M', 'hugepages=5128']
+
+
+@pytest.fixture
+def lab(tmp_path):
+    made = []
+
+    def make(platform='rke2-vr200', faults=(), units=None):
+        made.append(LabTray(tmp_path / ('tray%d' % len(made)), platform, faults, units))
+        return made[-1]
+    return make
+
+
+def plan_kernel_tuning(run_module, tray, **overrides):
+    inputs = tray.inputs(kernel_tuning, **overrides)
+    return kernel_tuning.plan(tray.read(run_module, kernel_tuning.needs(inputs)), inputs), inputs
+
+
+def prepare_kernel_tuning(tray, plan):
+    """What the role's tasks do with a plan: the drop-in (blockinfile), update-grub (a grub.cfg with the arguments)."""
+    tray.write_block(plan['exports'] and tray.inputs(kernel_tuning)['grub_dropin'], plan['blocks']['grub_dropin'],
+                     plan['marker'])
+    tray.grub_cfg(plan['exports']['cmdline_args'])
+
+
+# ---- kernel_tuning -----------------------------------------------------------------------------------------------
+
+def test_a_fresh_vr200_tray_gets_the_dropin_update_grub_and_the_reboot(run_module, lab):
+    tray = lab()
+    plan, inputs = plan_kernel_tuning(run_module, tray)
+    assert inputs['intent'] == 'multiNodeTraining'
+    assert plan['refuse'] is None
+    assert plan['exports']['cmdline_args'] == VR200_ARGS
+    assert plan['blocks']['grub_dropin'] == 'GRUB_CMDLINE_LINUX_DEFAULT="${GRUB_CMDLINE_LINUX_DEFAULT} %s"' % (
+        ' '.join(VR200_ARGS))
+    assert plan['writes']['grub_dropin'] and plan['writes']['update_grub']
+    assert plan['writes']['sysctl_file'] and plan['writes']['sysctl_live'] == []     # the lab: sysctl_apply false
+    assert plan['grub_cfg_problems'] == ['no boot entry']                           # no grub.cfg yet
+    assert plan['reboot_required'] and 'hugepages=5128' in plan['reason']
+    assert plan['verify'] == {'cmdline_required': VR200_ARGS, 'hugepages': [{'size': '2M', 'count': 5128}]}
+    assert plan['exports']['hugepage_pools'] == ['2M', '512M', '16G']
+
+
+def test_a_prepared_and_rebooted_tray_needs_nothing(run_module, lab):
+    tray = lab()
+    plan, inputs = plan_kernel_tuning(run_module, tray)
+    prepare_kernel_tuning(tray, plan)
+    tray.write_block(inputs['sysctl_file'], plan['blocks']['sysctl_file'], plan['marker'])
+    before = kernel_tuning.plan(tray.read(run_module, kernel_tuning.needs(inputs)), inputs)
+    assert not any(before['writes'][key] for key in ('grub_dropin', 'sysctl_file', 'update_grub', 'limit_stack'))
+    assert before['grub_cfg_problems'] == []
+    assert before['reboot_required'], 'written but not booted: the running kernel lacks the arguments'
+    tray.reboot()
+    after = kernel_tuning.plan(tray.read(run_module, kernel_tuning.needs(inputs)), inputs)
+    assert not after['reboot_required'] and after['reason'] == ''
+    assert after['exports']['missing_args'] == []
+    state = tray.read(run_module, verify.needs({'sysfs_root': inputs['sysfs_root'], 'proc_root': inputs['proc_root']}))
+    assert verify.judge(state, verify.merge([after])) == []
+
+
+def test_a_later_dropin_that_overwrites_the_arguments_is_refused_naming_it(run_module, lab):
+    tray = lab(faults=['grub-dropin-override'])
+    plan, _inputs = plan_kernel_tuning(run_module, tray)
+    assert plan['refuse'] is not None and plan['writes'] == {}
+    assert plan['refuse']['msg'].startswith(tray.path('etc/default/grub.d/99-zz-override.cfg') + ' overwrites')
+    assert plan['exports']['grub_problems'][0]['kind'] == 'overwrites'
+    assert plan['exports']['grub_problems'][0]['arguments'] == VR200_ARGS
+
+
+def test_tuned_params_and_duplicated_arguments_are_named_with_their_files(run_module, lab):
+    tray = lab()
+    default = tray.path('etc/default/grub')
+    with open(default, 'a') as handle:
+        handle.write('GRUB_CMDLINE_LINUX_DEFAULT="$GRUB_CMDLINE_LINUX_DEFAULT \\$tuned_params"\n')
+    tray.write('etc/default/grub.d/60-site.cfg', 'GRUB_CMDLINE_LINUX_DEFAULT="${GRUB_CMDLINE_LINUX_DEFAULT} earlycon"\n')
+    plan, _inputs = plan_kernel_tuning(run_module, tray)
+    problems = plan['exports']['grub_problems']
+    assert [(p['file'], p['kind'], p['arguments']) for p in problems] == [
+        (default, 'tuned_params', []),
+        (tray.path('etc/default/grub.d/60-site.cfg'), 'duplicates', ['earlycon'])]
+    # the first problem in file order is the message
+    assert plan['refuse']['msg'] == '%s %s; %s.' % (default, kernel_tuning.PROBLEM_TEXT['tuned_params'],
+                                                      kernel_tuning.PROBLEM_FIX['tuned_params'])
+
+
+def test_a_huge_page_size_without_a_pool_is_refused_with_the_smaller_sizes(run_module, lab):
+    tray = lab()
+    plan, _inputs = plan_kernel_tuning(run_module, tray, hugepages=[{'size': '2M', 'count': 8}, {'size': '1G', 'count': 2}])
+    assert plan['refuse']['msg'] == ('Huge page size 1G has no pool on this kernel; request 2M or 512M pages instead '
+                                     '(gpu_tray_tuning_hugepages).')
+    assert plan['exports']['hugepage_sizes_refused'] == ['1G']
+    plan, _inputs = plan_kernel_tuning(run_module, tray, hugepages=[{'size': '3M', 'count': 1}])
+    assert plan['refuse']['msg'].startswith('Huge page size 3M is not one of 64K, 2M')
+
+
+def test_arguments_a_dropin_cannot_carry_are_refused(run_module, lab):
+    plan, _inputs = plan_kernel_tuning(run_module, lab(), extra_args=['quiet="x y"'])
+    assert 'contain quotes, spaces or shell characters' in plan['refuse']['msg']
+
+
+def test_no_intent_means_nothing_to_read_or_write(run_module, lab):
+    tray = lab(platform='nvke-gb200')
+    inputs = tray.inputs(kernel_tuning)
+    assert inputs['intent'] == '' and kernel_tuning.needs(inputs) == {}
+    plan = kernel_tuning.plan(tray.read(run_module, {}), inputs)
+    assert plan['writes'] == {} and not plan['reboot_required'] and plan['verify'] == {}
+
+
+def test_running_sysctls_that_differ_are_set_live(run_module, lab):
+    tray = lab()
+    plan, inputs = plan_kernel_tuning(run_module, tray, sysctl_apply=True,
+                                      sysctls={'kernel.osrelease': 'x', 'vm.swappiness': '1'})
+    assert kernel_tuning.needs(inputs)['sysctls'] == ['kernel.osrelease', 'vm.swappiness']
+    # osrelease differs from the tray's; vm.swappiness does not exist in the tray's proc tree
+    assert [item['key'] for item in plan['writes']['sysctl_live']] == ['kernel.osrelease', 'vm.swappiness']
+
+
+def test_limit_stack_goes_on_active_runtime_units_and_a_running_one_needs_the_reboot(run_module, lab):
+    units = {'rke2-agent.service': {'Id': 'rke2-agent.service', 'LoadState': 'loaded', 'UnitFileState': 'enabled',
+                                    'ActiveState': 'active', 'FragmentPath': '/usr/local/lib/systemd/system/x',
+                                    'MainPID': '1'}}
+    tray = lab(units=units)
+    plan, _inputs = plan_kernel_tuning(run_module, tray, proc_root='/proc')
+    assert plan['writes']['limit_stack'] == ['rke2-agent.service']
+    assert plan['blocks']['limit_stack'] == '[Service]\nLimitSTACK=67108864'
+    # pid 1 of this machine runs with another stack limit than 64 MiB
+    assert plan['exports']['stack_pending'] and 'stack limit' in plan['reason']
+
+
+def test_grub_cfg_problems_count_each_argument_of_every_normal_entry():
+    lines = ['linux /vmlinuz ro a b', 'linux /vmlinuz ro a a', 'linux /vmlinuz ro recovery nomodeset',
+             'linux /vmlinuz $tuned_params a b']
+    assert kernel_tuning.grub_cfg_problems(lines, ['a', 'b']) == ['a (2 times)', 'b (0 times)', '$tuned_params']
+    assert kernel_tuning.grub_cfg_problems(['linux /x single'], ['a']) == ['no boot entry']
+    assert kernel_tuning.grub_cfg_problems(['linux /x a'], ['a']) == []
+
+
+def test_the_chain_check_with_the_args_token():
+    steps = [{'file': '/d/grub', 'tokens': ['quiet']},
+             {'file': '/d/grub.d/99-ours.cfg', 'tokens': ['quiet', tray_read.ARGS_TOKEN]},
+             {'file': '/d/grub.d/99-zz.cfg', 'tokens': ['quiet', tray_read.ARGS_TOKEN]}]
+    assert kernel_tuning.grub_chain_problems(steps, '/d/grub.d/99-ours.cfg', ['a', 'b']) == []
+    steps[2]['tokens'] = ['quiet']
+    found = kernel_tuning.grub_chain_problems(steps, '/d/grub.d/99-ours.cfg', ['a', 'b'])
+    assert [(p['file'], p['kind'], p['arguments']) for p in found] == [('/d/grub.d/99-zz.cfg', 'overwrites', ['a', 'b'])]
+    # an argument only the drop-in would add, lost in a chain that ends at the drop-in itself: the drop-in is named
+    assert kernel_tuning.grub_chain_problems([], '/d/ours.cfg', ['a'])[0]['file'] == '/d/ours.cfg'
+
+
+def test_restore_removes_what_the_role_wrote_and_names_the_arguments_to_verify_gone(run_module, lab):
+    tray = lab()
+    plan, inputs = plan_kernel_tuning(run_module, tray)
+    prepare_kernel_tuning(tray, plan)
+    tray.write(inputs['sysctl_file'], 'vm.swappiness=60\n' + open(tray.write_block(
+        os.path.join(tray.root, 'x.tmp'), plan['blocks']['sysctl_file'], plan['marker'])).read())
+    tray.reboot()
+    state = tray.read(run_module, kernel_tuning.restore_needs(inputs))
+    back = kernel_tuning.restore(state, inputs)
+    assert back['writes']['remove_file'] == [inputs['grub_dropin']]
+    assert back['writes']['remove_block'] == [inputs['sysctl_file']]
+    assert back['writes']['update_grub']
+    assert back['exports']['cmdline_forbidden'] == VR200_ARGS
+    assert back['reboot_required'] and back['verify'] == {'cmdline_forbidden': VR200_ARGS}
+    # on a fresh tray there is nothing to restore
+    fresh = lab()
+    nothing = kernel_tuning.restore(fresh.read(run_module, kernel_tuning.restore_needs(fresh.inputs(kernel_tuning))),
+                                    fresh.inputs(kernel_tuning))
+    assert nothing['writes'] == {'remove_file': [], 'remove_block': [], 'update_grub': False}
+    assert not nothing['reboot_required'] and nothing['exports']['cmdline_forbidden'] == []
+
+
+def test_restore_refuses_a_file_it_cannot_read(run_module, lab):
+    tray = lab()
+    inputs = tray.inputs(kernel_tuning)
+    os.makedirs(inputs['grub_dropin'])            # a directory where the drop-in file would be
+    back = kernel_tuning.restore(tray.read(run_module, kernel_tuning.restore_needs(inputs)), inputs)
+    assert back['refuse']['msg'] == 'Could not read %s; nothing was removed.' % inputs['grub_dropin']
+
+
+# ---- rdma_netns ----------------------------------------------------------------------------------------------------
+
+def test_netns_exclusive_written_then_applied_by_the_reboot(run_module, lab):
+    tray = lab()
+    inputs = tray.inputs(rdma_netns)
+    assert inputs['mode'] == 'exclusive'
+    plan = rdma_netns.plan(tray.read(run_module, rdma_netns.needs(inputs)), inputs)
+    assert plan['writes'] == {'file': True, 'remove': False}
+    assert plan['blocks']['file'] == 'options ib_core netns_mode=0'
+    assert plan['exports'] == {'expected': 'N', 'running': 'Y'} and plan['reboot_required']
+    tray.write_block(inputs['conf_file'], plan['blocks']['file'], plan['marker'])
+    tray.reboot()
+    after = rdma_netns.plan(tray.read(run_module, rdma_netns.needs(inputs)), inputs)
+    assert after['writes'] == {'file': False, 'remove': False} and not after['reboot_required']
+    assert after['exports']['running'] == 'N' and after['verify'] == {'netns_mode': 'exclusive'}
+
+
+def test_netns_another_owner_is_refused_and_shared_removes_the_file(run_module, lab):
+    tray = lab()
+    inputs = tray.inputs(rdma_netns)
+    tray.write('etc/modprobe.d/site.conf', 'options ib_core netns_mode=1\n')
+    plan = rdma_netns.plan(tray.read(run_module, rdma_netns.needs(inputs)), inputs)
+    assert plan['refuse']['msg'] == ('%s sets another ib_core netns_mode than exclusive; the setting must have one '
+                                     'owner.' % tray.path('etc/modprobe.d/site.conf'))
+    shared = dict(inputs, mode='shared')
+    tray.write(inputs['conf_file'], 'options ib_core netns_mode=0\n')
+    tray.remove('etc/modprobe.d/site.conf')
+    plan = rdma_netns.plan(tray.read(run_module, rdma_netns.needs(shared)), shared)
+    assert plan['writes'] == {'file': False, 'remove': True} and not plan['reboot_required']
+    unmanaged = rdma_netns.plan({}, dict(inputs, mode='unmanaged'))
+    assert unmanaged['writes'] == {} and rdma_netns.needs(dict(inputs, mode='unmanaged')) == {}
+
+
+def test_netns_restore_owns_only_its_file(run_module, lab):
+    tray = lab()
+    inputs = tray.inputs(rdma_netns)
+    tray.write_block(inputs['conf_file'], 'options ib_core netns_mode=0', rdma_netns.MARKER)
+    tray.reboot()
+    back = rdma_netns.restore(tray.read(run_module, rdma_netns.restore_needs(inputs)), inputs)
+    assert back['writes'] == {'remove_file': True, 'remove_block': False}
+    assert back['reboot_required'] and back['verify'] == {'netns_mode': 'shared'}
+    assert back['exports'] == {'expected': 'Y', 'running': 'N'}
+    fresh = lab()
+    unmanaged = fresh.inputs(rdma_netns, mode='unmanaged')
+    none = rdma_netns.restore(fresh.read(run_module, rdma_netns.restore_needs(unmanaged)), unmanaged)
+    assert none['writes'] == {'remove_file': False, 'remove_block': False} and not none['reboot_required']
+
+
+# ---- rdma_modules, imex --------------------------------------------------------------------------------------------
+
+def test_gb200_modules_loaded_now_and_persisted(run_module, lab):
+    tray = lab(platform='nvke-gb200')
+    inputs = tray.inputs(rdma_modules)
+    assert inputs['managed'] and inputs['load'] == ['rdma_ucm', 'ib_umad', 'ib_ipoib']
+    plan = rdma_modules.plan(tray.read(run_module, rdma_modules.needs(inputs)), inputs)
+    assert plan['writes'] == {'load': ['rdma_ucm', 'ib_umad', 'ib_ipoib'], 'file': True}
+    assert plan['blocks']['file'] == 'rdma_ucm\nib_umad\nib_ipoib' and not plan['reboot_required']
+    assert plan['verify'] == {'modules': ['rdma_ucm', 'ib_umad', 'ib_ipoib']}
+    tray.write_block(inputs['load_file'], plan['blocks']['file'], plan['marker'])
+    assert not rdma_modules.plan(tray.read(run_module, rdma_modules.needs(inputs)), inputs)['writes']['file']
+    off = dict(inputs, managed='false')
+    assert rdma_modules.needs(off) == {} and rdma_modules.plan({}, off)['exports'] == {'names': []}
+
+
+def test_imex_mask_relocate_and_enable(run_module, lab):
+    unit = {'Id': 'nvidia-imex.service', 'LoadState': 'loaded', 'UnitFileState': 'enabled', 'ActiveState': 'active',
+            'FragmentPath': '/etc/systemd/system/nvidia-imex.service', 'MainPID': '7'}
+    tray = lab(units={'nvidia-imex.service': unit})
+    inputs = tray.inputs(imex)
+    assert inputs == {'host_service': 'masked', 'unit': 'nvidia-imex.service'}
+    plan = imex.plan(tray.read(run_module, imex.needs(inputs)), inputs)
+    assert plan['writes'] == {'relocate': True, 'disable': True, 'mask': True}
+    masked = dict(unit, LoadState='masked', UnitFileState='masked', ActiveState='inactive', FragmentPath='/dev/null')
+    state = {'units': {'units': {'nvidia-imex.service': masked}, 'error': None}}
+    assert imex.plan(state, inputs)['writes'] == {'relocate': False, 'disable': False, 'mask': False}
+    assert imex.plan(state, dict(inputs, host_service='enabled'))['writes'] == {'unmask': True, 'enable': True}
+    missing = {'units': {'units': {'nvidia-imex.service': dict(unit, LoadState='not-found')}, 'error': None}}
+    assert imex.plan(missing, dict(inputs, host_service='enabled'))['refuse']['msg'] == (
+        'nvidia-imex.service is not installed, so it cannot be enabled.')
+    unread = imex.plan({'units': {'units': {}, 'error': 'systemctl not found'}}, inputs)
+    assert unread['refuse']['msg'] == 'Could not read the state of nvidia-imex.service: systemctl not found; nothing was changed.'
+
+
+# ---- verify, preflight --------------------------------------------------------------------------------------------
+
+def test_verify_names_what_came_back_wrong(run_module, lab):
+    tray = lab()
+    state = tray.read(run_module, {'sysfs_root': tray.tray.sys(), 'proc_root': tray.path('proc')})
+    records = [{'verify': {'cmdline_required': ['earlycon', 'numa_balancing=disable'],
+                           'hugepages': [{'size': '2M', 'count': 5128}]}},
+               {'verify': {'netns_mode': 'exclusive'}}, {'verify': {'modules': ['ib_umad']}}, {}]
+    spec = verify.merge(records)
+    problems = verify.judge(state, spec)
+    assert problems[0].startswith('kernel command line: missing: earlycon numa_balancing=disable')
+    assert any('2M' in p for p in problems[1:-2])
+    assert problems[-2:] == ['ib_core netns_mode is shared, expected exclusive', 'modules not loaded: ib_umad']
+    out = verify.plan(state, {'records': records, 'sysfs_root': '', 'proc_root': ''})
+    assert out['refuse']['msg'].startswith('Came back without its prepared state: kernel command line: missing')
+    assert out['exports'] == {'cmdline_verified': 'yes'}
+    gone = verify.plan(state, {'records': [{'verify': {'cmdline_forbidden': ['ro']}}]})
+    assert gone['refuse']['msg'].startswith('Came back without its restored state: kernel command line:')
+    empty = verify.plan(state, {'records': []})
+    assert empty['refuse'] is None and empty['exports'] == {'cmdline_verified': 'n/a'}
+
+
+def test_preflight_planner_reports_and_refuses_a_failed_check(run_module, lab):
+    tray = lab(platform='nvke-gb200', faults=['pkey-limited-pf'])
+    spec = {'host': 'tray01', 'platform': 'nvke-gb200', 'sysfs_root': tray.tray.sys(), 'proc_root': tray.path('proc'),
+            'mstconfig_path': 'mstconfig', 'runtime_config_source': 'file', 'firmware': False,
+            'os': {'os_id': 'ubuntu', 'os_version_id': '24.04', 'kernel_pattern': '.', 'kernel_hint': 'x'},
+            'rails': ['mlx5_0', 'mlx5_1', 'mlx5_3', 'mlx5_4'], 'pkey': '0xffff', 'include_vfs': True,
+            'hugepages': [], 'checks': ['rails', 'pkeys']}
+    assert preflight.needs(spec) == {'sysfs_root': spec['sysfs_root'], 'proc_root': spec['proc_root'],
+                                     'runtime_config_source': 'file'}
+    out = preflight.plan(tray.read(run_module, preflight.needs(spec)), spec)
+    assert out['report']['failed_checks'] == ['pkeys']
+    assert out['refuse']['msg'] == 'Preflight failed (pkeys); nothing was changed on the tray.'
+    assert out['evidence']['rdma']['rails'] == spec['rails'] and out['evidence']['host'] == 'tray01'
+    firmware = dict(spec, firmware=True)
+    assert preflight.needs(firmware)['query_firmware'] and preflight.needs(firmware)['rails'] == spec['rails']
+
+
+def test_netns_reasons_name_the_modes_in_words(run_module, lab):
+    tray = lab()
+    inputs = tray.inputs(rdma_netns)
+    plan = rdma_netns.plan(tray.read(run_module, rdma_netns.needs(inputs)), inputs)
+    assert plan['reason'] == 'ib_core runs with netns_mode shared, the role sets exclusive (applied when ib_core loads)'
+    tray.write_block(inputs['conf_file'], plan['blocks']['file'], plan['marker'])
+    tray.reboot()
+    back = rdma_netns.restore(tray.read(run_module, rdma_netns.restore_needs(inputs)), inputs)
+    assert back['reason'] == 'ib_core still runs with netns_mode exclusive'

@@ -1,0 +1,114 @@
+# Copyright: (c) 2026, gpu_tray.cluster contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Platform profiles (plugins/plugin_utils/platform.py and platforms/*.yml): every platform fact in one file per
+platform, checked when loaded. The lookup over it runs in a real ansible-playbook: tests/unit/plugins/action."""
+
+import os
+import shutil
+
+import pytest
+import yaml
+
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import platform
+
+
+def test_the_two_platforms_and_what_their_recipes_want():
+    assert platform.names() == ['nvke-gb200', 'rke2-vr200']
+    gb200, vr200 = platform.load('nvke-gb200'), platform.load('rke2-vr200')
+    assert gb200['rails'] == ['mlx5_0', 'mlx5_1', 'mlx5_3', 'mlx5_4'] and gb200['sriov'] == {'vfs': True, 'num_vfs': 16}
+    assert gb200['rdma'] == {'netns_mode': 'unmanaged', 'modules': ['rdma_ucm', 'ib_umad', 'ib_ipoib']}
+    assert vr200['imex']['host_service'] == 'masked' and vr200['rdma']['netns_mode'] == 'exclusive'
+    assert platform.recipe_intent(vr200, 'vr200-rke2-ubuntu-inference-dynamo') == 'inference'
+    assert platform.recipe_intent(gb200, 'gb200-nvke-ubuntu-kubeflow') == ''
+    assert platform.for_recipe('gb200-nvke-ubuntu-kubeflow')['name'] == 'nvke-gb200'
+    with pytest.raises(platform.ProfileError, match='no platform profile has recipe'):
+        platform.for_recipe('rke2-vr200-common')
+    with pytest.raises(platform.ProfileError, match="is not one of platform nvke-gb200's"):
+        platform.recipe_intent(gb200, 'vr200-rke2-ubuntu-training')
+
+
+def test_tuning_joins_the_tuned_profile_with_the_platforms_pools():
+    vr200 = platform.load('rke2-vr200')
+    inference = platform.tuning(vr200, 'inference')
+    assert inference['hugepages'] == [{'size': '2M', 'count': 8192}] and inference['default_hugepagesz'] == '2M'
+    assert inference['sysctls']['vm.swappiness'] == '1' and 'net.core.default_qdisc' not in inference['sysctls']
+    training = platform.tuning(vr200, 'multiNodeTraining')
+    assert training['cmdline'][0] == 'init_on_alloc=0' and training['sysctls']['net.core.default_qdisc'] == 'fq'
+    assert list(training['sysctls'])[:1] == ['net.ipv4.conf.all.arp_announce']       # include order
+    assert platform.tuning(vr200, '') == {'cmdline': [], 'hugepages': [], 'default_hugepagesz': '', 'sysctls': {}}
+    with pytest.raises(platform.ProfileError, match='intent bogus has no nvidia-tuned profile'):
+        platform.tuning(vr200, 'bogus')
+    # no 1G pool on a 64k kernel in any default (NVIDIA/nodewright-packages#135)
+    for name in platform.names():
+        for entry in platform.load(name)['tuning']['intents'].values():
+            assert '1G' not in [pool['size'] for pool in entry['hugepages']]
+
+
+def test_a_loaded_profile_is_a_copy():
+    first = platform.load('rke2-vr200')
+    first['rails'].append('mlx5_9')
+    assert platform.load('rke2-vr200')['rails'] == []
+
+
+@pytest.fixture
+def profiles(tmp_path):
+    directory = tmp_path / 'platforms'
+    shutil.copytree(platform.PLATFORM_DIR, str(directory))
+    return directory
+
+
+def broken(profiles, change, name='rke2-vr200'):
+    """The error of loading the profile with one change (each from the shipped file)."""
+    path = profiles / ('%s.yml' % name)
+    data = yaml.safe_load(open(os.path.join(platform.PLATFORM_DIR, '%s.yml' % name)).read())
+    change(data)
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(platform.ProfileError) as caught:
+        platform.load(name, str(profiles))
+    return str(caught.value)
+
+
+def test_a_new_platform_is_one_file(profiles):
+    data = yaml.safe_load((profiles / 'rke2-vr200.yml').read_text())
+    data.update(name='rke2-vr300', recipes={'vr300-rke2-ubuntu-training': {'tuned_intent': 'performance'}},
+                default_recipe='vr300-rke2-ubuntu-training')
+    (profiles / 'rke2-vr300.yml').write_text(yaml.safe_dump(data))
+    assert platform.names(str(profiles)) == ['nvke-gb200', 'rke2-vr200', 'rke2-vr300']
+    assert platform.for_recipe('vr300-rke2-ubuntu-training', str(profiles))['name'] == 'rke2-vr300'
+
+
+def test_a_malformed_profile_names_the_file_and_key(profiles):
+    assert broken(profiles, lambda d: d.pop('rails')) == 'rke2-vr200.yml: key rails is missing'
+    assert broken(profiles, lambda d: d['os'].pop('kernel_pattern')) == 'rke2-vr200.yml.os: key kernel_pattern is missing'
+    assert broken(profiles, lambda d: d['sriov'].update(num_vfs=True)).startswith('rke2-vr200.yml.sriov.num_vfs: expected int')
+    assert broken(profiles, lambda d: d['sriov'].update(num_vfs='16')).startswith('rke2-vr200.yml.sriov.num_vfs')
+    assert 'imex.host_service: off is not one of' in broken(profiles, lambda d: d['imex'].update(host_service='off'))
+    assert 'rdma.netns_mode: on is not one of' in broken(profiles, lambda d: d['rdma'].update(netns_mode='on'))
+    assert 'default_recipe: x is not one of its recipes' in broken(profiles, lambda d: d.update(default_recipe='x'))
+    assert 'tuned_intent: \'bogus\' is not ""' in broken(
+        profiles, lambda d: d['recipes']['vr200-rke2-ubuntu-training'].update(tuned_intent='bogus'))
+    assert 'has no nvidia-tuned profile turbo' in broken(
+        profiles, lambda d: d['tuning']['intents'].update(turbo=d['tuning']['intents']['inference']))
+    assert 'tuning.intents.inference: key hugepages is missing' in broken(
+        profiles, lambda d: d['tuning']['intents']['inference'].pop('hugepages'))
+    assert 'name is x, expected the file name rke2-vr200' in broken(profiles, lambda d: d.update(name='x'))
+    assert broken(profiles, lambda d: d.update(os=[])) == 'rke2-vr200.yml.os: expected a mapping, got list'
+    with pytest.raises(platform.ProfileError, match="no platform profile 'nope' .known: nvke-gb200, rke2-vr200"):
+        platform.load('nope', str(profiles))
+
+
+def test_every_stack_recipe_has_one_platform_and_the_cluster_rules_agree():
+    """The chart recipes (roles/stack), the cluster rules the API-host modules ship with (module_utils, which
+    cannot read the controller's profiles) and the profiles name the same recipes for the same platforms."""
+    from ansible_collections.gpu_tray.cluster.plugins.module_utils import cluster_rules
+
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(platform.PLATFORM_DIR)))
+    recipes = yaml.safe_load(open(os.path.join(repo, 'roles', 'stack', 'vars', 'recipes.yml')))['__stack_recipes']
+    deployable = sorted(name for name, recipe in recipes.items() if not recipe.get('abstract'))
+    in_profiles = sorted(r for name in platform.names() for r in platform.load(name)['recipes'])
+    assert deployable == in_profiles == sorted(cluster_rules.RECIPES)
+    for name in platform.names():
+        profile = platform.load(name)
+        for recipe in profile['recipes']:
+            assert cluster_rules.RECIPES[recipe]['platform'] == profile['accelerator']
+            assert cluster_rules.RECIPES[recipe]['service'] == profile['service']
