@@ -60,8 +60,7 @@ EXCLUDED_TESTS = ('test_adhoc.py', 'test_python38.py', 'test_lab_require.py', 't
 FIRST = {'cmdline': 'test_cmdline_parser.py', 'mstconfig': 'test_mstconfig_parser.py', 'rdma': 'test_rdma_parsers.py',
          'hugepages': 'test_host_parsers.py', 'containerd': 'test_host_parsers.py', 'tray': 'test_host_parsers.py',
          'kube': 'test_kube_auth.py', 'write_evidence': 'test_evidence.py', 'preflight': 'test_tray_state.py',
-         'tray_state_covers': 'test_tray_state.py', 'tray_state_request': 'test_tray_state.py',
-         'managed_file_current': 'test_prepare_state.py'}
+         'tray_read': 'test_tray_read.py', 'platform': 'test_platform.py'}
 # Fewer hypothesis examples per mutant run (tests/unit/conftest.py reads it); the full suite uses its own profile.
 MUTANT_ENV = {'PYTHONDONTWRITEBYTECODE': '1', 'GPU_TRAY_HYPOTHESIS_EXAMPLES': '25'}
 
@@ -277,8 +276,10 @@ def make_copy(base, files):
     """A collection tree at base/ansible_collections/gpu_tray/cluster with the work tree's tracked files."""
     dest = os.path.join(base, 'ansible_collections', 'gpu_tray', 'cluster')
     for name in files:
-        if not (name.split('/')[0] in ('plugins', 'meta', 'roles', 'playbooks') or name.startswith('tests/unit/')
-                or name == 'galaxy.yml'):
+        # lab/: the planner tests populate and boot lab trays with the lab's own code; ansible.cfg: the tests that run
+        # ansible-playbook use the checkout's configuration
+        if not (name.split('/')[0] in ('plugins', 'meta', 'roles', 'playbooks', 'lab') or name.startswith('tests/unit/')
+                or name in ('galaxy.yml', 'ansible.cfg')):
             continue
         src = os.path.join(REPO, name)
         if not os.path.isfile(src) or os.path.islink(src):
@@ -310,8 +311,10 @@ def ordered_tests(tests, path):
 
 
 def default_tests():
-    return sorted(os.path.relpath(path, REPO) for path in glob.glob(os.path.join(REPO, 'tests', 'unit', 'test_*.py'))
-                  if os.path.basename(path) not in EXCLUDED_TESTS)
+    """tests/unit/test_*.py and the tests beside the code's layout, tests/unit/plugins/**/test_*.py."""
+    found = glob.glob(os.path.join(REPO, 'tests', 'unit', 'test_*.py'))
+    found += glob.glob(os.path.join(REPO, 'tests', 'unit', 'plugins', '**', 'test_*.py'), recursive=True)
+    return sorted(os.path.relpath(path, REPO) for path in found if os.path.basename(path) not in EXCLUDED_TESTS)
 
 
 def worker_env():

@@ -17,6 +17,12 @@ included, as a user sees it; read-only runs are repeated --runs times and the me
                                at a time (batch 1, no group_by: what `serial: 1` does)                  <= 0.3
   preflight 64 / preflight 16  preflight on 64 trays / on 16 (linear or better: 64/16 = 4)              <= 4.5
 
+Also printed (issue 22): module calls per tray - the tasks that ran a module ON the tray (tools/callback/
+module_calls.py: not skipped, not controller-only, a tray_plan only when it read the tray) - on a first VR200
+prepare (<= 10) and on a re-run (1); and the controller's CPU seconds per tray (user + system time of the
+ansible-playbook process and every process it waited for: its workers and their ssh clients; resource.getrusage
+RUSAGE_CHILDREN around each run) of the preflight on 16 and 64 trays and of the 16-tray prepare and re-run.
+
 Each phase (16 trays, 8 trays twice, 64 trays) takes the lab lock (/var/lock/gpu-tray-lab.lock) itself, so the
 lock is held one phase at a time, refuses to start while a lab is up (it would replace someone's lab), and
 leaves no lab up. The load average is printed with every phase: on shared machines it decides the figures.
@@ -29,6 +35,7 @@ import json
 import os
 import pathlib
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -72,7 +79,7 @@ def env(extra=None):
 
 def lab(*args):
     proc = subprocess.run([str(LAB)] + list(args), cwd=ROOT, capture_output=True, text=True, check=False)
-    if proc.returncode != 0 and must_pass:
+    if proc.returncode != 0:
         raise BenchError("lab %s failed (rc %d): %s" % (" ".join(args), proc.returncode, proc.stderr[-2000:]))
     return proc.stdout
 
@@ -81,15 +88,34 @@ def load():
     return "load %s" % " ".join(pathlib.Path("/proc/loadavg").read_text().split()[:3])
 
 
+LAST = {}
+
+
+def cpu_seconds():
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def playbook(inventory, play, *extra, env_extra=None, must_pass=True):
-    """Run ansible-playbook; return (seconds, stdout). A failed run is an error of the benchmark (must_pass)."""
+    """Run ansible-playbook; return (seconds, stdout). A failed run is an error of the benchmark (must_pass).
+    LAST holds the run's controller CPU seconds and its module calls per host (tools/callback/module_calls.py)."""
     argv = [str(BIN / "ansible-playbook")]
     for inv in inventory if isinstance(inventory, list) else [inventory]:
         argv += ["-i", str(inv)]
     argv += [str(play)] + list(extra)
-    t0 = time.monotonic()
-    proc = subprocess.run(argv, cwd=ROOT, env=env(env_extra), capture_output=True, text=True, check=False)
+    calls = tempfile.NamedTemporaryFile(prefix="prep-bench-calls-", suffix=".json", delete=False).name
+    enabled = ",".join(filter(None, [(env_extra or {}).get("ANSIBLE_CALLBACKS_ENABLED", ""), "module_calls"]))
+    extra_env = dict(env_extra or {}, ANSIBLE_CALLBACKS_ENABLED=enabled, GPU_TRAY_MODULE_CALLS=calls,
+                     ANSIBLE_CALLBACK_PLUGINS=str(ROOT / "tools" / "callback"))
+    t0, c0 = time.monotonic(), cpu_seconds()
+    proc = subprocess.run(argv, cwd=ROOT, env=env(extra_env), capture_output=True, text=True, check=False)
     took = time.monotonic() - t0
+    LAST["cpu"] = cpu_seconds() - c0
+    try:
+        LAST["calls"] = json.loads(pathlib.Path(calls).read_text() or "{}")
+    except (OSError, ValueError):
+        LAST["calls"] = {}
+    os.unlink(calls)
     if proc.returncode != 0 and must_pass:
         raise BenchError("%s failed (rc %d):\n%s" % (" ".join(argv[1:]), proc.returncode, proc.stdout[-4000:]))
     return took, proc.stdout
@@ -131,10 +157,21 @@ class Phase(object):
 
 
 def median_run(runs, label, *args, **kwargs):
-    times = [playbook(*args, **kwargs)[0] for _ in range(runs)]
-    print("  %-34s %6.1f s  (runs: %s; %s)" % (label, statistics.median(times),
-                                              ", ".join("%.1f" % t for t in times), load()), flush=True)
+    """Median seconds of ``runs`` runs; LAST['cpu'] becomes the median controller CPU seconds."""
+    times, cpus = [], []
+    for _ in range(runs):
+        times.append(playbook(*args, **kwargs)[0])
+        cpus.append(LAST["cpu"])
+    LAST["cpu"] = statistics.median(cpus)
+    print("  %-34s %6.1f s  (runs: %s; controller CPU %.1f s; %s)" % (
+        label, statistics.median(times), ", ".join("%.1f" % t for t in times), LAST["cpu"], load()), flush=True)
     return statistics.median(times)
+
+
+def per_tray(calls):
+    """'min-max (mean)' module calls per tray of one run."""
+    values = sorted(calls.values()) or [0]
+    return "%d-%d (mean %.1f)" % (values[0], values[-1], sum(values) / float(len(values)))
 
 
 def main():
@@ -150,7 +187,7 @@ def main():
     phases = set(args.phases.split(","))
     if os.geteuid() != 0:
         sys.exit("prep_bench: the lab needs root")
-    t = {}
+    t, cpu, calls = {}, {}, {}
     tmp = pathlib.Path(tempfile.mkdtemp(prefix="prep-bench-"))
     ping = tmp / "ping.yml"
     ping.write_text(PING_PLAY)
@@ -162,11 +199,14 @@ def main():
                 t["ping16"] = median_run(args.runs, "ping play", inv, ping)
                 t["preflight16"] = median_run(args.runs, "preflight.yml", inv, ROOT / "playbooks" / "preflight.yml",
                                               "-e", report)
+                cpu["preflight16"] = LAST["cpu"] / 16
                 for key, label in (("prepare16", "prepare (first run, no reboots)"), ("rerun16", "prepare (re-run)")):
                     took, _out = playbook(inv, ROOT / "playbooks" / "prepare_trays.yml", "--skip-tags",
                                           "rolling_reboot", "-e", report)
                     t[key] = took
-                    print("  %-34s %6.1f s  (%s)" % (label, took, load()), flush=True)
+                    cpu[key], calls[key] = LAST["cpu"] / 16, per_tray(LAST["calls"])
+                    print("  %-34s %6.1f s  (module calls per tray %s; controller CPU %.1f s; %s)"
+                          % (label, took, calls[key], LAST["cpu"], load()), flush=True)
         racks = tmp / "racks.yml"
         racks.write_text("all:\n  children:\n    gpu_trays:\n      hosts:\n" + "".join(
             "        tray%02d: {rack: r%d}\n" % (i, (i + 1) // 2) for i in range(1, 9)))
@@ -214,6 +254,7 @@ def main():
                 inv = ph.up()
                 t["preflight64"] = median_run(max(1, args.runs - 1), "preflight.yml", inv,
                                               ROOT / "playbooks" / "preflight.yml", "-e", report)
+                cpu["preflight64"] = LAST["cpu"] / 64
     except BenchError as exc:
         print("prep_bench: %s" % exc, file=sys.stderr)
         return 1
@@ -225,6 +266,16 @@ def main():
         ratio = t[num] / t[den]
         print("| %s | %.1f s / %.1f s = **%.2f** | <= %.1f | %s |"
               % (label, t[num], t[den], ratio, goal, "met" if ratio <= goal else "MISSED"))
+    if calls:
+        print("\n| module calls per tray (%s, 16 trays) | min-max (mean) | goal |\n|---|---|---|" % PLATFORM)
+        print("| first prepare (no reboots) | %s | <= 10 |" % calls.get("prepare16", "not measured"))
+        print("| re-run | %s | 1 |" % calls.get("rerun16", "not measured"))
+    if cpu:
+        print("\n| controller CPU seconds per tray | |\n|---|---|")
+        for key, label in (("preflight16", "preflight, 16 trays"), ("preflight64", "preflight, 64 trays"),
+                           ("prepare16", "prepare first run, 16 trays"), ("rerun16", "prepare re-run, 16 trays")):
+            if key in cpu:
+                print("| %s | %.2f |" % (label, cpu[key]))
     print("\nmeasured %s UTC, %s" % (time.strftime("%Y-%m-%d %H:%M", time.gmtime()), load()))
     return 0
 
