@@ -31,8 +31,6 @@ from ansible_collections.gpu_tray.cluster.plugins.module_utils.common import (
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.containerd import effective_version
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.hugepages import check_requests
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.mstconfig import (
-    EMPTY_TABLE,
-    QUERY_ERRORS,
     MstconfigParseError,
     check_firmware,
     error_lines,
@@ -206,7 +204,7 @@ def firmware_lines(entry):
         seen.append(name)
         same = [item for item in entry['problems'] if item['param'] == name]
         values = entry['params'].get(name)
-        if name in (EMPTY_TABLE, QUERY_ERRORS) or problem.get('unreadable'):
+        if problem.get('unreadable'):           # a value, a table or -E- errors: the parser's own words
             lines.extend('%s: %s' % (bdf, item['detail']) for item in same)
         elif values is None:
             lines.append('%s: %s; expected %s' % (bdf, problem['detail'], problem['expected']))
