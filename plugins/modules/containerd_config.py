@@ -133,9 +133,12 @@ fix:
   type: str
   returned: always
 msg:
-  description: One sentence naming the problems (the fix is in RV(fix)).
+  description:
+    - One sentence naming the drop-ins above the root version and the files containerd cannot load (containerd's
+      words in RV(problems), the fix in RV(fix)). The preflight's C(containerd_config) check says the same.
   type: str
   returned: always
+  sample: "The containerd drop-in /etc/containerd/conf.d/99-nvidia.toml declares a version above the root config's 2."
 '''
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib

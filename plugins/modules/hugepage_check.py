@@ -137,15 +137,17 @@ problems:
   returned: always
   sample: ["the 2M pool holds 0 of the 5128 requested pages (nr_hugepages); likely causes: ..."]
 fix:
-  description: What to do about the problems found, or null when the check passed.
+  description: What to do about the problems found (one sentence per kind of problem), or null when the check passed.
   type: str
   returned: always
-  sample: request only sizes the running kernel has (pools on this kernel - 2M, 512M, 16G) in the tuning profile
+  sample: Request only sizes the running kernel has (pools on this kernel - 2M, 512M, 16G) in the tuning profile, ...
 msg:
-  description: One sentence naming every problem (the fix is in RV(fix)).
+  description:
+    - One sentence naming the pools and what is wrong with them (the details in RV(problems), the fix in RV(fix)).
+      The preflight's C(hugepages) check says the same for the same tray.
   type: str
   returned: always
-  sample: "Huge page check (counts) failed: the 2M pool holds 0 of the 5128 requested pages (nr_hugepages); ..."
+  sample: The 2M huge page pool holds 0 of the 5128 requested pages.
 '''
 
 from ansible.module_utils.basic import AnsibleModule

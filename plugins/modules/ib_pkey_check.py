@@ -182,7 +182,9 @@ fix:
   type: str
   returned: always
 msg:
-  description: One sentence - how many ports failed (details in RV(problems), the fix in RV(fix)).
+  description:
+    - One sentence - how many ports are not full members of which partition (details in RV(problems), the fix in
+      RV(fix)). The preflight's C(pkeys) check says the same for the same tray.
   type: str
   returned: always
   sample: 2 of 6 InfiniBand ports are not full members of partition 0xffff (default partition, full member).

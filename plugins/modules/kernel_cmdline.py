@@ -42,7 +42,7 @@ options:
     default: []
   fail_on_duplicates:
     description:
-      - Fail when an identical argument appears more than once.
+      - Fail when an identical argument appears more than once. With C(false) duplicates are only warned about.
     type: bool
     default: true
   fail_on_error:
@@ -128,10 +128,12 @@ fix:
   type: str
   returned: always
 msg:
-  description: One sentence naming every missing, forbidden and duplicated argument (the fix is in RV(fix)).
+  description:
+    - One sentence naming the missing, forbidden and duplicated arguments (the first four of each; all of them in
+      RV(problems), the fix in RV(fix)). The preflight's C(kernel_cmdline) check says the same for the same tray.
   type: str
   returned: always
-  sample: "The booted kernel command line does not match: missing: pci=realloc; duplicated: init_on_alloc=0 (x2)."
+  sample: "The booted kernel command line lacks pci=realloc and repeats init_on_alloc=0."
 '''
 
 from ansible.module_utils.basic import AnsibleModule

@@ -137,7 +137,11 @@ EXAMPLES = r'''
 
 RETURN = r'''
 devices:
-  description: Per-device results, keyed by PCI address.
+  description:
+    - Per-device results, keyed by PCI address - C(ok), C(error) (why the device could not be queried), C(extended),
+      C(problems), C(params), C(info), and the query itself (C(bdf), C(name), C(command), C(rc),
+      C(retried_without_e), C(usage_error)).
+    - The same entries the preflight keeps in its C(nic_firmware) evidence (there C(name) is the rail name).
   type: dict
   returned: always
   sample:
@@ -174,10 +178,12 @@ fix:
   type: str
   returned: always
 msg:
-  description: One sentence naming the failing devices (details in RV(problems), the fix in RV(fix)).
+  description:
+    - One sentence naming the devices whose settings are wrong and those that could not be read (details in
+      RV(problems), the fix in RV(fix)). The preflight's C(nic_firmware) check says the same for the same tray.
   type: str
   returned: always
-  sample: NIC firmware check failed on 1 of 4 devices (0000:04:00.0).
+  sample: NIC firmware settings are wrong on 1 of 4 devices (0000:04:00.0).
 '''
 
 from ansible.module_utils.basic import AnsibleModule

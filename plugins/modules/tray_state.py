@@ -16,7 +16,7 @@ description:
     devices, ports and P_Key tables (as M(gpu_tray.cluster.rdma_facts)), huge page pools, the booted kernel command
     line, the containerd configuration and, on request, the raw C(mstconfig) query output of the rails.
   - Judges nothing. The decisions are made on the controller by the P(gpu_tray.cluster.preflight_report#filter) filter,
-    which calls the same pure functions as the check modules (M(gpu_tray.cluster.ib_pkey_check),
+    which calls the same judges as the check modules (M(gpu_tray.cluster.ib_pkey_check),
     M(gpu_tray.cluster.nic_firmware), M(gpu_tray.cluster.hugepage_check), M(gpu_tray.cluster.kernel_cmdline),
     M(gpu_tray.cluster.containerd_config)). One module call per tray instead of one per check is what keeps a
     fleet-wide preflight close to the cost of a ping.
