@@ -163,8 +163,8 @@ def firmware_entry(raw, min_num_vfs=None, require_sriov=True, link_type='IB'):
     stderr, output without a table), else the problems of mstconfig.check_firmware.
     """
     entry = {'name': raw.get('name'), 'bdf': raw['bdf'], 'command': raw.get('command'), 'rc': raw['rc'],
-             'retried_without_e': bool(raw.get('retried_without_e')), 'usage_error': raw.get('usage_error'), 'ok': False, 'error': None,
-             'extended': None, 'problems': [], 'params': {}, 'info': {}}
+             'retried_without_e': bool(raw.get('retried_without_e')), 'usage_error': raw.get('usage_error'),
+             'ok': False, 'error': None, 'extended': None, 'problems': [], 'params': {}, 'info': {}}
     stdout, stderr = raw['stdout'] or '', raw['stderr'] or ''
     messages = error_lines(stdout) + error_lines(stderr)
     try:
@@ -213,8 +213,8 @@ def firmware_lines(entry):
                               for column in ('current', 'next_boot') if values.get(column) is not None)
             columns = ' and '.join(item['column'].replace('_', ' ') for item in same if item['column'])
             default = (' (default=%s)' % values['default']) if values.get('default') is not None else ''
-            lines.append('%s: %s is %s%s; expected %s in %s' % (bdf, name, shown, default, problem['expected'],
-                                                               columns))
+            lines.append('%s: %s is %s%s; expected %s in %s'
+                         % (bdf, name, shown, default, problem['expected'], columns))
     return lines
 
 

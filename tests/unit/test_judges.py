@@ -221,8 +221,8 @@ def test_firmware_entry_of_a_good_and_a_wrong_table():
     assert good['info']['device_type'] == 'ConnectX7' and good['rc'] == 0
     assert good['retried_without_e'] is False and good['usage_error'] is None
     wrong = judges.firmware_entry(raw('cx7_nextboot8_e.txt', bdf='0000:04:00.0'), min_num_vfs=16)
-    assert wrong['ok'] is False and [(p['param'], p['column']) for p in wrong['problems']] == [('NUM_OF_VFS',
-                                                                                                 'next_boot')]
+    assert wrong['ok'] is False
+    assert [(p['param'], p['column']) for p in wrong['problems']] == [('NUM_OF_VFS', 'next_boot')]
     # the spec's options reach the checker: no VF minimum, no SR-IOV, ETH links wanted
     assert judges.firmware_entry(raw('cx7_nextboot8_e.txt'))['ok'] is True
     eth = raw('cx7_sriov_off_eth_e.txt')
@@ -525,8 +525,8 @@ def test_containerd_drop_ins_above_the_root_or_unloadable(tmp_path):
                                                 'config\'s 1.' % dropin)
     assert 'higher than root config version 1' in above['details'][0] and above['fix'] == judges.CONTAINERD_VERSION_FIX
     assert any('has no version key' in note for note in above['notes'])
-    two, _config = containerd_verdict(tmp_path / 'b', 'root-v3.toml', [('99-nvidia-v4.toml', '98-a.toml'),
-                                                                        ('99-nvidia-v4.toml', '99-b.toml')], 'file')
+    two, _config = containerd_verdict(tmp_path / 'b', 'root-v3.toml',
+                                      [('99-nvidia-v4.toml', '98-a.toml'), ('99-nvidia-v4.toml', '99-b.toml')], 'file')
     assert two['msg'].startswith('The containerd drop-ins ') and two['msg'].endswith(
         '99-b.toml declare a version above the root config\'s 3.')
     broken, _config = containerd_verdict(tmp_path / 'c', 'root-v3.toml', [('broken.toml', '50-broken.toml'),
