@@ -284,8 +284,8 @@ def judge_firmware(entries, unknown=None, error=None, class_dir='/sys/class/infi
 
 # ---- huge pages -----------------------------------------------------------------------------------------
 
-def judge_hugepages(pools, requested, check='counts', base='', default_size_kb=None, current_default_kb=None,
-                    meminfo_read=True, proc_root='/proc'):
+def judge_hugepages(pools, requested, check='counts', base='', meminfo_read=True, default_size_kb=None,
+                    current_default_kb=None, proc_root='/proc'):
     """Huge page pools (hugepages.read_pools) against the tuning profile's ``requested`` pools.
 
     ``check``: ``sizes`` (before the change: the pools must exist) or ``counts`` (after the reboot: they hold
