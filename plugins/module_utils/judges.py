@@ -260,14 +260,12 @@ def judge_firmware(entries, unknown=None, error=None, class_dir='/sys/class/infi
         fixes.append(FIRMWARE_QUERY_FIX)
     if unknown:
         fixes.append(FIRMWARE_RAIL_FIX)
-    rails = '%s %s' % ('Rail' if len(unknown) == 1 else 'Rails', ', '.join(unknown))
-    has = 'has' if len(unknown) == 1 else 'have'
+    one = len(unknown) == 1
+    no_function = '%s %s %s no PCI function' % ('rail' if one else 'rails', ', '.join(unknown), 'has' if one else 'have')
     if error or not entries:
-        msg = 'The NIC firmware could not be queried%s.' % (
-            ': %s %s no PCI function' % (rails.lower(), has) if unknown and not error else '')
+        msg = 'The NIC firmware could not be queried%s.' % ((': ' + no_function) if unknown and not error else '')
     elif not failed:
-        msg = '%s %s no PCI function, so %s firmware was not checked.' % (rails, has,
-                                                                          'its' if len(unknown) == 1 else 'their')
+        msg = sentence(['%s, so %s firmware was not checked' % (no_function, 'its' if one else 'their')])
     else:
         clauses = []
         if wrong:
@@ -277,7 +275,7 @@ def judge_firmware(entries, unknown=None, error=None, class_dir='/sys/class/infi
             clauses.append('the firmware settings of %d of %d devices could not be read (%s)'
                            % (len(unreadable), len(entries), name_list(unreadable)))
         if unknown:
-            clauses.append('%s %s no PCI function' % (rails.lower(), has))
+            clauses.append(no_function)
         msg = sentence(clauses)
     return verdict(True, msg, details, notes, ' '.join(fixes), data)
 
@@ -418,9 +416,10 @@ def judge_containerd(result=None, problems=(), warnings=(), error=None, config_p
     shown = result['version'] if result['version'] is not None else '1 (no version key)'
     dropins = result['dropins']
     if not problems:
-        return verdict(False, 'The containerd root config is version %s; %s.' % (
-            shown, 'none of its %d drop-ins is above it' % len(dropins) if dropins else 'it has no drop-ins'),
-            notes=warnings, data=data)
+        found = ('it has no drop-ins' if not dropins else 'its drop-in is not above it' if len(dropins) == 1
+                 else 'none of its %d drop-ins is above it' % len(dropins))
+        return verdict(False, 'The containerd root config is version %s; %s.' % (shown, found), notes=warnings,
+                       data=data)
     above = [entry['path'] for entry in dropins if entry['imported'] and not entry['error']
              and effective_version(entry['version']) > root]
     broken = [entry['path'] for entry in dropins if entry['error']]

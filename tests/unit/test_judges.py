@@ -329,8 +329,8 @@ def test_judge_firmware_rails_without_pci_function_or_nothing_to_query():
     assert one['fix'] == judges.FIRMWARE_RAIL_FIX and one['data']['failed_devices'] == []
     two = judges.judge_firmware(entries(('cx7_ok_e.txt', BDFS[0], 0)), unknown=['mlx5_8', 'mlx5_9'])
     assert two['msg'] == 'Rails mlx5_8, mlx5_9 have no PCI function, so their firmware was not checked.'
-    wrong_and_two = judges.judge_firmware(entries(('cx7_nextboot8_e.txt', BDFS[1], 0)), unknown=['mlx5_8', 'mlx5_9'])
-    assert wrong_and_two['msg'].endswith('; rails mlx5_8, mlx5_9 have no PCI function.')
+    wrong_and_two = judges.judge_firmware(entries(('cx7_nextboot8_e.txt', BDFS[1], 0)), unknown=['mlx5_8', 'IB_9'])
+    assert wrong_and_two['msg'].endswith('; rails mlx5_8, IB_9 have no PCI function.')      # names as they are
     none_found = judges.judge_firmware([], unknown=['mlx5_9'])
     assert none_found['msg'] == 'The NIC firmware could not be queried: rail mlx5_9 has no PCI function.'
     assert none_found['fix'] == ' '.join([judges.FIRMWARE_QUERY_FIX, judges.FIRMWARE_RAIL_FIX])
@@ -509,8 +509,16 @@ def test_containerd_pass_with_and_without_drop_ins(tmp_path):
     judged, config = containerd_verdict(tmp_path / 'a', 'root-v3.toml', [('99-nvidia-v3.toml', '99-nvidia.toml')],
                                         'file')
     assert not judged['failed'] and judged['fix'] is None and judged['notes'] == []
-    assert judged['msg'] == 'The containerd root config is version 3; none of its 1 drop-ins is above it.'
+    assert judged['msg'] == 'The containerd root config is version 3; its drop-in is not above it.'
     assert judged['data']['config_path'] == config and judged['data']['problems'] == []
+    two, _config = containerd_verdict(tmp_path / 'c', 'root-noversion.toml',
+                                      [('99-nvidia-v2.toml', 'a.toml'), ('99-nvidia-v2.toml', 'b.toml')], 'file')
+    assert two['failed']        # a root without version is 1 to containerd
+    three, _config = containerd_verdict(tmp_path / 'd', 'root-v3.toml',
+                                        [('99-nvidia-v2.toml', 'a.toml'), ('99-nvidia-v3.toml', 'b.toml')], 'file')
+    assert three['msg'] == 'The containerd root config is version 3; none of its 2 drop-ins is above it.'
+    noversion = judges.judge_containerd(dict(three['data'], version=None), [], [])
+    assert noversion['msg'].startswith('The containerd root config is version 1 (no version key); ')
     bare, _config = containerd_verdict(tmp_path / 'b', 'root-v3.toml')
     assert bare['msg'] == 'The containerd root config is version 3; it has no drop-ins.'
     assert bare['notes'] and 'RUNTIME_CONFIG_SOURCE=file' in bare['notes'][0]
