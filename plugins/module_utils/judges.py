@@ -220,8 +220,8 @@ def firmware_lines(entry):
 
 def _unreadable_entry(entry):
     """Queried but not read: the tool failed, or every problem is a value or table that cannot be read."""
-    return bool(entry['error']) or (bool(entry['problems'])
-                                    and all(problem.get('unreadable') for problem in entry['problems']))
+    problems = entry['problems']
+    return bool(entry['error']) or (bool(problems) and all(problem.get('unreadable') for problem in problems))
 
 
 def judge_firmware(entries, unknown=None, error=None, class_dir='/sys/class/infiniband'):
@@ -300,8 +300,7 @@ def judge_hugepages(pools, requested, check='counts', base='', meminfo_read=True
     data = {'checked': check, 'results': results, 'available_sizes': sizes, 'default_hugepage_size': current}
     details = [res['problem'] for res in results if not res['ok']]
     missing = [res['size'] for res in results if not res['pool_exists']]
-    unreadable = [res['size'] for res in results if res['pool_exists'] and not res['ok']
-                  and res['nr_hugepages'] is None]
+    unreadable = [res['size'] for res in results if res['pool_exists'] and not res['ok'] and res['nr_hugepages'] is None]
     short = [res for res in results if res['pool_exists'] and not res['ok'] and res['nr_hugepages'] is not None]
     clauses = []
     fixes = []
@@ -420,8 +419,8 @@ def judge_containerd(result=None, problems=(), warnings=(), error=None, config_p
                  else 'none of its %d drop-ins is above it' % len(dropins))
         return verdict(False, 'The containerd root config is version %s; %s.' % (shown, found), notes=warnings,
                        data=data)
-    above = [entry['path'] for entry in dropins if entry['imported'] and not entry['error']
-             and effective_version(entry['version']) > root]
+    above = [entry['path'] for entry in dropins
+             if entry['imported'] and not entry['error'] and effective_version(entry['version']) > root]
     broken = [entry['path'] for entry in dropins if entry['error']]
     clauses = []
     fixes = []
