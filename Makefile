@@ -146,7 +146,7 @@ stack-bench: setup cluster-build
 # Mutation check (tools/mutate.py; an evening on 2 cores, not part of make test/CI): one planted bug at a time,
 # the unit tests must notice it. Below 90 % killed in any host parser or controller-side file fails (the host
 # modules are reported); docs/testing.md keeps the figures.
-MUTATE_UTILS   ?= $(addprefix plugins/module_utils/,cmdline.py common.py containerd.py hugepages.py mstconfig.py rdma.py tray.py)
+MUTATE_UTILS   ?= $(addprefix plugins/module_utils/,cmdline.py common.py containerd.py hugepages.py judges.py mstconfig.py rdma.py tray.py)
 MUTATE_MODULES ?= $(addprefix plugins/modules/,containerd_config.py hugepage_check.py ib_pkey_check.py kernel_cmdline.py nic_firmware.py rdma_facts.py tray_facts.py)
 MUTATE_CONTROLLER ?= plugins/filter plugins/plugin_utils/stack.py plugins/action/write_evidence.py \
 	$(addprefix plugins/module_utils/,cluster_rules.py conformance.py evidence.py kube.py nccl.py preflight.py reboot_controllers.py resources.py tray_validation.py)

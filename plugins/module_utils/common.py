@@ -171,3 +171,15 @@ def report_failure(module, output):
         module.fail_json(**output)
     module.warn(output['msg'])
     module.exit_json(**output)
+
+
+def report_verdict(module, verdict, **output):
+    """End a check module with a judge's verdict (module_utils.judges): warn with its notes, return ``output``
+    with ``msg``, ``problems`` (the verdict's details) and ``fix``, and fail when the verdict failed (or only
+    warn, with fail_on_error=false)."""
+    for note in verdict['notes']:
+        module.warn(note)
+    output.update(changed=False, msg=verdict['msg'], problems=verdict['details'], fix=verdict['fix'])
+    if verdict['failed']:
+        report_failure(module, output)
+    module.exit_json(**output)

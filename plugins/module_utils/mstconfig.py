@@ -22,6 +22,8 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.gpu_tray.cluster.plugins.module_utils.common import TOOL_ENVIRON
+
 COLUMN_KEYS = {'default': 'default', 'current': 'current', 'next boot': 'next_boot'}
 _VALUE = re.compile(r'^(?P<label>[A-Za-z_][\w\-]*)\((?P<num>-?(?:0x[0-9a-fA-F]+|\d+))\)$')
 _INT = re.compile(r'^-?\d+$')
@@ -55,6 +57,34 @@ def error_lines(text):
 def is_usage_error(messages):
     """True when mstconfig rejected its arguments (not the device)."""
     return any(_USAGE_ERROR.search(message) for message in messages)
+
+
+def query_argv(tool, bdf, extended=True):
+    """The read-only query: ``[tool, '-e', '-d', bdf, 'q']`` (without ``-e`` when not ``extended``)."""
+    return [tool] + (['-e'] if extended else []) + ['-d', bdf, 'q']
+
+
+def query_device(module, tool, bdf, extended=True):
+    """Run ``mstconfig [-e] -d <bdf> q`` (an argv list, untranslated output) and return the raw record.
+
+    An mstconfig that rejects its arguments (``-E- invalid argument: -e`` from an mstflint without ``-e``) is
+    asked once more without ``-e``. The record: ``{'bdf', 'command', 'rc', 'stdout', 'stderr',
+    'retried_without_e', 'usage_error'}`` - ``usage_error`` is the rejected call's ``-E-`` text when it was
+    retried, else None. Only ``q`` (query) is ever run: nothing here writes NIC firmware.
+    """
+    def run(with_e):
+        argv = query_argv(tool, bdf, with_e)
+        rc, out, err = module.run_command(argv, environ_update=TOOL_ENVIRON)
+        return {'bdf': bdf, 'command': argv, 'rc': rc, 'stdout': out or '', 'stderr': err or '',
+                'retried_without_e': False, 'usage_error': None}
+
+    record = run(extended)
+    messages = error_lines(record['stdout']) + error_lines(record['stderr'])
+    if extended and record['rc'] != 0 and is_usage_error(messages):
+        rejected = '; '.join(messages)
+        record = run(False)
+        record.update(retried_without_e=True, usage_error=rejected)
+    return record
 
 
 def parse_value(raw):

@@ -133,16 +133,19 @@ fix:
   type: str
   returned: always
 msg:
-  description: One sentence naming the problems (the fix is in RV(fix)).
+  description:
+    - One sentence naming the drop-ins above the root version and the files containerd cannot load (containerd's
+      words in RV(problems), the fix in RV(fix)). The preflight's C(containerd_config) check says the same.
   type: str
   returned: always
+  sample: "The containerd drop-in /etc/containerd/conf.d/99-nvidia.toml declares a version above the root config's 2."
 '''
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.common import (
     check_argument_spec,
-    report_failure,
+    report_verdict,
 )
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.containerd import (
     HAS_TOML,
@@ -150,6 +153,7 @@ from ansible_collections.gpu_tray.cluster.plugins.module_utils.containerd import
     ContainerdConfigError,
     inspect,
 )
+from ansible_collections.gpu_tray.cluster.plugins.module_utils.judges import judge_containerd
 
 
 def build_module():
@@ -174,19 +178,11 @@ def main():
         result, errors, warnings = inspect(params['config_path'], params['dropin_dir'],
                                            params['runtime_config_source'], root=params['root'])
     except ContainerdConfigError as exc:
-        module.fail_json(msg='%s (check options config_path and root)' % exc, changed=False)
-    for warning in warnings:
-        module.warn(warning)
-    output = dict(changed=False, problems=errors, fix=None, **result)
-    if not errors:
-        output['msg'] = 'containerd root %s is version %s; %d drop-ins, none above it.' % (
-            result['config_path'], result['version'], len(result['dropins']))
-        module.exit_json(**output)
-    output['fix'] = ('Keep every drop-in at or below the root version - set the GPU Operator toolkit env '
-                     'RUNTIME_CONFIG_SOURCE=file so it writes its drop-in at the root\'s version, and remove or '
-                     'regenerate the offending drop-in before containerd restarts.')
-    output['msg'] = 'containerd config check failed: %s.' % '; '.join(errors)
-    report_failure(module, output)
+        # a root config containerd cannot load is an error whatever fail_on_error says: nothing was checked
+        judged = judge_containerd(error=str(exc))
+        module.fail_json(changed=False, msg=judged['msg'], problems=judged['details'], fix=judged['fix'])
+    judged = judge_containerd(result, errors, warnings)
+    report_verdict(module, judged, **result)
 
 
 if __name__ == '__main__':

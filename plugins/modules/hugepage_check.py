@@ -137,33 +137,34 @@ problems:
   returned: always
   sample: ["the 2M pool holds 0 of the 5128 requested pages (nr_hugepages); likely causes: ..."]
 fix:
-  description: What to do about the problems found, or null when the check passed.
+  description: What to do about the problems found (one sentence per kind of problem), or null when the check passed.
   type: str
   returned: always
-  sample: request only sizes the running kernel has (pools on this kernel - 2M, 512M, 16G) in the tuning profile
+  sample: Request only sizes the running kernel has (pools on this kernel - 2M, 512M, 16G) in the tuning profile, ...
 msg:
-  description: One sentence naming every problem (the fix is in RV(fix)).
+  description:
+    - One sentence naming the pools and what is wrong with them (the details in RV(problems), the fix in RV(fix)).
+      The preflight's C(hugepages) check says the same for the same tray.
   type: str
   returned: always
-  sample: "Huge page check (counts) failed: the 2M pool holds 0 of the 5128 requested pages (nr_hugepages); ..."
+  sample: The 2M huge page pool holds 0 of the 5128 requested pages.
 '''
 
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.common import (
     check_argument_spec,
-    format_size_kb,
     join_root,
     parse_size_kb,
     read_text,
-    report_failure,
+    report_verdict,
 )
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.hugepages import (
     CHECKS,
-    check_requests,
     meminfo_hugepagesize_kb,
     read_pools,
 )
+from ansible_collections.gpu_tray.cluster.plugins.module_utils.judges import judge_hugepages
 
 
 def build_module():
@@ -206,56 +207,11 @@ def main():
     params = module.params
     default_kb = validate(module)
     base, pools = read_pools(params['sysfs_root'])
-    meminfo_path = join_root(params['proc_root'], 'meminfo')
-    meminfo = read_text(meminfo_path)
-    current_kb = meminfo_hugepagesize_kb(meminfo)
-    results = check_requests(pools, params['requested'], check=params['check'], base=base)
-    sizes = [pools[size]['size'] for size in sorted(pools)]
-    output = dict(changed=False, checked=params['check'], pools=[pools[size] for size in sorted(pools)],
-                  available_sizes=sizes, default_hugepage_size=format_size_kb(current_kb) if current_kb else None,
-                  results=results)
-    problems = [res['problem'] for res in results if not res['ok']]
-    fixes = []
-    if not pools:
-        problems.insert(0, 'no huge page pools under %s' % base)
-        fixes.append('check option sysfs_root')
-    elif any(not res['pool_exists'] for res in results):
-        fixes.append('request only sizes the running kernel has (pools on this kernel: %s) in the tuning profile, '
-                     'or boot a kernel with the needed page size, then reboot' % ', '.join(sizes))
-    if any(res['pool_exists'] and res['nr_hugepages'] is None and not res['ok'] for res in results):
-        fixes.append('check option sysfs_root and that nr_hugepages of each requested pool is readable')
-    if any(res['pool_exists'] and res['nr_hugepages'] is not None and not res['ok'] for res in results):
-        fixes.append('compare MemTotal in %s with the pages requested, make sure no later /etc/default/grub.d '
-                     'drop-in overrides GRUB_CMDLINE_LINUX_DEFAULT, and that %s carries the hugepages= arguments '
-                     '(else the tray booted another entry); then reboot'
-                     % (meminfo_path, join_root(params['proc_root'], 'cmdline')))
-    if default_kb is not None and params['check'] == 'sizes':
-        if pools and default_kb not in pools:
-            problems.append('the running kernel has no %s huge page pool for default_size' % format_size_kb(default_kb))
-            fixes.append('set default_hugepagesz to a size this kernel has (%s)' % ', '.join(sizes))
-    elif default_kb is not None:
-        if meminfo is None:
-            problems.append('cannot read %s for the default huge page size' % meminfo_path)
-            fixes.append('check option proc_root')
-        elif current_kb is None:
-            problems.append('cannot read the default huge page size: no Hugepagesize line in %s' % meminfo_path)
-            fixes.append('check option proc_root (it must be the proc file system of the tray)')
-        elif current_kb != default_kb:
-            problems.append('the default huge page size is %s (Hugepagesize in %s), expected %s'
-                            % (output['default_hugepage_size'], meminfo_path, format_size_kb(default_kb)))
-            fixes.append('add default_hugepagesz=%s to the kernel command line, then reboot'
-                         % format_size_kb(default_kb))
-    output['problems'] = problems
-    output['fix'] = '; '.join(fixes) or None
-    if not problems:
-        if params['check'] == 'counts':
-            found = ', '.join('%s x %s' % (res['size'], res['nr_hugepages']) for res in results)
-        else:
-            found = ', '.join(res['size'] for res in results)
-        output['msg'] = 'Huge page %s OK (%s).' % (params['check'], found)
-        module.exit_json(**output)
-    output['msg'] = 'Huge page check (%s) failed: %s.' % (params['check'], '; '.join(problems))
-    report_failure(module, output)
+    meminfo = read_text(join_root(params['proc_root'], 'meminfo'))
+    judged = judge_hugepages(pools, params['requested'], check=params['check'], base=base,
+                             default_size_kb=default_kb, current_default_kb=meminfo_hugepagesize_kb(meminfo),
+                             meminfo_read=meminfo is not None, proc_root=params['proc_root'])
+    report_verdict(module, judged, pools=[pools[size] for size in sorted(pools)], **judged['data'])
 
 
 if __name__ == '__main__':

@@ -182,7 +182,9 @@ fix:
   type: str
   returned: always
 msg:
-  description: One sentence - how many ports failed (details in RV(problems), the fix in RV(fix)).
+  description:
+    - One sentence - how many ports are not full members of which partition (details in RV(problems), the fix in
+      RV(fix)). The preflight's C(pkeys) check says the same for the same tray.
   type: str
   returned: always
   sample: 2 of 6 InfiniBand ports are not full members of partition 0xffff (default partition, full member).
@@ -192,18 +194,14 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.common import (
     check_argument_spec,
-    format_pkey,
     parse_pkey_option,
-    report_failure,
+    report_verdict,
 )
+from ansible_collections.gpu_tray.cluster.plugins.module_utils.judges import judge_pkeys
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.rdma import (
-    check_pkeys,
     collect_rdma,
-    describe_pkey,
-    parse_pkey,
     pkey_base,
     select_devices,
-    unchecked_vfs,
 )
 
 
@@ -218,12 +216,6 @@ def build_module():
     )
 
 
-def _keys_text(keys):
-    if not keys:
-        return 'no non-zero keys'
-    return ', '.join(describe_pkey(parse_pkey(key)) for key in keys)
-
-
 def main():
     module = build_module()
     params = module.params
@@ -234,58 +226,14 @@ def main():
     if pkey_base(wanted) == 0:
         module.fail_json(msg='option pkey: %s is not a usable partition key (0x0000 and 0x8000 mark empty '
                              'table slots)' % params['pkey'])
-    required = wanted | 0x8000
     facts = collect_rdma(params['sysfs_root'])
     devices, unknown = select_devices(facts, params['devices'], params['include_vfs'])
-    found = ', '.join(dev['name'] for dev in facts['devices']) or 'none'
     if unknown:
         module.fail_json(msg='option devices names %s, which do not exist under %s (found: %s)'
-                             % (', '.join(unknown), facts['class_dir'], found))
-    results, skipped = check_pkeys(devices, required)
-    unchecked = unchecked_vfs(facts, devices) if params['include_vfs'] else []
-    output = dict(changed=False, pkey=format_pkey(required), checked_devices=[dev['name'] for dev in devices],
-                  ports=results, skipped_ports=skipped, unchecked_vfs=unchecked, failed_ports=[], problems=[], fix=None)
-    if skipped:
-        module.warn('not checked (link layer is not InfiniBand, no partitions): %s'
-                    % (', '.join('%s %s' % (item['label'], item['link_layer'] or 'unknown') for item in skipped)))
-    if unchecked:
-        module.warn('%d VFs of the checked PFs have no RDMA device under %s, so their P_Keys were not checked: '
-                    '%s. Check them where they live (the pod network namespace, or the VM/vfio user).'
-                    % (len(unchecked), facts['class_dir'],
-                       '; '.join('%s of %s (%s)' % (item['pci_address'] or 'a VF without virtfn link',
-                                                    item['pf'], item['reason']) for item in unchecked)))
-    if not results:
-        skipped_text = ''
-        if skipped:
-            skipped_text = '; ports skipped as not InfiniBand: %s' % ', '.join(
-                '%s (%s)' % (item['label'], item['link_layer'] or 'unknown') for item in skipped)
-        output['msg'] = 'No InfiniBand ports to check under %s.' % facts['class_dir']
-        output['problems'] = ['no InfiniBand ports under %s (devices found: %s; rails: %s%s); expected the ConnectX '
-                              'rails' % (facts['class_dir'], found, ', '.join(facts['rails']) or 'none', skipped_text)]
-        output['fix'] = 'Check that mlx5_ib is loaded, the rails are in InfiniBand mode and sysfs_root is right.'
-        report_failure(module, output)
-    failing = [res for res in results if not res['ok']]
-    output['failed_ports'] = [res['label'] for res in failing]
-    if not failing:
-        output['msg'] = 'All %d InfiniBand ports are full members of partition %s.' % (
-            len(results), describe_pkey(required))
-        module.exit_json(**output)
-    lines = []
-    for res in failing:
-        guid = (' GUID %s' % res['port_guid']) if res['port_guid'] else ''
-        lines.append('%s%s holds %s' % (res['label'], guid, _keys_text(res['pkeys'])))
-    vfs = [res for res in failing if res['kind'] == 'vf']
-    fix = ('The fabric manager (UFM, or ib-kubernetes) must add each listed port GUID to partition %s as a '
-           'full member (0x8000 bit)' % format_pkey(required))
-    if vfs:
-        fix += ('; %d of the failing ports are VFs - each VF GUID must be added too, fixing the PFs alone is not '
-                'enough' % len(vfs))
-    fix += '. Links stay up with limited membership, but RDMA between hosts fails with retry-exceeded.'
-    output['problems'] = lines
-    output['fix'] = fix
-    output['msg'] = ('%d of %d InfiniBand ports are not full members of partition %s.'
-                     % (len(failing), len(results), describe_pkey(required)))
-    report_failure(module, output)
+                             % (', '.join(unknown), facts['class_dir'],
+                                ', '.join(dev['name'] for dev in facts['devices']) or 'none'))
+    judged = judge_pkeys(facts, devices, wanted | 0x8000, params['include_vfs'])
+    report_verdict(module, judged, **judged['data'])
 
 
 if __name__ == '__main__':

@@ -42,7 +42,7 @@ options:
     default: []
   fail_on_duplicates:
     description:
-      - Fail when an identical argument appears more than once.
+      - Fail when an identical argument appears more than once. With C(false) duplicates are only warned about.
     type: bool
     default: true
   fail_on_error:
@@ -128,20 +128,23 @@ fix:
   type: str
   returned: always
 msg:
-  description: One sentence naming every missing, forbidden and duplicated argument (the fix is in RV(fix)).
+  description:
+    - One sentence naming the missing, forbidden and duplicated arguments (the first four of each; all of them in
+      RV(problems), the fix in RV(fix)). The preflight's C(kernel_cmdline) check says the same for the same tray.
   type: str
   returned: always
-  sample: "The booted kernel command line does not match: missing: pci=realloc; duplicated: init_on_alloc=0 (x2)."
+  sample: "The booted kernel command line lacks pci=realloc and repeats init_on_alloc=0."
 '''
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpu_tray.cluster.plugins.module_utils.cmdline import check_cmdline, parse_spec
+from ansible_collections.gpu_tray.cluster.plugins.module_utils.cmdline import parse_spec
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.common import (
     check_argument_spec,
     join_root,
-    report_failure,
+    report_verdict,
 )
+from ansible_collections.gpu_tray.cluster.plugins.module_utils.judges import judge_cmdline
 
 
 def build_module():
@@ -169,37 +172,18 @@ def main():
         with open(path, 'rb') as handle:
             raw = handle.read()
     except (OSError, IOError) as exc:
-        module.fail_json(msg='cannot read %s: %s (check option proc_root)' % (path, exc))
+        # unreadable input is an error whatever fail_on_error says: nothing was checked
+        judged = judge_cmdline(None, path=path, error='cannot read %s: %s' % (path, exc))
+        module.fail_json(changed=False, msg=judged['msg'], problems=judged['details'], fix=judged['fix'])
     try:
         text = raw.decode('utf-8')
     except UnicodeDecodeError as exc:
         # Keep every byte visible and JSON-safe; whitespace (the separator) is ASCII, so tokens are unchanged.
         text = raw.decode('utf-8', 'backslashreplace')
         module.warn('%s is not valid UTF-8 (%s); undecodable bytes are shown as \\xNN' % (path, exc))
-    cmdline = text.rstrip('\n').replace('\x00', ' ')
-    report = check_cmdline(cmdline, params['required'], params['forbidden'])
-    output = dict(changed=False, cmdline=cmdline, problems=[], fix=None, **report)
-    problems = []
-    if report['missing']:
-        problems.append('missing: %s' % ' '.join(report['missing']))
-    if report['forbidden_present']:
-        problems.append('forbidden but present: %s' % ' '.join(report['forbidden_present']))
-    duplicate_text = ' '.join(
-        '%s%s (x%d)' % (dup['arg'], (' after %s' % dup['context']) if dup['context'] else '', dup['count'])
-        for dup in report['duplicates'])
-    if report['duplicates'] and params['fail_on_duplicates']:
-        problems.append('duplicated: %s' % duplicate_text)
-    if not problems:
-        output['msg'] = 'Kernel command line OK (%d required arguments present%s).' % (
-            len(report['present']), ('; duplicated: %s' % duplicate_text) if report['duplicates'] else '')
-        module.exit_json(**output)
-    output['problems'] = problems
-    output['fix'] = ('Expected every required argument once and no forbidden one in %s. Fix the boot loader '
-                     'configuration (/etc/default/grub, /etc/default/grub.d/*.cfg - a later file can overwrite '
-                     'GRUB_CMDLINE_LINUX_DEFAULT, tuned\'s /etc/tuned/bootcmdline and $tuned_params can add the same '
-                     'arguments twice), run update-grub and reboot.' % path)
-    output['msg'] = 'The booted kernel command line does not match: %s.' % '; '.join(problems)
-    report_failure(module, output)
+    judged = judge_cmdline(text.rstrip('\n').replace('\x00', ' '), params['required'], params['forbidden'],
+                           fail_on_duplicates=params['fail_on_duplicates'], path=path)
+    report_verdict(module, judged, **judged['data'])
 
 
 if __name__ == '__main__':

@@ -137,7 +137,11 @@ EXAMPLES = r'''
 
 RETURN = r'''
 devices:
-  description: Per-device results, keyed by PCI address.
+  description:
+    - Per-device results, keyed by PCI address - C(ok), C(error) (why the device could not be queried), C(extended),
+      C(problems), C(params), C(info), and the query itself (C(bdf), C(name), C(command), C(rc),
+      C(retried_without_e), C(usage_error)).
+    - The same entries the preflight keeps in its C(nic_firmware) evidence (there C(name) is the rail name).
   type: dict
   returned: always
   sample:
@@ -174,68 +178,24 @@ fix:
   type: str
   returned: always
 msg:
-  description: One sentence naming the failing devices (details in RV(problems), the fix in RV(fix)).
+  description:
+    - One sentence naming the devices whose settings are wrong and those that could not be read (details in
+      RV(problems), the fix in RV(fix)). The preflight's C(nic_firmware) check says the same for the same tray.
   type: str
   returned: always
-  sample: NIC firmware check failed on 1 of 4 devices (0000:04:00.0).
+  sample: NIC firmware settings are wrong on 1 of 4 devices (0000:04:00.0).
 '''
 
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.common import (
-    TOOL_ENVIRON,
     check_argument_spec,
     find_tool,
-    report_failure,
+    report_verdict,
 )
-from ansible_collections.gpu_tray.cluster.plugins.module_utils.mstconfig import (
-    EMPTY_TABLE,
-    QUERY_ERRORS,
-    MstconfigParseError,
-    check_firmware,
-    error_lines,
-    is_usage_error,
-    parse_mstconfig,
-    summarise,
-)
+from ansible_collections.gpu_tray.cluster.plugins.module_utils.judges import firmware_entry, judge_firmware
+from ansible_collections.gpu_tray.cluster.plugins.module_utils.mstconfig import query_device
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.rdma import collect_rdma
-
-FIX = ('Planned by a human, per tray: set the values with the vendor tool, e.g. '
-       '"mstconfig -d <bdf> -y set SRIOV_EN=True NUM_OF_VFS=<n> LINK_TYPE_P1=IB", then cold power-cycle the '
-       'tray (a warm reboot does not load new firmware settings). gpu_tray.cluster never writes NIC firmware '
-       'and never runs mstfwreset.')
-QUERY_FIX = ('For the devices that could not be queried (their firmware settings are unknown): check that the '
-             'PCI address exists and is a ConnectX physical function (lspci -D -d 15b3:), run the check as root '
-             '(become: true), and that mstflint is installed and recent enough for the card (for /dev/mst/* device '
-             'names the mst driver must be loaded: mst start).')
-
-
-def describe_problems(bdf, entry):
-    """One line per failing parameter, showing current and next-boot values together."""
-    lines = []
-    seen = []
-    for problem in entry['problems']:
-        if problem['param'] in seen:
-            continue
-        seen.append(problem['param'])
-        values = entry['params'].get(problem['param'])
-        if problem['param'] in (EMPTY_TABLE, QUERY_ERRORS):
-            lines.append('%s: %s' % (bdf, problem['detail']))
-            continue
-        if problem.get('unreadable'):
-            lines.extend('%s: %s' % (bdf, p['detail']) for p in entry['problems'] if p['param'] == problem['param'])
-            continue
-        if values is None:
-            lines.append('%s: %s: %s, expected %s' % (bdf, problem['param'], problem['detail'], problem['expected']))
-            continue
-        shown = ', '.join('%s=%s' % (column.replace('_', ' '), values[column])
-                          for column in ('current', 'next_boot') if values.get(column) is not None)
-        failing = ' and '.join(p['column'].replace('_', ' ') for p in entry['problems']
-                               if p['param'] == problem['param'] and p['column'])
-        default = (' (default=%s)' % values['default']) if values.get('default') is not None else ''
-        lines.append('%s: %s is %s%s; expected %s in %s'
-                     % (bdf, problem['param'], shown, default, problem['expected'], failing))
-    return lines
 
 
 def build_module():
@@ -254,42 +214,6 @@ def build_module():
         mutually_exclusive=[['devices', 'rails']],
         supports_check_mode=True,
     )
-
-
-def _run(module, tool, bdf, extended):
-    argv = [tool] + (['-e'] if extended else []) + ['-d', bdf, 'q']
-    rc, out, err = module.run_command(argv, environ_update=TOOL_ENVIRON)
-    return argv, rc, out or '', err or ''
-
-
-def query(module, tool, bdf, extended):
-    argv, rc, out, err = _run(module, tool, bdf, extended)
-    messages = error_lines(out) + error_lines(err)
-    if extended and rc != 0 and is_usage_error(messages):
-        module.warn('%s: mstconfig rejected its arguments (%s); retried once without -e, so only next-boot '
-                    'values can be checked. Install a current mstflint to check the running values too.'
-                    % (bdf, '; '.join(messages)))
-        argv, rc, out, err = _run(module, tool, bdf, False)
-        messages = error_lines(out) + error_lines(err)
-    entry = {'ok': False, 'error': None, 'extended': None, 'problems': [], 'params': {}, 'info': {},
-             'rc': rc, 'command': argv}
-    try:
-        parsed = parse_mstconfig(out)
-    except MstconfigParseError as exc:
-        if messages:
-            entry['error'] = 'mstconfig rc=%d: %s' % (rc, '; '.join(messages))
-        else:
-            detail = (err or out).strip().splitlines()
-            entry['error'] = 'mstconfig rc=%d, unparsable output (%s): %s' % (rc, exc, ' | '.join(detail[-3:]))
-        return entry, None
-    if messages or (rc != 0 and not parsed['params']):
-        messages = messages or [(err or out).strip()]
-        entry['error'] = 'mstconfig rc=%d: %s' % (rc, '; '.join(m for m in messages if m))
-        return entry, None
-    entry['extended'] = parsed['extended']
-    entry['params'] = summarise(parsed)
-    entry['info'] = parsed['device']
-    return entry, parsed
 
 
 def _facts_devices(module, facts):
@@ -355,43 +279,12 @@ def main():
     if tool is None:
         module.fail_json(msg='mstconfig not found (option mstconfig_path=%s)' % params['mstconfig_path'],
                          fix='Install mstflint on the tray.')
-    results = {}
-    failed = []
-    lines = []
-    query_failed = []
-    for bdf in devices:
-        entry, parsed = query(module, tool, bdf, params['extended'])
-        if parsed is not None:
-            entry['problems'] = check_firmware(parsed, min_num_vfs=params['min_num_vfs'],
-                                               require_sriov=params['require_sriov'],
-                                               link_type=params['link_type'])
-            entry['ok'] = not entry['problems']
-            if not parsed['extended']:
-                module.warn('%s: mstconfig output has no Current column (run without -e?); only next-boot '
-                            'values were checked' % bdf)
-        results[bdf] = entry
-        if entry['error']:
-            failed.append(bdf)
-            query_failed.append(bdf)
-            lines.append('%s: cannot query firmware: %s' % (bdf, entry['error']))
-        elif entry['problems']:
-            failed.append(bdf)
-            if all(problem.get('unreadable') for problem in entry['problems']):
-                query_failed.append(bdf)
-            lines.extend(describe_problems(bdf, entry))
-    output = dict(changed=False, devices=results, failed_devices=failed, problems=lines, fix=None)
-    if not failed:
-        output['msg'] = 'NIC firmware settings OK on %s.' % ', '.join(devices)
-        module.exit_json(**output)
-    fixes = []
-    if len(query_failed) < len(failed):
-        fixes.append(FIX)
-    if query_failed:
-        fixes.append(QUERY_FIX)
-    output['fix'] = ' '.join(fixes)
-    output['msg'] = 'NIC firmware check failed on %d of %d devices (%s).' % (
-        len(failed), len(devices), ', '.join(failed))
-    report_failure(module, output)
+    entries = [firmware_entry(query_device(module, tool, bdf, params['extended']),
+                              min_num_vfs=params['min_num_vfs'], require_sriov=params['require_sriov'],
+                              link_type=params['link_type']) for bdf in devices]
+    judged = judge_firmware(entries)
+    report_verdict(module, judged, devices=dict((entry['bdf'], entry) for entry in entries),
+                   failed_devices=judged['data']['failed_devices'])
 
 
 if __name__ == '__main__':

@@ -16,7 +16,7 @@ description:
     devices, ports and P_Key tables (as M(gpu_tray.cluster.rdma_facts)), huge page pools, the booted kernel command
     line, the containerd configuration and, on request, the raw C(mstconfig) query output of the rails.
   - Judges nothing. The decisions are made on the controller by the P(gpu_tray.cluster.preflight_report#filter) filter,
-    which calls the same pure functions as the check modules (M(gpu_tray.cluster.ib_pkey_check),
+    which calls the same judges as the check modules (M(gpu_tray.cluster.ib_pkey_check),
     M(gpu_tray.cluster.nic_firmware), M(gpu_tray.cluster.hugepage_check), M(gpu_tray.cluster.kernel_cmdline),
     M(gpu_tray.cluster.containerd_config)). One module call per tray instead of one per check is what keeps a
     fleet-wide preflight close to the cost of a ping.
@@ -187,7 +187,8 @@ cmdline:
 firmware:
   description:
     - With I(query_firmware), the raw mstconfig output per queried PCI function (C(devices) - C(name), C(bdf),
-      C(command), C(rc), C(stdout), C(stderr), C(retried_without_e)), rail names that do not exist (C(unknown)) and
+      C(command), C(rc), C(stdout), C(stderr), C(retried_without_e) and C(usage_error), the C(-E-) text of a
+      query that rejected C(-e)), rail names that do not exist (C(unknown)) and
       C(error) when mstconfig is missing. C(queried=false) otherwise.
   type: dict
   returned: always
@@ -238,7 +239,6 @@ from concurrent.futures import ThreadPoolExecutor
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.common import (
-    TOOL_ENVIRON,
     find_tool,
     host_paths_argument_spec,
     join_root,
@@ -254,7 +254,7 @@ from ansible_collections.gpu_tray.cluster.plugins.module_utils.hugepages import 
     meminfo_hugepagesize_kb,
     read_pools,
 )
-from ansible_collections.gpu_tray.cluster.plugins.module_utils.mstconfig import error_lines, is_usage_error
+from ansible_collections.gpu_tray.cluster.plugins.module_utils.mstconfig import query_device
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.rdma import collect_rdma
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.tray import (
     GRUB_DEFAULTS,
@@ -328,12 +328,6 @@ def read_hugepages(sysfs_root, proc_root):
             'meminfo_default_kb': meminfo_hugepagesize_kb(read_text(join_root(proc_root, 'meminfo')))}
 
 
-def _mstconfig(module, tool, bdf, extended):
-    argv = [tool] + (['-e'] if extended else []) + ['-d', bdf, 'q']
-    rc, out, err = module.run_command(argv, environ_update=TOOL_ENVIRON)
-    return {'bdf': bdf, 'command': argv, 'rc': rc, 'stdout': out or '', 'stderr': err or ''}
-
-
 def query_firmware(module, params, rdma):
     """Raw mstconfig query output of the rails' PCI functions (read-only ``q``)."""
     by_name = dict((dev['name'], dev) for dev in rdma['devices'])
@@ -351,14 +345,7 @@ def query_firmware(module, params, rdma):
 
     def query(target):
         name, bdf = target
-        entry = _mstconfig(module, tool, bdf, params['extended'])
-        entry['retried_without_e'] = False
-        messages = error_lines(entry['stdout']) + error_lines(entry['stderr'])
-        if params['extended'] and entry['rc'] != 0 and is_usage_error(messages):
-            entry = _mstconfig(module, tool, bdf, False)
-            entry['retried_without_e'] = True
-        entry['name'] = name
-        return entry
+        return dict(query_device(module, tool, bdf, params['extended']), name=name)
 
     unique = []
     for name, bdf in targets:

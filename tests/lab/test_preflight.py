@@ -154,7 +154,7 @@ def test_faulty_run_fails_and_names_every_failing_tray(faulty_gb200):
     assert re.search(r"fatal: \[tray02\]: FAILED! => .*Preflight failed \(pkeys\); nothing was changed", run.stdout)
     # the finding itself, not only the check's name, where the terminal and the AWX job log show it
     assert re.search(r"Preflight failed \(nic_firmware\); nothing was changed on the tray\. nic_firmware: NIC firmware "
-                     r"settings are wrong on 1 of 4 rails\. Details and the fix: ", run.stdout), run.stdout[-3000:]
+                     r"settings are wrong on 1 of 4 devices \(\S+\)\. Details and the fix: ", run.stdout), run.stdout[-3000:]
     assert "- **pkeys**: " in summary and "  - Fix: The fabric manager (UFM" in summary, summary
 
 
@@ -163,7 +163,8 @@ def test_limited_vf_pkey_names_vf_ports_and_fabric_fix(faulty_gb200):
     ev = evidence(report, "tray02")
     assert ev["failed_checks"] == ["pkeys"]
     res = check_result(ev, "pkeys")
-    assert res["msg"].endswith("InfiniBand ports are not full members of 0xffff.") and "tray02" not in res["msg"]
+    assert res["msg"].endswith("InfiniBand ports are not full members of partition 0xffff (default partition, full "
+                               "member).") and "tray02" not in res["msg"]
     assert all("VF of" in line and "0x7fff" in line and "GUID" in line for line in res["details"]), res["details"]
     assert "UFM" in res["fix"] and "fixing the PFs alone is not enough" in res["fix"]
     failing = [p for p in res["data"]["ports"] if not p["ok"]]
@@ -173,7 +174,7 @@ def test_limited_vf_pkey_names_vf_ports_and_fabric_fix(faulty_gb200):
 def test_firmware_names_device_values_and_human_fix(faulty_gb200):
     _, report = faulty_gb200
     res = check_result(evidence(report, "tray03"), "nic_firmware")
-    assert res["msg"] == "NIC firmware settings are wrong on 1 of 4 rails."
+    assert res["msg"].startswith("NIC firmware settings are wrong on 1 of 4 devices (")
     assert any("NUM_OF_VFS is current=8, next boot=8" in line and ">= 16" in line for line in res["details"]), res
     assert "mstfwreset" in res["fix"] and "cold power-cycle" in res["fix"]
 

@@ -160,7 +160,8 @@ def test_limited_vf_fails_pkeys_naming_the_vf_guid_and_the_fabric_fix(run_module
     set_pkeys(tray, 'mlx5_6', ['0x7fff'])
     state = gather(run_module, tray, tools, tmp_path)
     pkeys = by_check(preflight_report(state, GB200_SPEC))['pkeys']
-    assert pkeys['failed'] and pkeys['msg'] == '1 of 6 InfiniBand ports are not full members of 0xffff.'
+    assert pkeys['failed'] and pkeys['msg'] == ('1 of 6 InfiniBand ports are not full members of partition 0xffff '
+                                                '(default partition, full member).')
     assert pkeys['details'] == ['mlx5_6 port 1 (VF of 0000:06:00.0) GUID b83f:d203:00a1:b215 holds '
                                 '0x7fff (default partition, limited member)']
     assert 'UFM' in pkeys['fix'] and 'fixing the PFs alone is not enough' in pkeys['fix']
@@ -169,7 +170,8 @@ def test_limited_vf_fails_pkeys_naming_the_vf_guid_and_the_fabric_fix(run_module
     assert pkeys['data']['failed_ports'] == alone['failed_ports']
     # VR200 does not check VFs (include_vfs false in the platform table)
     vr = by_check(preflight_report(state, dict(GB200_SPEC, include_vfs=False)))['pkeys']
-    assert not vr['failed'] and vr['msg'] == 'All 4 ports are full members of 0xffff.'
+    assert not vr['failed'] and vr['msg'] == ('All 4 InfiniBand ports are full members of partition 0xffff '
+                                              '(default partition, full member).')
 
 
 def test_firmware_verdict_equals_nic_firmware(run_module, tray, tools, tmp_path):
@@ -185,7 +187,7 @@ def test_firmware_verdict_equals_nic_firmware(run_module, tray, tools, tmp_path)
                                       'min_num_vfs': 16, 'fail_on_error': False})
     assert firmware['failed'] and firmware['data']['failed_devices'] == alone['failed_devices']
     assert firmware['data']['failed_devices'] == ['0000:04:00.0', '0000:06:00.0']
-    assert firmware['msg'] == 'NIC firmware settings are wrong on 2 of 4 rails.'
+    assert firmware['msg'] == 'NIC firmware settings are wrong on 2 of 4 devices (0000:04:00.0, 0000:06:00.0).'
     assert ('0000:04:00.0: NUM_OF_VFS is current=16, next boot=8 (default=16); expected >= 16 in next boot'
             in firmware['details'])
     assert any('LINK_TYPE_P1 is current=ETH(2)' in line for line in firmware['details'])
@@ -210,14 +212,15 @@ def test_firmware_of_a_rail_without_pci_function_names_the_rail(run_module, tray
     mst, _log = tooldouble.mstconfig(str(mst_dir), table)
     both = by_check(preflight_report(gather(run_module, tray, tools, tmp_path, rails=['mlx5_0', 'mlx5_9'],
                                             mstconfig_path=mst), GB200_SPEC))['nic_firmware']
-    assert both['msg'] == 'NIC firmware settings are wrong on 1 of 2 rails; rail mlx5_9 has no PCI function.'
+    assert both['msg'] == ('NIC firmware settings are wrong on 1 of 1 devices (0000:03:00.0); '
+                           'rail mlx5_9 has no PCI function.')
     assert 'cold power-cycle' in both['fix'] and 'lspci' in both['fix']
 
 
 def test_firmware_unqueryable_fails_with_the_query_fix(run_module, tray, tools, tmp_path):
     missing = gather(run_module, tray, tools, tmp_path, mstconfig_path=str(tmp_path / 'none'))
     res = by_check(preflight_report(missing, GB200_SPEC))['nic_firmware']
-    assert res['failed'] and res['msg'] == "The rails' firmware could not be queried."
+    assert res['failed'] and res['msg'] == 'The NIC firmware could not be queried.'
     assert 'mstflint' in res['fix']
     table = dict(TABLE_OK)
     table['0000:07:00.0'] = {'e': 'open_error.txt', 'rc': 3}
@@ -258,7 +261,7 @@ def test_fresh_vr200_tray_passes_sizes_and_fails_counts_like_hugepage_check(run_
     booted = vr200_tray(str(tmp_path / 'booted'), 5128)
     after = by_check(preflight_report(gather(run_module, booted, tools, tmp_path),
                                       dict(spec, hugepages_check='counts')))['hugepages']
-    assert not after['failed'] and after['msg'] == 'Huge page pools OK (2M x 5128).'
+    assert not after['failed'] and after['msg'] == 'Huge page counts OK (2M x 5128).'
 
 
 def test_1g_pool_is_refused_in_sizes_mode_naming_the_pools_that_exist(run_module, tools, tmp_path):
@@ -395,17 +398,18 @@ def test_preflight_rules_on_partial_reads(run_module, tray, tools, tmp_path):
 
 
 def test_firmware_entries_that_cannot_be_judged():
-    from ansible_collections.gpu_tray.cluster.plugins.module_utils import preflight
+    from ansible_collections.gpu_tray.cluster.plugins.module_utils import judges, preflight
     # unparsable output without an -E- line: the last three lines, not more
     raw = {'bdf': '0000:03:00.0', 'rc': 1, 'stdout': 'one\ntwo\nthree\nfour\n', 'stderr': ''}
     entry = preflight.firmware_entry(raw, {})
     assert entry['ok'] is False and entry['error'].startswith('mstconfig rc=1, unparsable output (')
     assert entry['error'].endswith('): two | three | four') and entry['problems'] == []
-    # failing parameters without values in the table are one line each, in name order
+    # failing parameters without values in the table are one line each, in the checker's order
     problems = [{'param': 'SRIOV_EN', 'detail': 'SRIOV_EN is not in the table', 'column': None, 'expected': 'True'},
                 {'param': 'NUM_OF_VFS', 'detail': 'NUM_OF_VFS is not in the table', 'column': None, 'expected': '16'}]
-    assert preflight._firmware_lines('0000:03:00.0', problems, {}) == [
-        '0000:03:00.0: NUM_OF_VFS is not in the table', '0000:03:00.0: SRIOV_EN is not in the table']
+    entry = dict(entry, error=None, problems=problems, params={})
+    assert judges.firmware_lines(entry) == ['0000:03:00.0: SRIOV_EN is not in the table; expected True',
+                                            '0000:03:00.0: NUM_OF_VFS is not in the table; expected 16']
 
 
 def test_firmware_without_current_column_or_with_an_empty_table(run_module, tray, tools, tmp_path):
@@ -418,8 +422,10 @@ def test_firmware_without_current_column_or_with_an_empty_table(run_module, tray
     for raw in old['firmware']['devices']:
         raw.update(stdout=plain, stderr='', rc=0)
     res = _check(old, {}, 'nic_firmware')
-    assert not res['failed'] and res['msg'] == 'Firmware settings OK on 4 rails.'
-    assert res['details'] == ['%s: mstconfig printed no Current column; only next-boot values were checked' % bdf
+    assert not res['failed'] and res['msg'] == ('NIC firmware settings OK on 0000:03:00.0, 0000:04:00.0, '
+                                                '0000:06:00.0, 0000:07:00.0.')
+    assert res['details'] == ['%s: mstconfig printed no Current column (queried without -e); only next-boot values '
+                              'were checked' % bdf
                               for bdf in ('0000:03:00.0', '0000:04:00.0', '0000:06:00.0', '0000:07:00.0')]
     # a device whose table is empty counts as unreadable: the query fix only, not the power-cycle fix
     empty = _copy.deepcopy(state)
@@ -428,5 +434,5 @@ def test_firmware_without_current_column_or_with_an_empty_table(run_module, tray
     res = _check(empty, {}, 'nic_firmware')
     entry = res['data']['devices'][0]
     assert res['failed'] and [p['param'] for p in entry['problems']] == [EMPTY_TABLE], entry
-    assert res['msg'] == 'NIC firmware settings are wrong on 1 of 4 rails.'
+    assert res['msg'] == 'The firmware settings of 1 of 4 devices could not be read (0000:03:00.0).'
     assert 'lspci' in res['fix'] and 'cold power-cycle' not in res['fix']

@@ -82,7 +82,8 @@ def test_inventory_is_what_ansible_inventory_sees(state):
     assert proc.returncode == 0, proc.stderr
     hv = json.loads(proc.stdout)
     assert hv["gpu_tray_platform"] == "nvke-gb200"                 # from the linked group_vars
-    assert hv["gpu_tray_rails"] == ["mlx5_0", "mlx5_1", "mlx5_3", "mlx5_4"]
+    assert hv["gpu_tray_recipe"] == "gb200-nvke-ubuntu-training" and hv["gpu_tray_pkey"] == "0xffff"
+    assert "gpu_tray_rails" not in hv                                # a platform fact: the profile has it
     assert hv["ansible_host"] == "198.18.2.2"
     assert hv["gpu_tray_sysfs_root"] == "/var/lib/gpu-tray-lab/sys"
     assert hv["gpu_tray_boot_time_command"] == "cat /run/gpu-tray-lab/boot_id"

@@ -11,7 +11,11 @@ import sys
 
 import pytest
 
-from conftest import COLLECTIONS_ROOT, REPO
+import ansible_collections.gpu_tray.cluster as collection
+
+# (not `from conftest import`: another conftest module of the session may hold that name)
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
+COLLECTIONS_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(list(collection.__path__)[0])))
 
 PLAYBOOK = '''
 - hosts: localhost

@@ -9,8 +9,7 @@ import pytest
 import yaml
 
 from ansible_collections.gpu_tray.cluster.plugins.filter.inventory_problems import inventory_problems
-from conftest import REPO
-
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
 SPEC = yaml.safe_load(open(os.path.join(REPO, 'roles', 'preflight', 'vars', 'inventory_spec.yml')))[
     '__preflight_inventory_spec']
 
