@@ -102,8 +102,8 @@ def test_tuned_params_and_duplicated_arguments_are_named_with_their_files(run_mo
         (default, 'tuned_params', []),
         (tray.path('etc/default/grub.d/60-site.cfg'), 'duplicates', ['earlycon'])]
     # the first problem in file order is the message
-    assert plan['refuse']['msg'] == '%s %s; %s.' % (default, kernel_tuning.PROBLEM_TEXT['tuned_params'],
-                                                      kernel_tuning.PROBLEM_FIX['tuned_params'])
+    expected = '%s %s; %s.' % (default, kernel_tuning.PROBLEM_TEXT['tuned_params'], kernel_tuning.PROBLEM_FIX['tuned_params'])
+    assert plan['refuse']['msg'] == expected
 
 
 def test_a_huge_page_size_without_a_pool_is_refused_with_the_smaller_sizes(run_module, lab):
