@@ -5,8 +5,8 @@
 
     tools/mutate.py [--fail-under PCT] [--jobs N] [--list] [--only FILE:LINE] PATH...   (files or directories)
 
-It measures the host code (module_utils parsers, modules) and the controller-side rules that decide rollouts
-(filters, plugin_utils, the cluster/evidence module_utils, the write_evidence action); --fail-under applies
+It measures the host code (module_utils parsers and judges, modules), the API host's rules (the cluster module_utils)
+and the controller-side code that decides rollouts (filters, plugin_utils with the planners, the actions); --fail-under applies
 to every file and every directory.
 
 For every mutable spot in the given Python files the script plants ONE bug (a mutant), runs the unit tests

@@ -11,7 +11,8 @@ import os
 
 import pytest
 
-from ansible_collections.gpu_tray.cluster.plugins.module_utils import judges, preflight
+from ansible_collections.gpu_tray.cluster.plugins.module_utils import judges
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import preflight
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.containerd import inspect
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.hugepages import read_pools
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.mstconfig import (
