@@ -368,3 +368,12 @@ def test_an_unmanaged_imex_service_has_nothing_to_plan():
     plan = imex.plan({}, {'host_service': 'unmanaged', 'unit': 'nvidia-imex.service'})
     assert plan['writes'] == {} and plan['refuse'] is None and plan['role'] == 'imex'
     assert imex.needs({'host_service': 'unmanaged', 'unit': 'nvidia-imex.service'}) == {}
+
+
+def test_a_part_of_the_tray_that_cannot_be_read_refuses_before_any_write(run_module, lab):
+    tray = lab()
+    blocker = tray.write('etc/not-a-directory', 'x\n')
+    plan, _inputs = plan_kernel_tuning(run_module, tray, sysctl_file=blocker + '/90-gpu-tray-tuning.conf')
+    assert plan['refuse']['msg'].startswith("Could not read the tray's state: cannot stat %s/90-gpu-tray-tuning.conf"
+                                            % blocker)
+    assert plan['refuse']['msg'].endswith('; nothing was written.') and plan['writes'] == {}
