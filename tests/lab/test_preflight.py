@@ -236,7 +236,8 @@ def test_vr200_hugepage_count_is_enforced_after_the_reboot():
     inventory = lab_up("--platform", "rke2-vr200", "--trays", "1")
     rc, before = hugepage_counts(inventory)
     assert rc != 0 and before["checked"] == "counts", before
-    assert "the 2M pool holds 0 of the 5128 requested pages" in before["msg"], before["msg"]
+    assert before["msg"] == "The 2M huge page pool holds 0 of the 5128 requested pages.", before["msg"]
+    assert before["problems"][0].startswith("the 2M pool holds 0 of the 5128 requested pages"), before["problems"]
     run = playbook(inventory, GRUB_DROPIN, extra_vars={"test_kernel_arg": "hugepagesz=2M hugepages=5128"})
     assert run.returncode == 0, run.stdout[-6000:]
     assert "CMDLINE_AFTER=" in run.stdout and "hugepagesz=2M hugepages=5128" in run.stdout.split("CMDLINE_AFTER=")[1]
