@@ -159,8 +159,8 @@ def test_every_tuning_argument_in_proc_cmdline_exactly_once(scenario):
 
 
 def test_sysctls_and_runtime_stack_limit_applied_by_systemd_at_boot(scenario):
-    sections = yaml.safe_load((ROOT / "roles" / "kernel_tuning" / "vars" / "main.yml").read_text())
-    rmem_max = sections["__kernel_tuning_sysctl_sections"]["multiNodeTraining"]["net.core.rmem_max"]
+    tuned = yaml.safe_load((ROOT / "plugins" / "plugin_utils" / "platforms" / "_nvidia-tuned.yml").read_text())
+    rmem_max = tuned["sysctl_sections"]["multiNodeTraining"]["net.core.rmem_max"]
     for tray, snap in scenario["after"].items():
         assert snap["rmem_max"] == str(rmem_max), (tray, snap["rmem_max"])
         assert "LimitSTACK=67108864" in snap["/etc/systemd/system/rke2-agent.service.d/90-gpu-tray-limitstack.conf"]
