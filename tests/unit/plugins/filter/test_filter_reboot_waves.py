@@ -39,6 +39,22 @@ def test_percent_of_all_hosts_not_only_pending():
     assert rw.plan_waves(TRAYS[:4], TRAYS[:4], '100%') == [TRAYS[:4]]
 
 
+@pytest.mark.parametrize('batch, group, size', [
+    ('30%', 8, 2),          # 2.4 trays: rounding up would take a third tray of the rack down
+    ('34%', 3, 1),          # 1.02
+    ('49%', 4, 1),          # 1.96: never more than the operator allowed
+    ('99%', 18, 17),        # 17.82
+    ('33.4%', 3, 1),        # 1.002
+    ('33.34%', 3, 1),       # 1.0002
+    ('50%', 18, 9),
+])
+def test_percent_rounds_down(batch, group, size):
+    """A percentage never lets more trays of a group down than it says (like Ansible's serial)."""
+    assert rw.batch_size(batch, group) == size
+    hosts = ['t%02d' % i for i in range(group)]
+    assert max(len(wave) for wave in rw.plan_waves(hosts, hosts, batch, dict.fromkeys(hosts, 'r1'), 'rack')) == size
+
+
 def test_groups_reboot_in_parallel_one_batch_each():
     waves = rw.plan_waves(TRAYS, TRAYS, 1, RACK_OF, 'rack')
     assert waves == [['tray01', 'tray03', 'tray05', 'tray07'], ['tray02', 'tray04', 'tray06', 'tray08']]
