@@ -195,9 +195,8 @@ def _gpu_request(container):
 
 def _judged(pod, exempt_namespaces):
     """A pod the rule looks at: outside the exempt namespaces and not finished (a finished pod holds no device)."""
-    if (pod.get('metadata') or {}).get('namespace') in exempt_namespaces:
-        return False
-    return (pod.get('status') or {}).get('phase') not in ('Succeeded', 'Failed')
+    namespace = (pod.get('metadata') or {}).get('namespace')
+    return namespace not in exempt_namespaces and (pod.get('status') or {}).get('phase') not in ('Succeeded', 'Failed')
 
 
 def accelerator_access_violations(pods, exempt_namespaces):

@@ -109,6 +109,15 @@ def test_pod_problems():
     assert 'Pending for 600s (> 300s): 0/3 nodes are available' in found[2]['message']
 
 
+def test_failed_and_unknown_pods():
+    pods = [{'metadata': meta('evicted', 'ns'), 'status': {'phase': 'Failed', 'reason': 'Evicted',
+                                                           'message': 'The node was low on resource: memory.'}},
+            {'metadata': meta('lost', 'ns'), 'status': {'phase': 'Unknown'}},
+            {'metadata': meta('done', 'ns'), 'status': {'phase': 'Succeeded'}}]
+    assert [item['message'] for item in rs.pod_problems(pods, 300, now=NOW)] == [
+        'Pod ns/evicted: phase Failed (Evicted)', 'Pod ns/lost: phase Unknown']
+
+
 def test_ready_cr():
     spec = {'api_version': 'nvidia.com/v1', 'kind': 'ClusterPolicy', 'name': 'cluster-policy', 'path': 'status.state',
             'value': 'ready'}
