@@ -155,6 +155,12 @@ def test_sriov_rails():
     assert 'nvidia.com/sriov_resource_rail_2=missing' in result[1]['message']
     assert 'nvidia.com/sriov_resource_rail_0=8' in result[2]['message']
     assert rs.check_sriov_rails(nodes[3:], 4, 16)[0]['status'] == 'failed'
+    # the highest rail is judged too, and a rail beyond the recipe's count is not
+    short = node('tray04', {'nvidia.com/gpu.present': 'true'}, dict(rails, **{'nvidia.com/sriov_resource_rail_3': '15'}))
+    result = rs.check_sriov_rails([short], 4, 16)[0]
+    assert result['status'] == 'failed' and result['message'].startswith('node tray04: nvidia.com/sriov_resource_rail_3=15 ')
+    extra = node('tray05', {'nvidia.com/gpu.present': 'true'}, dict(rails, **{'nvidia.com/sriov_resource_rail_4': '2'}))
+    assert rs.check_sriov_rails([extra], 4, 16)[0]['message'] == 'node tray05 advertises 16 VFs on each of 4 rails'
 
 
 def test_sriov_states_and_multus():
