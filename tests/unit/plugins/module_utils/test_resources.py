@@ -109,6 +109,18 @@ def test_pod_problems():
     assert 'Pending for 600s (> 300s): 0/3 nodes are available' in found[2]['message']
 
 
+def test_pending_timeout_bounds():
+    # a pod Pending exactly the timeout is not yet flagged; a running pod is never "Pending too long", nor is a
+    # Pending pod flagged twice (its bad waiting reason is the finding)
+    pods = [{'metadata': meta('edge', 'ns', creationTimestamp='2026-12-02T23:55:00Z'), 'status': {'phase': 'Pending'}},
+            {'metadata': meta('second', 'ns', creationTimestamp='2026-12-02T23:54:59Z'), 'status': {'phase': 'Pending'}},
+            {'metadata': meta('old', 'ns', creationTimestamp='2026-11-01T00:00:00Z'), 'status': {'phase': 'Running'}},
+            {'metadata': meta('pull', 'ns', creationTimestamp='2026-11-01T00:00:00Z'), 'status': {
+                'phase': 'Pending', 'containerStatuses': [{'name': 'app', 'state': {'waiting': {'reason': 'ErrImagePull'}}}]}}]
+    assert [item['message'] for item in rs.pod_problems(pods, 300, now=NOW)] == [
+        'Pod ns/second: Pending for 301s (> 300s)', 'Pod ns/pull: container app is ErrImagePull']
+
+
 def test_failed_and_unknown_pods():
     pods = [{'metadata': meta('evicted', 'ns'), 'status': {'phase': 'Failed', 'reason': 'Evicted',
                                                            'message': 'The node was low on resource: memory.'}},
