@@ -58,6 +58,9 @@ def test_refuses_paths_outside_dest_bad_modes_and_unwritable_places(tmp_path):
 
 def test_render_and_a_failed_write_leaves_no_temporary_file(tmp_path, monkeypatch):
     assert write_evidence.render({'json': [2, 1]}) == b'[\n    2,\n    1\n]\n'
+    # keys sorted: the same result renders the same bytes, so an unchanged report is not rewritten
+    assert write_evidence.render({'json': {'b': 1, 'a': {'d': 0, 'c': 0}}}) == (
+        b'{\n    "a": {\n        "c": 0,\n        "d": 0\n    },\n    "b": 1\n}\n')
     assert write_evidence.render({'json': 0, 'content': 'x'}) == b'0\n'
     assert write_evidence.render({'json': None, 'content': 'text'}) == b'text'
     target = str(tmp_path / 'out' / 'f')
@@ -70,3 +73,15 @@ def test_render_and_a_failed_write_leaves_no_temporary_file(tmp_path, monkeypatc
     with pytest.raises(OSError):
         write_evidence.write_if_changed(target, b'b', 0o640)
     assert os.listdir(str(tmp_path / 'out')) == ['f'] and open(target, 'rb').read() == b'a'
+
+
+@pytest.mark.parametrize('args, missing', [
+    ({'files': [{'path': 'a', 'content': 'x'}]}, 'dest'),
+    ({'dest': 'DEST'}, 'files'),
+    ({'dest': 'DEST', 'files': [{'content': 'x'}]}, 'path'),
+])
+def test_required_arguments(tmp_path, args, missing):
+    args = dict((key, str(tmp_path) if value == 'DEST' else value) for key, value in args.items())
+    with pytest.raises(AnsibleActionFail, match='missing required arguments: %s' % missing):
+        run(args)
+    assert os.listdir(str(tmp_path)) == []

@@ -126,8 +126,9 @@ def test_failed_and_unknown_pods():
                                                            'message': 'The node was low on resource: memory.'}},
             {'metadata': meta('lost', 'ns'), 'status': {'phase': 'Unknown'}},
             {'metadata': meta('done', 'ns'), 'status': {'phase': 'Succeeded'}}]
-    assert [item['message'] for item in rs.pod_problems(pods, 300, now=NOW)] == [
-        'Pod ns/evicted: phase Failed (Evicted)', 'Pod ns/lost: phase Unknown']
+    assert rs.pod_problems(pods, 300, now=NOW) == [
+        {'name': 'pod', 'status': 'failed', 'message': 'Pod ns/evicted: phase Failed (Evicted)', 'object': 'Pod ns/evicted'},
+        {'name': 'pod', 'status': 'failed', 'message': 'Pod ns/lost: phase Unknown', 'object': 'Pod ns/lost'}]
 
 
 def test_ready_cr():
