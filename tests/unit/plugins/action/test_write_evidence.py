@@ -14,14 +14,32 @@ from ansible.playbook.play_context import PlayContext
 from ansible_collections.gpu_tray.cluster.plugins.action import write_evidence
 
 
-def run(args):
+def target_connection():
+    """The connection to the task's host, which the action must never use: it writes on the controller."""
+    connection = MagicMock()
+    connection._shell.tmpdir = None
+    connection.exec_command.side_effect = AssertionError('write_evidence ran a command on the target')
+    connection.put_file.side_effect = AssertionError('write_evidence copied a file to the target')
+    return connection
+
+
+def run(args, connection=None):
     task = MagicMock()
     task.async_val = 0
     task.check_mode = False
     task.diff = False
     task.args = args
-    action = write_evidence.ActionModule(task, MagicMock(), PlayContext(), MagicMock(), MagicMock(), MagicMock())
+    action = write_evidence.ActionModule(task, connection or target_connection(), PlayContext(), MagicMock(),
+                                         MagicMock(), MagicMock())
     return action.run(task_vars={})
+
+
+def test_the_target_is_never_touched(tmp_path):
+    """No remote temporary directory (TRANSFERS_FILES false): the files are written in-process on the controller."""
+    connection = target_connection()
+    result = run({'dest': str(tmp_path), 'files': [{'path': 'a.md', 'content': 'x'}]}, connection)
+    assert result['written'] == [str(tmp_path / 'a.md')]
+    assert connection.exec_command.call_count == 0 and connection.put_file.call_count == 0
 
 
 def test_rewrites_exactly_the_files_whose_content_changed(tmp_path):

@@ -89,7 +89,26 @@ def test_integer_group_values():
     assert rw.plan_waves(['t1', 't2', 't3'], ['t1', 't2', 't3'], 1, racks) == [['t1', 't3'], ['t2']]
 
 
-@pytest.mark.parametrize('batch', [0, -1, '0', '0%', '150%', 'two', '', True, None, 1.5, '%'])
+def test_the_filter_takes_one_tray_at_a_time_by_default():
+    assert rw.reboot_waves(TRAYS, ['tray02', 'tray01']) == [['tray01'], ['tray02']]
+
+
+@pytest.mark.parametrize('batch, waves', [
+    ('1', [['tray01'], ['tray02'], ['tray03']]),          # the smallest count, as text from a survey
+    ('0.5%', [['tray01'], ['tray02'], ['tray03']]),       # above 0: at least one tray
+    ('100%', [['tray01', 'tray02', 'tray03']]),
+])
+def test_smallest_and_largest_batches(batch, waves):
+    assert rw.plan_waves(TRAYS[:3], TRAYS[:3], batch) == waves
+
+
+def test_a_bad_batch_is_refused_even_when_nothing_needs_a_reboot():
+    """The setting is wrong on every run, not only on the run that happens to need a reboot."""
+    with pytest.raises(AnsibleFilterError, match='positive integer or a percentage'):
+        rw.reboot_waves(TRAYS, [], 'two')
+
+
+@pytest.mark.parametrize('batch', [0, -1, '0', '0%', '150%', '100.5%', 'two', '', True, None, 1.5, '%'])
 def test_bad_batch_names_the_problem(batch):
     with pytest.raises(AnsibleFilterError) as err:
         rw.reboot_waves(TRAYS, TRAYS, batch)

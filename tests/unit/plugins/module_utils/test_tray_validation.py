@@ -14,7 +14,7 @@ import pytest
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpu_tray.cluster.plugins.filter.tray_validation import tray_validation
+from ansible_collections.gpu_tray.cluster.plugins.filter.tray_validation import FilterModule, tray_validation
 from ansible_collections.gpu_tray.cluster.plugins.module_utils import evidence
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.tray_validation import (
     parse_kubelet_checkpoint,
@@ -376,3 +376,7 @@ def test_pf_state_names_every_problem_on_every_rail(run_module, tools, tmp_path)
     assert changes == ['mlx5_4 fw_ver: 28.39.1002 at the preflight, now %s' % devices['mlx5_4']['fw_ver'],
                        'mlx5_4 port 1: not there at the preflight',
                        'mlx5_4 port 2 rate: 200 Gb/sec (2X NDR) at the preflight, now %s' % second['rate']]
+
+
+def test_the_filter_is_registered_under_its_name():
+    assert FilterModule().filters() == {'tray_validation': tray_validation}
