@@ -50,8 +50,8 @@ def test_deployment_defaults_and_generations():
     # spec.replicas absent means 1 (the API's default): nothing available is a failure, not "scaled to 0"
     result = rs.check_deployment({'metadata': meta('op', 'ns'), 'spec': {}, 'status': {}})
     assert result['status'] == 'failed' and 'has 0 of 1 replicas available' in result['message']
-    # the controller has not observed generation 2 yet (no observedGeneration at all): the replicas are the old ones
-    fresh = {'metadata': meta('op', 'ns', generation=2), 'spec': {'replicas': 1}, 'status': {'availableReplicas': 1}}
+    # the controller has not observed the first generation yet (no observedGeneration at all)
+    fresh = {'metadata': meta('op', 'ns', generation=1), 'spec': {'replicas': 1}, 'status': {'availableReplicas': 1}}
     result = rs.check_deployment(fresh)
     assert result['status'] == 'warning' and result['message'] == (
         'Deployment ns/op has 1 of 1 replicas available, its controller has not observed the latest generation yet')
