@@ -9,7 +9,7 @@ from html.parser import HTMLParser
 import pytest
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpu_tray.cluster.plugins.filter.validation_evidence import FilterModule, validation_evidence
+from ansible_collections.gpu_tray.cluster.plugins.filter.validation_evidence import validation_evidence
 from ansible_collections.gpu_tray.cluster.plugins.module_utils import evidence
 
 META = {'recipe': 'vr200-rke2-ubuntu-training', 'recipe_digest': 'sha256:1111', 'cluster': 'https://198.18.0.1:6443',
@@ -192,4 +192,6 @@ def test_reports_list_failures_before_warnings_and_every_phase_after_an_empty_on
 
 
 def test_the_filter_is_registered_under_its_name():
+    from ansible_collections.gpu_tray.cluster.plugins.filter.validation_evidence import FilterModule
+
     assert FilterModule().filters() == {'validation_evidence': validation_evidence}

@@ -14,7 +14,7 @@ import pytest
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpu_tray.cluster.plugins.filter.tray_validation import FilterModule, tray_validation
+from ansible_collections.gpu_tray.cluster.plugins.filter.tray_validation import tray_validation
 from ansible_collections.gpu_tray.cluster.plugins.module_utils import evidence
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.tray_validation import (
     parse_kubelet_checkpoint,
@@ -379,4 +379,6 @@ def test_pf_state_names_every_problem_on_every_rail(run_module, tools, tmp_path)
 
 
 def test_the_filter_is_registered_under_its_name():
+    from ansible_collections.gpu_tray.cluster.plugins.filter.tray_validation import FilterModule
+
     assert FilterModule().filters() == {'tray_validation': tray_validation}
