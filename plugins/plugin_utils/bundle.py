@@ -248,6 +248,18 @@ def argocd_health(components):
     return data
 
 
+def gates_of_release(comp, rel):
+    """The `ready` gates of a component that belong to one of its releases: the release that creates the gated
+    object - the manifests that hold its kind (NicClusterPolicy: network-operator-post), else the chart."""
+    manifest_kinds = set(o.get('kind') for objs in (comp.get('objects') or {}).values() for o in objs)
+    out = []
+    for gate in (comp.get('readiness') or {}).get('ready') or []:
+        in_manifests = gate['kind'] in manifest_kinds or comp['kind'] == 'manifests'
+        if in_manifests == (rel['kind'] == 'manifests'):
+            out.append(gate)
+    return out
+
+
 def flux_health_exprs(gates):
     """Flux healthCheckExprs (CEL; the object's top-level fields are the variables) for one component's gates."""
     out = []
@@ -396,11 +408,7 @@ def flux_files(recipe, components, cfg, vendored=None):
             if not comp.get('wait', True):
                 spec['install']['disableWait'] = True
                 spec['upgrade']['disableWait'] = True
-        gates = [g for g in (comp.get('readiness') or {}).get('ready') or []]
-        # a gate goes to the release that creates its object: the chart, or the post manifests when the gated
-        # kind is among them (NicClusterPolicy of network-operator)
-        kinds_here = set(o.get('kind') for f in rel['files'] for o in (comp.get('objects') or {}).get(f, []))
-        gates_here = [g for g in gates if (g['kind'] in kinds_here) == (rel['kind'] == 'manifests')]
+        gates_here = gates_of_release(comp, rel)
         if gates_here:
             spec['healthCheckExprs'] = flux_health_exprs(gates_here)
         if deps[rel['name']]:
@@ -472,3 +480,39 @@ def checksums(digests):
 def bundle_digest(checksums_text):
     """The bundle digest: sha256 of checksums.txt, i.e. over every file of the bundle and its path."""
     return hashlib.sha256(checksums_text.encode('utf-8')).hexdigest()
+
+
+def vendored_archives(components, provenance_doc, digests):
+    """Install from a vendored bundle: {'archives': {component: archive path}, 'problems': [sentence, ...]}.
+
+    Every chart component must have a provenance entry with the chart, version and source the recipe pins (the
+    bundle was rendered for these pins), and its archive's sha256 (`digests`: {archive path: sha256}, missing
+    files absent) must be the recorded one."""
+    entries = dict((e.get('component'), e) for e in (provenance_doc or {}).get('charts') or [] if isinstance(e, dict))
+    archives, problems = {}, []
+    for comp in components:
+        if comp['kind'] != 'helm':
+            continue
+        name = comp['name']
+        entry = entries.get(name)
+        if not entry:
+            problems.append('component %s has no chart in the bundle (provenance.yaml): render the bundle again '
+                            'for this recipe with gpu_tray_bundle_vendor_charts: true' % name)
+            continue
+        want = (comp['chart'], str(comp['version']), comp['repository'])
+        have = (entry.get('chart'), str(entry.get('version')), entry.get('source'))
+        if want != have:
+            problems.append('component %s: the bundle holds %s %s from %s, the recipe pins %s %s from %s'
+                            % ((name,) + have + want))
+            continue
+        archive = str(entry.get('archive') or '')
+        if not archive or archive.startswith('/') or '..' in archive.split('/'):
+            problems.append('component %s: provenance.yaml names no archive inside the bundle (%r)' % (name, archive))
+        elif not digests.get(archive):
+            problems.append('component %s: the archive %s is missing from the bundle' % (name, archive))
+        elif digests[archive] != entry.get('sha256'):
+            problems.append('component %s: %s has sha256 %s, provenance.yaml records %s (changed after it was '
+                            'vendored)' % (name, archive, digests[archive], entry.get('sha256')))
+        else:
+            archives[name] = archive
+    return {'archives': archives, 'problems': problems}
