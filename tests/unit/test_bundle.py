@@ -73,8 +73,8 @@ def test_releases_chain_pre_chart_post_and_depends_on_is_the_dag():
 
 
 def test_a_site_component_named_like_a_post_release_is_refused():
-    comps = [_comp('x', objects={'a.yaml': [{'kind': 'A'}]}), _comp('x-post', kind='manifests',
-                                                                     objects={'b.yaml': [{'kind': 'B'}]})]
+    comps = [_comp('x', objects={'a.yaml': [{'kind': 'A'}]}),
+             _comp('x-post', kind='manifests', objects={'b.yaml': [{'kind': 'B'}]})]
     with pytest.raises(StackError, match='x-post occur twice'):
         bundle.releases(comps)
 
@@ -232,12 +232,9 @@ def test_a_vendored_bundle_is_checked_against_the_recipe_before_an_install():
 def test_the_filter_writes_yaml_with_literal_blocks_and_wraps_errors():
     files = stack_bundle_files.stack_bundle_files(_stack(), 'r1', 'argocd,flux', GIT)
     by_path = dict((f['path'], f['content']) for f in files)
-    assert [p for p in by_path if p.startswith('flux/charts/')] == ['flux/charts/app-pre/Chart.yaml',
-                                                                     'flux/charts/app-pre/templates/manifests.yaml',
-                                                                     'flux/charts/networks/Chart.yaml',
-                                                                     'flux/charts/networks/templates/manifests.yaml',
-                                                                     'flux/charts/operator-post/Chart.yaml',
-                                                                     'flux/charts/operator-post/templates/manifests.yaml']
+    assert [p for p in by_path if p.startswith('flux/charts/')] == [
+        'flux/charts/%s/%s' % (r, f) for r in ('app-pre', 'networks', 'operator-post')
+        for f in ('Chart.yaml', 'templates/manifests.yaml')]
     cm = by_path['argocd/argocd-cm-patch.yaml']
     assert 'resource.customizations.health.argoproj.io_Application: |' in cm
     assert yaml.safe_load(cm)['data']['resource.customizations.health.argoproj.io_Application'] == \
