@@ -113,8 +113,10 @@ def _sha(path):
 def _files(bundle):
     out = set()
     for root, dirs, files in os.walk(bundle):
-        dirs[:] = [d for d in dirs if not d.startswith(".")]
-        out.update(os.path.relpath(os.path.join(root, f), bundle) for f in files if not f.startswith("."))
+        if root == bundle:      # hidden entries at the top (a .git directory) are not the bundle's
+            dirs[:] = [d for d in dirs if not d.startswith(".")]
+            files = [f for f in files if not f.startswith(".")]
+        out.update(os.path.relpath(os.path.join(root, f), bundle) for f in files)
     return out
 
 
