@@ -103,7 +103,7 @@ def dump(data):
 def stack_bundle_files(components, recipe, formats, settings=None, vendored=None):
     try:
         wanted = bundle.formats(_builtin(formats))
-        comps, cfg, vend = _builtin(components), _builtin(settings or {}), _builtin(vendored or {})
+        comps, cfg, vend = _builtin(components), _builtin(settings), _builtin(vendored)
         out = {}
         if 'argocd' in wanted:
             out.update(bundle.argocd_files(str(recipe), comps, cfg, vend))

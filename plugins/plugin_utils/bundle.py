@@ -233,7 +233,6 @@ def ready_gates(components):
     for comp in components:
         for gate in (comp.get('readiness') or {}).get('ready') or []:
             group = str(gate['api_version']).rpartition('/')[0]
-            _gate_path(gate)
             entry = dict((k, gate.get(k)) for k in ('api_version', 'kind', 'name', 'path', 'value'))
             if entry not in out.setdefault((group, gate['kind']), []):
                 out[(group, gate['kind'])].append(entry)

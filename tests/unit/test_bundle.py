@@ -242,3 +242,130 @@ def test_the_filter_writes_yaml_with_literal_blocks_and_wraps_errors():
     assert stack_bundle_files.stack_bundle_files(_stack(), 'r1', 'helmfile', GIT) == []
     with pytest.raises(AnsibleFilterError, match='set gpu_tray_bundle_repo_url'):
         stack_bundle_files.stack_bundle_files(_stack(), 'r1', ['argocd'], {})
+
+
+# --- exact objects and edge cases (each line here failed a planted bug in tools/mutate.py) ------------------------
+
+def test_settings_defaults():
+    assert bundle.settings() == {
+        'repo_url': '', 'revision': 'HEAD', 'path': '', 'argocd_namespace': 'argocd', 'argocd_project': 'default',
+        'destination_server': 'https://kubernetes.default.svc', 'flux_namespace': 'flux-system',
+        'flux_source': 'flux-system', 'interval': '10m', 'retries': 5}
+    assert bundle.settings({'retries': '3', 'revision': None})['retries'] == 3
+
+
+def test_a_manifest_component_before_charts_keeps_the_order():
+    comps = [_comp('m', kind='manifests', objects={'a.yaml': [{'kind': 'A'}]}), _comp('c', deps=['m'])]
+    assert [r['name'] for r in bundle.releases(comps)] == ['m', 'c']
+    assert bundle.release_dependencies(comps) == {'m': [], 'c': ['m']}
+
+
+def test_slug_length_boundary():
+    exact = 'https://' + 'a' * 63
+    assert bundle.slug(exact) == 'a' * 63
+    cut = bundle.slug('https://' + 'a' * 64)
+    assert len(cut) == 63 and cut.startswith('a' * 54 + '-')
+
+
+def test_an_application_exactly():
+    app = bundle.argocd_files('r1', _stack(), GIT)['argocd/apps/app-pre.yaml']
+    assert app == {
+        'apiVersion': 'argoproj.io/v1alpha1', 'kind': 'Application',
+        'metadata': {'name': 'app-pre', 'namespace': 'argocd',
+                     'labels': {'gpu-tray.cluster/recipe': 'r1', 'gpu-tray.cluster/component': 'app',
+                                'gpu-tray.cluster/tier': '1'},
+                     'annotations': {'argocd.argoproj.io/sync-wave': '4'},
+                     'finalizers': ['resources-finalizer.argocd.argoproj.io']},
+        'spec': {'project': 'default',
+                 'destination': {'server': 'https://kubernetes.default.svc', 'namespace': 'ns-app'},
+                 'syncPolicy': {'automated': {'prune': True, 'selfHeal': True},
+                                'syncOptions': ['CreateNamespace=true', 'ServerSideApply=true'],
+                                'retry': {'limit': 5, 'backoff': {'duration': '10s', 'factor': 2, 'maxDuration': '3m'}}},
+                 'source': {'repoURL': GIT['repo_url'], 'targetRevision': 'HEAD', 'path': 'components/app-pre'}}}
+    parent = bundle.argocd_files('r1', _stack(), GIT)['argocd/app-of-apps.yaml']
+    assert parent['spec']['syncPolicy'] == {'automated': {'prune': True, 'selfHeal': True}}
+    assert parent['metadata']['name'] == 'gpu-tray-r1'
+
+
+def test_a_helmrelease_exactly():
+    comps = [dict(c, timeout=None) if c['name'] == 'app' else c for c in _stack()]
+    files = bundle.flux_files('r1', comps, {})
+    assert files['flux/releases/app.yaml'] == {
+        'apiVersion': 'helm.toolkit.fluxcd.io/v2', 'kind': 'HelmRelease',
+        'metadata': {'name': 'app', 'namespace': 'flux-system',
+                     'labels': {'gpu-tray.cluster/recipe': 'r1', 'gpu-tray.cluster/component': 'app',
+                                'gpu-tray.cluster/tier': '1'}},
+        'spec': {'interval': '10m', 'releaseName': 'app', 'targetNamespace': 'ns-app', 'storageNamespace': 'ns-app',
+                 'timeout': '10m',
+                 'install': {'createNamespace': True, 'remediation': {'retries': 5}, 'disableWait': True},
+                 'upgrade': {'remediation': {'retries': 5, 'remediateLastFailure': True}, 'disableWait': True},
+                 'chart': {'spec': {'chart': 'app', 'version': '1.0.0',
+                                    'sourceRef': {'kind': 'HelmRepository', 'name': 'charts-example-test',
+                                                  'namespace': 'flux-system'}}},
+                 'values': {'replicas': 2},
+                 'dependsOn': [{'name': 'app-pre'}]}}
+    assert files['flux/charts/app-pre/Chart.yaml']['description'] == \
+        'Manifests of app (pre), rendered by gpu_tray.cluster.render_bundle for r1'
+    assert files['flux/charts/networks/Chart.yaml']['description'] == \
+        'Manifests of networks (manifest set), rendered by gpu_tray.cluster.render_bundle for r1'
+    assert files['flux/charts/app-pre/templates/manifests.yaml'] == bundle.WRAPPER_TEMPLATE
+
+
+@pytest.mark.parametrize('value, lua, cel', [(True, 'true', 'true'), (False, 'false', 'false'), (3, '3', '3'),
+                                             ('it\'s', '"it\'s"', "'it\\'s'")])
+def test_gate_values_of_every_type(value, lua, cel):
+    gate = {'api_version': 'a.test/v1', 'kind': 'K', 'path': 'status.ok', 'value': value}
+    script = bundle.argocd_gate_lua([gate])
+    assert 'field(obj, {"status", "ok"}) ~= %s then' % lua in script and script.endswith('return hs\n')
+    assert bundle.flux_health_exprs([gate]) == [{'apiVersion': 'a.test/v1', 'kind': 'K', 'current': 'status.ok == %s' % cel}]
+
+
+def test_vendored_archive_checks_in_any_order():
+    comps = _stack()
+    wanted = bundle.vendor_paths(comps)
+    digests = dict((w['archive'], 'a' * 64) for w in wanted.values())
+    prov = bundle.provenance('r1', 'd' * 64, wanted, digests)
+    by_name = dict((c['name'], c) for c in comps)
+    order = [by_name['networks'], dict(by_name['app'], chart='other'), by_name['crds'], by_name['operator']]
+    got = bundle.vendored_archives(order, prov, dict((k, v) for k, v in digests.items() if 'crds' not in k))
+    assert got['problems'] == [
+        'component app: the bundle holds app 1.0.0 from https://charts.example.test, the recipe pins other 1.0.0 from '
+        'https://charts.example.test',
+        'component crds: the archive charts/crds/crds-1.0.0.tgz is missing from the bundle']
+    assert got['archives'] == {'operator': 'charts/operator/operator-1.0.0.tgz'}
+    for bad in ('/etc/passwd', '../x.tgz', ''):
+        prov['charts'][0]['archive'] = bad
+        assert bundle.vendored_archives(comps, prov, digests)['problems'][0].startswith(
+            'component crds: provenance.yaml names no archive inside the bundle')
+
+
+def test_every_filter_is_the_plugin_utils_function():
+    from ansible_collections.gpu_tray.cluster.plugins.filter import (stack_bundle_charts, stack_bundle_checksums,
+                                                                     stack_bundle_stale_charts, stack_bundle_vendored)
+    comps = _stack()
+    wanted = bundle.vendor_paths(comps)
+    digests = dict((w['archive'], 'a' * 64) for w in wanted.values())
+    prov = bundle.provenance('r1', 'd', wanted, digests)
+    filters = {}
+    for mod in (stack_bundle_charts, stack_bundle_checksums, stack_bundle_stale_charts, stack_bundle_vendored,
+                stack_bundle_provenance, stack_bundle_files):
+        filters.update(mod.FilterModule().filters())
+    assert filters['stack_bundle_charts'](comps) == wanted
+    assert filters['stack_bundle_checksums']({'a': 'b' * 64}) == {
+        'text': 'b' * 64 + '  a\n', 'digest': bundle.bundle_digest('b' * 64 + '  a\n')}
+    assert filters['stack_bundle_stale_charts'](wanted, {}, digests) == ['app', 'crds', 'operator']
+    assert filters['stack_bundle_vendored'](comps, prov, digests)['problems'] == []
+    assert filters['stack_bundle_provenance'](wanted, 'r1', 'd', digests) == prov
+    assert len(filters['stack_bundle_files'](comps, 'r1', 'flux')) > 0
+
+
+class _Tagged(str):
+    pass
+
+
+def test_the_dumper_takes_ansible_s_tagged_values_and_writes_block_yaml():
+    value = stack_bundle_files._builtin({_Tagged('k'): [_Tagged('v'), True, None, 1.5, 2], 'o': {'x': False}})
+    assert value == {'k': ['v', True, None, 1.5, 2], 'o': {'x': False}}
+    assert type(list(value)[0]) is str and type(value['k'][0]) is str and value['k'][2] is None
+    text = stack_bundle_files.dump({'a': {'b': ['c'], 'long': 'x' * 200}, 'lua': 'one\ntwo\n'})
+    assert text == '---\na:\n  b:\n  - c\n  long: %s\nlua: |\n  one\n  two\n' % ('x' * 200)
