@@ -316,7 +316,7 @@ def argocd_files(recipe, components, cfg, vendored=None):
                          'targetRevision': str(comp['version']), 'helm': values}
             source = {'sources': [chart, dict(git, ref='values')]}
         annotations = {'argocd.argoproj.io/sync-wave': str(sync_wave(rel['tier'], rel['phase']))}
-        if rel['kind'] == 'chart' and not comp.get('wait', True):
+        if rel['kind'] == 'chart' and not comp['wait']:
             annotations[WAIT_ANNOTATION] = 'false'
         app = {'apiVersion': ARGOCD_API, 'kind': 'Application',
                'metadata': {'name': rel['name'], 'namespace': cfg['argocd_namespace'],
@@ -404,7 +404,7 @@ def flux_files(recipe, components, cfg, vendored=None):
                                           'sourceRef': {'kind': 'HelmRepository', 'name': name, 'namespace': ns}}}
             if comp.get('values'):
                 spec['values'] = comp['values']
-            if not comp.get('wait', True):
+            if not comp['wait']:
                 spec['install']['disableWait'] = True
                 spec['upgrade']['disableWait'] = True
         gates_here = gates_of_release(comp, rel)

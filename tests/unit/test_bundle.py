@@ -367,5 +367,8 @@ def test_the_dumper_takes_ansible_s_tagged_values_and_writes_block_yaml():
     value = stack_bundle_files._builtin({_Tagged('k'): [_Tagged('v'), True, None, 1.5, 2], 'o': {'x': False}})
     assert value == {'k': ['v', True, None, 1.5, 2], 'o': {'x': False}}
     assert type(list(value)[0]) is str and type(value['k'][0]) is str and value['k'][2] is None
-    text = stack_bundle_files.dump({'a': {'b': ['c'], 'long': 'x' * 200}, 'lua': 'one\ntwo\n'})
-    assert text == '---\na:\n  b:\n  - c\n  long: %s\nlua: |\n  one\n  two\n' % ('x' * 200)
+    assert value['k'][1] is True and value['o']['x'] is False            # not int(True)
+    other = object()
+    assert stack_bundle_files._builtin(other) is other
+    text = stack_bundle_files.dump({'z': {'b': ['c'], 'long': 'x' * 200}, 'lua': 'one\ntwo\n'})
+    assert text == '---\nz:\n  b:\n  - c\n  long: %s\nlua: |\n  one\n  two\n' % ('x' * 200)   # keys in order
