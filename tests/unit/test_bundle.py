@@ -366,7 +366,7 @@ class _Tagged(str):
 def test_the_dumper_takes_ansible_s_tagged_values_and_writes_block_yaml():
     value = stack_bundle_files._builtin({_Tagged('k'): [_Tagged('v'), True, None, 1.5, 2], 'o': {'x': False}})
     assert value == {'k': ['v', True, None, 1.5, 2], 'o': {'x': False}}
-    assert type(list(value)[0]) is str and type(value['k'][0]) is str and value['k'][2] is None
+    assert not isinstance(list(value)[0], _Tagged) and not isinstance(value['k'][0], _Tagged) and value['k'][2] is None
     assert value['k'][1] is True and value['o']['x'] is False            # not int(True)
     other = object()
     assert stack_bundle_files._builtin(other) is other
