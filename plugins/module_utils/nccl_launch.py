@@ -352,7 +352,8 @@ def run_plan(spec):
     Returns ``namespace``; ``prepare`` (objects created first: the Namespace, the ComputeDomain of nvls, the
     scripts, the job's Secret and Service); ``wait_for`` (objects that must exist before the workload: the IMEX
     ResourceClaimTemplate the DRA driver makes from the ComputeDomain); ``workload`` (the Jobs, or the
-    TrainingRuntime and TrainJob); ``launcher`` (how to find the launcher pod and tell its end); ``workers``
+    TrainingRuntime and TrainJob); ``capacity`` (with ``nodes``, the Node objects: ``eligible`` names, ``enough``
+    and ``message``, see eligible_nodes; else None); ``launcher`` (how to find the launcher pod and tell its end); ``workers``
     (the worker pods' label selector) and ``summary`` (shape facts for the evidence).
     """
     spec = _check_spec(spec)
@@ -384,8 +385,13 @@ def run_plan(spec):
         objects, launcher = _job_workload(spec, variant, namespace, annotations, prepare)
     else:
         objects, launcher = _trainjob_workload(spec, variant, namespace, annotations)
+    capacity = None
+    if spec.get('nodes') is not None:
+        capacity = eligible_nodes(spec['nodes'], variant, spec)
+        capacity['enough'] = len(capacity['eligible']) >= spec['trays']
     return {
         'namespace': namespace,
+        'capacity': capacity,
         'prepare': prepare,
         'wait_for': wait_for,
         'workload': objects,
@@ -684,3 +690,122 @@ def net_preflight(trays):
         check.update(status='passed', message='Every GPU tray (%d) is ready for GPUDirect RDMA over dma-buf (%s).'
                      % (len(trays), '; '.join(details)))
     return check
+
+
+def eligible_nodes(nodes, variant, spec):
+    """The nodes a worker of ``variant`` fits on: Ready, schedulable, matching ``node_selector``, with ``gpus_per_tray``
+    allocatable GPUs and (net) one VF of every rail. Returns ``{'eligible': [names], 'message': ...}``."""
+    need = {'nvidia.com/gpu': int(spec['gpus_per_tray'])}
+    if variant == 'net':
+        for rail in spec.get('rails') or []:
+            need[rail['resource']] = 1
+    selector = spec.get('node_selector') or {}
+    eligible, short = [], {}
+    for node in nodes or []:
+        meta, status = node.get('metadata') or {}, node.get('status') or {}
+        labels = meta.get('labels') or {}
+        ready = any(c.get('type') == 'Ready' and c.get('status') == 'True' for c in status.get('conditions') or [])
+        if not ready or (node.get('spec') or {}).get('unschedulable'):
+            continue
+        if any(labels.get(key) != str(value) for key, value in selector.items()):
+            continue
+        allocatable = status.get('allocatable') or {}
+        missing = [res for res, count in sorted(need.items()) if _count(allocatable.get(res)) < count]
+        if missing:
+            if _count(allocatable.get('nvidia.com/gpu')) > 0:
+                short[meta.get('name')] = missing
+            continue
+        eligible.append(meta.get('name'))
+    eligible.sort()
+    what = ', '.join('%s %s' % (count, res) for res, count in sorted(need.items()))
+    message = '%d node(s) can take a %s worker (%s%s): %s' % (
+        len(eligible), variant, what, ', labels %s' % selector if selector else '', ', '.join(eligible) or 'none')
+    if short:
+        message += '; GPU nodes short of a resource: %s' % '; '.join(
+            '%s (%s)' % (name, ', '.join(res)) for name, res in sorted(short.items()))
+    return {'eligible': eligible, 'message': message}
+
+
+def _count(value):
+    try:
+        return int(str(value))
+    except (TypeError, ValueError):
+        return 0
+
+
+FIX_TIMEOUT = ('The pods listed did not finish in time. Pending with Insufficient <resource>: a tray does not '
+               'advertise it (the GPU Operator device plugin, the SR-IOV device plugin per rail) or other pods hold it. '
+               'A worker that is Running but never Ready: sshd did not start (the image needs /usr/sbin/sshd or a '
+               'package mirror). Raise validate_nccl_timeout only when the run was still measuring.')
+FIX_START = ('The run could not be created. A kind the server does not serve: the recipe\'s component is missing '
+             '(Kubeflow Trainer for TrainJob; the NVIDIA DRA driver for ComputeDomain, and Kubernetes >= 1.34 for '
+             'resource.k8s.io/v1). An IMEX ResourceClaimTemplate that never appears: the DRA driver\'s '
+             'compute-domain controller is not running (kubectl -n nvidia-dra-driver logs).')
+FIX_FAILED = ('The launcher\'s log (in the details) says why mpirun or all_reduce_perf stopped: a worker\'s sshd '
+              'not answering, an NCCL WARN (IB devices, P_Key membership of the VFs, IMEX channel), or the image '
+              'lacking /usr/local/mpi/bin/mpirun or /usr/local/bin/all_reduce_perf_mpi.')
+
+
+def run_check(run):
+    """The evidence check of one launched run (``nccl-all-reduce-bw-<variant>``).
+
+    ``run``: ``variant``, ``summary`` (the plan's), ``namespace``, ``timeout``, ``error`` (why it could not start,
+    or None), ``launcher`` (the launcher Job / TrainJob as last read, or None), ``pods`` (the run's pods as last
+    read), ``log`` (the launcher's log, or None), ``nccl`` (the registered nccl_result of the log, or None),
+    ``cleanup`` (the registered namespace deletion, or None). The verdict on the bandwidth is nccl_result's; this
+    adds how the run went, where it ran and whether it was cleaned up.
+    """
+    variant = run.get('variant')
+    name = 'nccl-all-reduce-bw-%s' % variant
+    summary = run.get('summary') or {}
+    namespace = run.get('namespace') or summary.get('namespace') or ''
+    details = ['%s run in namespace %s: %s, %s trays x %s GPUs, %s, image %s' % (
+        variant, namespace, summary.get('workload'), summary.get('trays'), summary.get('gpus_per_tray'),
+        summary.get('sizes'), summary.get('image'))]
+    if summary.get('worker_annotations'):
+        details.append('worker annotations: %s' % ', '.join(
+            '%s=%s' % item for item in sorted(summary['worker_annotations'].items())))
+    details.append('worker resources: %s' % ', '.join(
+        '%s=%s' % item for item in sorted(((summary.get('worker_resources') or {}).get('limits') or {}).items())))
+    details.append('NCCL: %s' % ' '.join(summary.get('nccl_env') or []))
+    details += pod_findings(run.get('pods'))
+    nccl = run.get('nccl') or None
+    state = workload_state(run.get('launcher'))
+    if run.get('error'):
+        status, fix = 'failed', FIX_START
+        message = 'The NCCL %s run could not start in %s: %s' % (variant, namespace, run['error'])
+    elif state['state'] in ('running', 'missing'):
+        status, fix = 'failed', FIX_TIMEOUT
+        message = 'The NCCL %s run did not finish in %s s (namespace %s): %s' % (
+            variant, run.get('timeout'), namespace,
+            '; '.join(line for line in pod_findings(run.get('pods')) if ' - ' in line) or 'the launcher never ended')
+    elif nccl and nccl.get('busbw') is not None and state['state'] == 'succeeded':
+        status = 'passed' if nccl.get('passed') else 'failed'
+        fix = '' if status == 'passed' else FIX_FAILED
+        message = nccl.get('msg') or ''
+    else:
+        status, fix = 'failed', FIX_FAILED
+        message = 'The NCCL %s launcher %s%s' % (
+            variant, 'failed' if state['state'] == 'failed' else 'ended',
+            (' (%s)' % state['reason']) if state['reason'] else '')
+        if nccl and nccl.get('problems'):
+            message += ': %s' % '; '.join(nccl['problems'])
+        elif not run.get('log'):
+            message += ' without a log'
+    if nccl and nccl.get('busbw') is not None:
+        details.append('busbw %s GB/s at %s bytes (threshold %s GB/s), transport %s, nvls %s, hosts %s' % (
+            nccl.get('busbw'), nccl.get('largest_size'), nccl.get('threshold'), nccl.get('transport'),
+            nccl.get('nvls'), ', '.join(nccl.get('hosts') or [])))
+    log = run.get('log') or ''
+    if log and status == 'failed':
+        details += ['launcher log: %s' % line for line in log.rstrip('\n').splitlines()[-15:]]
+    cleanup = run.get('cleanup') or {}
+    if cleanup.get('failed'):
+        details.append('clean-up failed: namespace %s was not removed (%s); delete it: kubectl delete namespace %s'
+                       % (namespace, cleanup.get('msg') or 'no reason given', namespace))
+        if status == 'passed':
+            status = 'warning'
+            message += ' (namespace %s was not removed)' % namespace
+    else:
+        details.append('namespace %s removed' % namespace)
+    return {'name': name, 'status': status, 'message': message, 'fix': fix, 'object': namespace, 'details': details}
