@@ -14,6 +14,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpu_tray.cluster.plugins.filter.nccl_lease import nccl_lease
 from ansible_collections.gpu_tray.cluster.plugins.filter.nccl_net_preflight import nccl_net_preflight
+from ansible_collections.gpu_tray.cluster.plugins.filter.nccl_run_check import nccl_run_check
 from ansible_collections.gpu_tray.cluster.plugins.filter.nccl_run_plan import nccl_run_plan
 from ansible_collections.gpu_tray.cluster.plugins.module_utils import nccl_launch as nl
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.tray import read_files
@@ -337,3 +338,90 @@ def test_net_preflight_passes_and_warns_without_trays(tmp_path):
     assert ok['status'] == 'passed' and ok['object'] == ''
     assert nccl_net_preflight({})['status'] == 'warning'
     assert nccl_net_preflight({'tray01': {'state': None}})['status'] == 'failed'
+
+
+# ------------------------------------------------------------------------------------------------- capacity, checks
+
+def node(name, gpus='4', rails=4, ready='True', labels=None, unschedulable=False):
+    alloc = {'cpu': '143500m', 'nvidia.com/gpu': gpus}
+    for rail in range(rails):
+        alloc['nvidia.com/sriov_resource_rail_%d' % rail] = '16'
+    return {'metadata': {'name': name, 'labels': labels or {'nvidia.com/gpu.present': 'true'}},
+            'spec': {'unschedulable': unschedulable},
+            'status': {'allocatable': alloc, 'conditions': [{'type': 'Ready', 'status': ready}]}}
+
+
+def test_capacity_counts_the_nodes_a_worker_fits_on():
+    nodes = [node('tray01'), node('tray02', rails=3), node('tray03', ready='False'), node('tray04', unschedulable=True),
+             node('cp01', gpus=None, rails=0), node('tray05', gpus='2')]
+    net = nccl_run_plan(spec(nodes=nodes))['capacity']
+    assert net['eligible'] == ['tray01'] and not net['enough']
+    assert net['message'].startswith('1 node(s) can take a net worker (4 nvidia.com/gpu, 1 nvidia.com/sriov_resource_rail_0')
+    assert 'tray02 (nvidia.com/sriov_resource_rail_3)' in net['message']
+    assert 'tray05 (nvidia.com/gpu' in net['message'] and 'cp01' not in net['message'].split(':', 1)[1]
+    nvls = nccl_run_plan(spec(variant='nvls', nodes=nodes))['capacity']
+    assert nvls['eligible'] == ['tray01', 'tray02'] and nvls['enough']
+    selected = nccl_run_plan(spec(variant='nvls', nodes=nodes, node_selector={'nvidia.com/gpu.clique': 'a.1'}))
+    assert selected['capacity']['eligible'] == [] and "labels {'nvidia.com/gpu.clique': 'a.1'}" in selected['capacity']['message']
+    assert nccl_run_plan(spec())['capacity'] is None
+
+
+def _run(**over):
+    plan = nccl_run_plan(spec())
+    out = {'variant': 'net', 'summary': plan['summary'], 'namespace': plan['namespace'], 'timeout': 1800,
+           'error': None, 'launcher': {'kind': 'Job', 'status': {'succeeded': 1}}, 'pods': [],
+           'log': read_log('vr200_nvls_ib_mpirun.log'),
+           'nccl': {'busbw': 744.71, 'passed': True, 'msg': 'localhost: content: all_reduce_perf net OK', 'problems': [],
+                    'largest_size': 17179869184, 'threshold': 36.0, 'transport': 'IB', 'nvls': True, 'hosts': ['t1', 't2']},
+           'cleanup': {'changed': True}}
+    out.update(over)
+    return out
+
+
+def read_log(name):
+    with open(fixture_path('nccl', name)) as fh:
+        return fh.read()
+
+
+def test_run_check_passes_with_the_judged_log_and_says_where_it_ran():
+    check = nl.run_check(_run())
+    assert (check['name'], check['status'], check['message']) == (
+        'nccl-all-reduce-bw-net', 'passed', 'localhost: content: all_reduce_perf net OK')
+    assert check['object'] == 'gpu-tray-nccl-net-20261204101500-k3x9a'
+    assert check['details'][0].startswith('net run in namespace gpu-tray-nccl-net-20261204101500-k3x9a: job, 2 trays x 4 GPUs')
+    assert 'worker annotations: k8s.v1.cni.cncf.io/networks=default/sriov-network-rail-0' in check['details'][1]
+    assert 'busbw 744.71 GB/s at 17179869184 bytes (threshold 36.0 GB/s), transport IB' in ' '.join(check['details'])
+    assert check['details'][-1] == 'namespace gpu-tray-nccl-net-20261204101500-k3x9a removed'
+
+
+def test_run_check_fails_on_a_bad_log_a_failed_launcher_a_timeout_and_an_error():
+    bad = nl.run_check(_run(nccl={'busbw': 5.0, 'passed': False, 'msg': 'all_reduce_perf net check failed: Socket',
+                                  'problems': ['NCCL used the Socket transport']}))
+    assert bad['status'] == 'failed' and bad['message'] == 'all_reduce_perf net check failed: Socket' and bad['fix']
+    assert any(line.startswith('launcher log: ') for line in bad['details'])
+    failed = nl.run_check(_run(launcher={'kind': 'Job', 'status': {'failed': 1, 'conditions': [
+        {'type': 'Failed', 'status': 'True', 'reason': 'BackoffLimitExceeded', 'message': 'Job has reached the specified backoff limit'}]}},
+        nccl={'busbw': None, 'passed': False, 'problems': ['the log has no all_reduce_perf result rows']}))
+    assert failed['message'] == ('The NCCL net launcher failed (BackoffLimitExceeded: Job has reached the specified '
+                                 'backoff limit): the log has no all_reduce_perf result rows')
+    silent = nl.run_check(_run(launcher={'kind': 'Job', 'status': {'failed': 1}}, nccl=None, log=None))
+    assert silent['message'] == 'The NCCL net launcher failed (1 launcher pod(s) failed) without a log'
+    pending = {'metadata': {'name': 'nccl-workers-1-x', 'labels': {nl.LABEL_ROLE: 'worker'}}, 'spec': {},
+               'status': {'phase': 'Pending', 'conditions': [{'type': 'PodScheduled', 'status': 'False', 'reason': 'Unschedulable',
+                                                              'message': '0/3 nodes are available: 3 Insufficient nvidia.com/gpu.'}]}}
+    timeout = nl.run_check(_run(launcher={'kind': 'Job', 'status': {'active': 1}}, pods=[pending], nccl=None, log=None))
+    assert timeout['status'] == 'failed' and timeout['message'] == (
+        'The NCCL net run did not finish in 1800 s (namespace gpu-tray-nccl-net-20261204101500-k3x9a): worker '
+        'nccl-workers-1-x: Pending on (not scheduled) - Unschedulable: 0/3 nodes are available: 3 Insufficient nvidia.com/gpu.')
+    assert timeout['fix'] == nl.FIX_TIMEOUT
+    error = nl.run_check(_run(error='create: no matches for kind "ComputeDomain"', launcher=None, nccl=None, log=None))
+    assert error['message'].startswith('The NCCL net run could not start in gpu-tray-nccl-net-') and error['fix'] == nl.FIX_START
+
+
+def test_a_passed_run_whose_namespace_stayed_is_a_warning():
+    check = nl.run_check(_run(cleanup={'failed': True, 'msg': 'Resource deletion timed out'}))
+    assert check['status'] == 'warning' and check['message'].endswith('(namespace gpu-tray-nccl-net-20261204101500-k3x9a was not removed)')
+    assert check['details'][-1].startswith('clean-up failed: namespace gpu-tray-nccl-net-20261204101500-k3x9a was not '
+                                           'removed (Resource deletion timed out); delete it: kubectl delete namespace')
+    with pytest.raises(AnsibleFilterError, match='variant'):
+        nccl_run_check({})
