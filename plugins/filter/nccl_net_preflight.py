@@ -12,7 +12,8 @@ name: nccl_net_preflight
 short_description: Can the GPU trays run the NCCL NET benchmark - NVreg_GrdmaPciTopoCheckOverride on the R580 driver
 version_added: 0.1.0
 description:
-  - GPUDirect RDMA over dma-buf to the PCIe NICs of a Grace tray needs C(NVreg_GrdmaPciTopoCheckOverride=1) on the
+  - >-
+    GPUDirect RDMA over dma-buf to the PCIe NICs of a Grace tray needs C(NVreg_GrdmaPciTopoCheckOverride=1) on the
     R580 driver (the NVKE GB200 guide; AICR's GB200 C(-net) preflight). Each tray's C(/proc/driver/nvidia/params)
     must show C(GrdmaPciTopoCheckOverride: 1); a driver after R580 (C(/proc/driver/nvidia/version)) no longer has
     the parameter and passes.
