@@ -275,14 +275,13 @@ def _pod_annotations(variant, spec):
 
 
 def _launcher_pod_spec(spec, key_dir, hostfile, extra_volumes=()):
+    env = [('SSH_KEYS', key_dir), ('HOSTFILE', hostfile),
+           ('LD_LIBRARY_PATH', '/usr/local/nvidia/lib64:/usr/local/cuda/lib64')]
     pod = {
         'restartPolicy': 'Never',
         'automountServiceAccountToken': False,
-        'containers': [_container(spec, CONTAINER, 'launch.sh', [('SSH_KEYS', key_dir), ('HOSTFILE', hostfile),
-                                                                   ('LD_LIBRARY_PATH',
-                                                                    '/usr/local/nvidia/lib64:/usr/local/cuda/lib64')],
-                                  {'requests': {'cpu': '500m', 'memory': '256Mi'},
-                                   'limits': {'cpu': '2', 'memory': '1Gi'}})],
+        'containers': [_container(spec, CONTAINER, 'launch.sh', env, {'requests': {'cpu': '500m', 'memory': '256Mi'},
+                                                                      'limits': {'cpu': '2', 'memory': '1Gi'}})],
         'volumes': [{'name': 'scripts', 'configMap': {'name': SCRIPTS, 'defaultMode': 0o555}}] + list(extra_volumes),
     }
     if spec.get('tolerations'):
@@ -553,8 +552,6 @@ def parse_time(text):
         sign = 1 if zone[0] == '+' else -1
         epoch -= sign * (int(zone[1:3]) * 3600 + int(zone[4:6]) * 60)
     return epoch
-
-
 
 
 def lease_decision(lease, holder, duration, now, namespace, name=LOCK_NAME):

@@ -9,8 +9,9 @@ run uses (clusterhelpers.container_logs). An observer thread records every objec
 the tests hold the shape of what was launched (namespace, lock, Jobs, pods and the nodes they ran on) and prove it
 is gone afterwards - on success, on failure, on timeout, and when the run cannot start.
 
-TrainJob, ComputeDomain and pod resourceClaims are not served by the 1.20 server: test_nccl_offline.py and
-tests/upstream/test_upstream_nccl.py hold them against the real CRDs and the 1.34 schemas.
+ComputeDomain and pod resourceClaims are not served by the 1.20 server (test_nccl_offline.py and
+tests/upstream/test_upstream_nccl.py hold them against the real CRDs and the 1.34 schemas); the real Kubeflow Trainer
+CRDs are, and the TrainingRuntime and TrainJob the kubeflow recipe launches come back from the server unpruned.
 """
 
 import datetime
@@ -23,6 +24,7 @@ import threading
 import time
 
 import pytest
+import yaml
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
@@ -31,6 +33,7 @@ from clusterhelpers import container_logs
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 NCCL_LOGS = os.path.join(REPO, 'tests', 'unit', 'fixtures', 'nccl')
+TRAINER_CRDS = os.path.join(HERE, 'files', 'kubeflow-trainer')
 NVIDIA = os.path.join(REPO, 'tests', 'unit', 'fixtures', 'nvidia')
 NVKE = 'gb200-nvke-ubuntu-training'
 LOCK = 'gpu-tray-nccl-run-lock'
@@ -65,6 +68,7 @@ class Observer(object):
         self.core = client.CoreV1Api(api_client)
         self.batch = client.BatchV1Api(api_client)
         self.coord = client.CoordinationV1Api(api_client)
+        self.custom = client.CustomObjectsApi(api_client)
         self.seen = {}          # namespace -> {'namespace': obj, kind: {name: obj}}
         self.leases = []
         self.stop = threading.Event()
@@ -88,6 +92,16 @@ class Observer(object):
                                ('Job', self.batch.list_namespaced_job),
                                ('Pod', self.core.list_namespaced_pod)):
                 for obj in _raw(call, name)['items']:
+                    entry.setdefault(kind, {})[obj['metadata']['name']] = obj
+            for kind, plural in (('TrainingRuntime', 'trainingruntimes'), ('TrainJob', 'trainjobs')):
+                try:
+                    items = _raw(self.custom.list_namespaced_custom_object, 'trainer.kubeflow.org', 'v1alpha1', name,
+                                 plural)['items']
+                except ApiException as exc:
+                    if exc.status != 404:
+                        raise
+                    continue
+                for obj in items:
                     entry.setdefault(kind, {})[obj['metadata']['name']] = obj
         try:
             lease = _raw(self.coord.read_namespaced_lease, LOCK, 'default')
@@ -277,3 +291,61 @@ def test_net_preflight_on_the_trays_and_an_nvls_run_that_cannot_start(api, kubec
     assert 'ComputeDomain' in nvls['message']
     assert len(seen.seen) == 1 and _gone(api, list(seen.seen)[0])
     assert _no_lock(api)
+
+
+@pytest.fixture
+def trainer_crds(api):
+    """The real Kubeflow Trainer v2.2.0 CRDs (files/kubeflow-trainer) served by the test cluster, removed after."""
+    ext = client.ApiextensionsV1Api(api)
+    names = []
+    for name in ('trainjobs', 'trainingruntimes'):
+        with open(os.path.join(TRAINER_CRDS, 'trainer.kubeflow.org_%s.yaml' % name)) as fh:
+            crd = yaml.safe_load(fh)
+        try:
+            ext.create_custom_resource_definition(crd)
+        except ApiException as exc:
+            if exc.status != 409:       # left by an interrupted run: served already
+                raise
+        names.append(crd['metadata']['name'])
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        conditions = [dict((c.type, c.status) for c in ext.read_custom_resource_definition(n).status.conditions or [])
+                      for n in names]
+        if all(c.get('Established') == 'True' for c in conditions):
+            break
+        time.sleep(1)
+    else:
+        pytest.fail('the Kubeflow Trainer CRDs were not Established in 60 s: %s' % conditions)
+    yield names
+    for name in names:
+        ext.delete_custom_resource_definition(name)
+
+
+def test_kubeflow_recipe_launches_a_trainjob_served_unpruned_and_cleans_up_after_the_timeout(api, kubeconfig, tmp_path,
+                                                                                             trainer_crds):
+    # no Trainer controller runs here: the TrainJob never makes a launcher, the run times out and is removed
+    evidence = tmp_path / 'evidence'
+    with Observer(api) as seen:
+        res = _validate(kubeconfig, str(tmp_path), dict(BASE, validate_recipe='gb200-nvke-ubuntu-kubeflow',
+                                                         validate_nccl_variants=['net'], validate_nccl_timeout=30,
+                                                         validate_evidence_dir=str(evidence)))
+    assert res.returncode != 0, res.stdout[-3000:]
+    net = _performance(evidence)['nccl-all-reduce-bw-net']
+    assert net['status'] == 'failed' and net['message'].startswith('The NCCL net run did not finish in 30 s')
+    assert 'the launcher never ended' in net['message'] and 'trainjob' in net['extra']['details'][0]
+    assert len(seen.seen) == 1
+    namespace, run = list(seen.seen.items())[0]
+    assert set(run) >= {'TrainingRuntime', 'TrainJob'} and 'Job' not in run and 'Secret' not in run
+    trainjob = run['TrainJob']['nccl-all-reduce-tj']['spec']
+    assert trainjob['runtimeRef'] == {'apiGroup': 'trainer.kubeflow.org', 'kind': 'TrainingRuntime',
+                                      'name': 'nccl-all-reduce-runtime'}
+    assert trainjob['trainer']['numNodes'] == 2
+    runtime = run['TrainingRuntime']['nccl-all-reduce-runtime']['spec']
+    assert runtime['mlPolicy']['mpi']['numProcPerNode'] == 4
+    node = [j for j in runtime['template']['spec']['replicatedJobs'] if j['name'] == 'node'][0]
+    pod = node['template']['spec']['template']
+    # what the real CRD's structural schema keeps: the NVKE pod shape is not pruned by the server
+    assert pod['metadata']['annotations']['k8s.v1.cni.cncf.io/networks'] == NETWORKS
+    assert pod['spec']['containers'][0]['resources']['limits'] == dict([('nvidia.com/gpu', 4)] + [(r, 1) for r in RAILS])
+    assert pod['spec']['affinity']['podAntiAffinity']
+    assert _gone(api, namespace) and _no_lock(api)
