@@ -425,3 +425,31 @@ def test_a_passed_run_whose_namespace_stayed_is_a_warning():
                                            'removed (Resource deletion timed out); delete it: kubectl delete namespace')
     with pytest.raises(AnsibleFilterError, match='variant'):
         nccl_run_check({})
+
+
+def test_ssh_keypair_lookup_makes_a_fresh_openssh_ed25519_pair(tmp_path, collections_root):
+    """Through Ansible itself (the lookup's documented option is loaded the way a play loads it)."""
+    import json
+    import sys
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=collections_root, ANSIBLE_HOME=str(tmp_path / 'home'),
+               ANSIBLE_LOCAL_TEMP=str(tmp_path / 'tmp'), ANSIBLE_STDOUT_CALLBACK='ansible.builtin.json',
+               ANSIBLE_LOAD_CALLBACK_PLUGINS='1', ANSIBLE_NOCOLOR='1')
+    expr = ("{{ [lookup('gpu_tray.cluster.ssh_keypair', comment='gpu-tray-nccl-r1'), "
+            "lookup('gpu_tray.cluster.ssh_keypair')] }}")
+    proc = subprocess.run([os.path.join(os.path.dirname(sys.executable), 'ansible'), 'localhost', '-i', 'localhost,',
+                           '-c', 'local', '-e', 'ansible_python_interpreter=%s' % sys.executable,
+                           '-m', 'ansible.builtin.debug', '-a', json.dumps({'msg': expr})],
+                          env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    first, second = json.loads(proc.stdout)['plays'][0]['tasks'][0]['hosts']['localhost']['msg']
+    assert first['private'].startswith('-----BEGIN OPENSSH PRIVATE KEY-----\n')
+    assert first['public'].startswith('ssh-ed25519 AAAA') and first['public'].endswith(' gpu-tray-nccl-r1')
+    assert second['public'].endswith(' gpu-tray-cluster') and second['private'] != first['private']
+    if shutil.which('ssh-keygen'):
+        # OpenSSH reads the private key and derives the same public key from it
+        key = tmp_path / 'id'
+        key.write_text(first['private'])
+        key.chmod(0o600)
+        res = subprocess.run(['ssh-keygen', '-y', '-f', str(key)], capture_output=True, text=True, check=False)
+        assert res.returncode == 0, res.stderr
+        assert res.stdout.split()[:2] == first['public'].split()[:2]
