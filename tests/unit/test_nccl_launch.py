@@ -23,8 +23,8 @@ from unithelpers import fixture_path
 RAILS = [{'resource': 'nvidia.com/sriov_resource_rail_%d' % i, 'network': 'default/sriov-network-rail-%d' % i}
          for i in range(4)]
 NVKE_NET_SHAPE = {
-    'annotations': {'k8s.v1.cni.cncf.io/networks': 'default/sriov-network-rail-0,default/sriov-network-rail-1,'
-                                                  'default/sriov-network-rail-2,default/sriov-network-rail-3'},
+    'annotations': {'k8s.v1.cni.cncf.io/networks': ('default/sriov-network-rail-0,default/sriov-network-rail-1,'
+                                                   'default/sriov-network-rail-2,default/sriov-network-rail-3')},
     'limits': {'nvidia.com/gpu': 4, 'nvidia.com/sriov_resource_rail_0': 1, 'nvidia.com/sriov_resource_rail_1': 1,
                'nvidia.com/sriov_resource_rail_2': 1, 'nvidia.com/sriov_resource_rail_3': 1},
 }
@@ -77,8 +77,8 @@ def test_nvke_net_job_is_the_guides_pod_shape_in_a_namespace_of_its_own():
     assert kinds['Service'][0]['spec']['clusterIP'] == 'None'
     anti = template['spec']['affinity']['podAntiAffinity']['requiredDuringSchedulingIgnoredDuringExecution'][0]
     assert anti['topologyKey'] == 'kubernetes.io/hostname'
-    assert kinds['ConfigMap'][0]['data']['hostfile'] == ('nccl-workers-0.nccl-workers slots=4\n'
-                                                        'nccl-workers-1.nccl-workers slots=4\n')
+    assert kinds['ConfigMap'][0]['data']['hostfile'] == (
+        'nccl-workers-0.nccl-workers slots=4\nnccl-workers-1.nccl-workers slots=4\n')
     assert kinds['Secret'][0]['stringData']['authorized_keys'] == 'ssh-ed25519 AAAAC3Nz gpu-tray-nccl\n'
     launcher = kinds['Job'][1]
     assert launcher['spec']['activeDeadlineSeconds'] == 1800 and launcher['spec']['backoffLimit'] == 0
