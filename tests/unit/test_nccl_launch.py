@@ -23,8 +23,7 @@ from unithelpers import fixture_path
 RAILS = [{'resource': 'nvidia.com/sriov_resource_rail_%d' % i, 'network': 'default/sriov-network-rail-%d' % i}
          for i in range(4)]
 NVKE_NET_SHAPE = {
-    'annotations': {'k8s.v1.cni.cncf.io/networks': ('default/sriov-network-rail-0,default/sriov-network-rail-1,'
-                                                   'default/sriov-network-rail-2,default/sriov-network-rail-3')},
+    'annotations': {'k8s.v1.cni.cncf.io/networks': ','.join('default/sriov-network-rail-%d' % i for i in range(4))},
     'limits': {'nvidia.com/gpu': 4, 'nvidia.com/sriov_resource_rail_0': 1, 'nvidia.com/sriov_resource_rail_1': 1,
                'nvidia.com/sriov_resource_rail_2': 1, 'nvidia.com/sriov_resource_rail_3': 1},
 }
