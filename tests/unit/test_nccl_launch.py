@@ -417,6 +417,15 @@ def test_run_check_fails_on_a_bad_log_a_failed_launcher_a_timeout_and_an_error()
     assert error['message'].startswith('The NCCL net run could not start in gpu-tray-nccl-net-') and error['fix'] == nl.FIX_START
 
 
+def test_a_passed_run_nccl_result_could_not_verify_is_a_warning():
+    nccl = dict(_run()['nccl'], warnings=['localhost: content: no "NCCL INFO Using network" line: the transport cannot '
+                                          'be verified (run with NCCL_DEBUG=INFO)'])
+    check = nl.run_check(_run(nccl=nccl))
+    assert check['status'] == 'warning' and check['message'].endswith(
+        '(not verified: localhost: content: no "NCCL INFO Using network" line: the transport cannot be verified '
+        '(run with NCCL_DEBUG=INFO))')
+
+
 def test_a_passed_run_whose_namespace_stayed_is_a_warning():
     check = nl.run_check(_run(cleanup={'failed': True, 'msg': 'Resource deletion timed out'}))
     assert check['status'] == 'warning' and check['message'].endswith('(namespace gpu-tray-nccl-net-20261204101500-k3x9a was not removed)')
