@@ -71,6 +71,7 @@ COMPUTE_DOMAIN_API = 'resource.nvidia.com/v1beta1'
 MPIRUN = '/usr/local/mpi/bin/mpirun'
 TEST_BINARY = '/usr/local/bin/all_reduce_perf_mpi'
 SSH_WAIT_TRIES = 120                     # x 5 s: the launcher gives the workers' sshd 10 minutes
+DEADLINE_MARGIN = 120                    # s the Jobs / TrainJob may outlive the role's own timeout
 _SIZE = re.compile(r'^[1-9][0-9]*[KMG]?$')
 _RUN_ID = re.compile(r'^[a-z0-9]([a-z0-9-]*[a-z0-9])?$')
 _ENV_NAME = re.compile(r'^[A-Za-z_][A-Za-z0-9_]*$')
@@ -289,6 +290,12 @@ def _launcher_pod_spec(spec, key_dir, hostfile, extra_volumes=()):
     return pod
 
 
+def deadline(spec):
+    """The workload's own ``activeDeadlineSeconds``: a safety net for a run whose role died. The role's wait
+    (``timeout``) ends first, so it still sees the pods as they were stuck, then removes the namespace."""
+    return spec['timeout'] + DEADLINE_MARGIN
+
+
 def hostfile(spec):
     """The Open MPI hostfile of the job workload: the Indexed Job's stable host names, one slot per GPU."""
     return ''.join('%s-%d.%s slots=%d\n' % (WORKERS, index, WORKERS, spec['gpus_per_tray'])
@@ -428,14 +435,14 @@ def _job_workload(spec, variant, namespace, annotations, prepare):
     workers = {
         'apiVersion': 'batch/v1', 'kind': 'Job', 'metadata': _meta(WORKERS, namespace, _labels(spec, variant, 'worker')),
         'spec': {'completionMode': 'Indexed', 'completions': spec['trays'], 'parallelism': spec['trays'],
-                 'backoffLimit': 0, 'activeDeadlineSeconds': spec['timeout'],
+                 'backoffLimit': 0, 'activeDeadlineSeconds': deadline(spec),
                  'template': {'metadata': worker_meta, 'spec': worker_pod}},
     }
     launcher_pod = _launcher_pod_spec(spec, KEY_DIR, SCRIPT_DIR + '/hostfile', [key_volume])
     launcher_pod['containers'][0]['volumeMounts'].append(key_mount)
     launcher = {
         'apiVersion': 'batch/v1', 'kind': 'Job', 'metadata': _meta(LAUNCHER, namespace, _labels(spec, variant, 'launcher')),
-        'spec': {'backoffLimit': 0, 'activeDeadlineSeconds': spec['timeout'],
+        'spec': {'backoffLimit': 0, 'activeDeadlineSeconds': deadline(spec),
                  'template': {'metadata': {'labels': _labels(spec, variant, 'launcher')}, 'spec': launcher_pod}},
     }
     return [workers, launcher], {
@@ -479,7 +486,7 @@ def _trainjob_workload(spec, variant, namespace, annotations):
         'apiVersion': TRAINER_API, 'kind': 'TrainJob', 'metadata': _meta(TRAINJOB, namespace, _labels(spec, variant)),
         'spec': {'runtimeRef': {'apiGroup': 'trainer.kubeflow.org', 'kind': 'TrainingRuntime', 'name': RUNTIME},
                  'trainer': {'numNodes': spec['trays']},
-                 'activeDeadlineSeconds': spec['timeout']},
+                 'activeDeadlineSeconds': deadline(spec)},
     }
     return [runtime, trainjob], {
         'api_version': TRAINER_API, 'kind': 'TrainJob', 'name': TRAINJOB, 'namespace': namespace,
@@ -489,8 +496,9 @@ def _trainjob_workload(spec, variant, namespace, annotations):
 
 
 def workload_state(obj):
-    """``succeeded``, ``failed`` or ``running`` for the launcher Job or the TrainJob (its conditions), with the
-    reason when it ended badly (``DeadlineExceeded``, ``BackoffLimitExceeded``, the TrainJob's message)."""
+    """``succeeded``, ``failed``, ``timeout`` (its own deadline passed) or ``running`` for the launcher Job or the
+    TrainJob (its conditions), with the reason when it ended badly (``BackoffLimitExceeded``, the TrainJob's
+    message)."""
     if not obj:
         return {'state': 'missing', 'reason': 'the object does not exist'}
     status = obj.get('status') or {}
@@ -498,6 +506,8 @@ def workload_state(obj):
     for kind in ('Failed', 'Complete'):
         if kind in conditions:
             cond = conditions[kind]
+            if kind == 'Failed' and cond.get('reason') == 'DeadlineExceeded':
+                return {'state': 'timeout', 'reason': ': '.join(p for p in (cond.get('reason'), cond.get('message')) if p)}
             return {'state': 'failed' if kind == 'Failed' else 'succeeded',
                     'reason': ': '.join(part for part in (cond.get('reason'), cond.get('message')) if part)}
     if obj.get('kind') == 'Job':
@@ -771,7 +781,7 @@ def run_check(run):
     if run.get('error'):
         status, fix = 'failed', FIX_START
         message = 'The NCCL %s run could not start in %s: %s' % (variant, namespace, run['error'])
-    elif state['state'] in ('running', 'missing'):
+    elif state['state'] in ('running', 'missing', 'timeout'):
         status, fix = 'failed', FIX_TIMEOUT
         message = 'The NCCL %s run did not finish in %s s (namespace %s): %s' % (
             variant, run.get('timeout'), namespace,

@@ -80,7 +80,8 @@ def test_nvke_net_job_is_the_guides_pod_shape_in_a_namespace_of_its_own():
         'nccl-workers-0.nccl-workers slots=4\nnccl-workers-1.nccl-workers slots=4\n')
     assert kinds['Secret'][0]['stringData']['authorized_keys'] == 'ssh-ed25519 AAAAC3Nz gpu-tray-nccl\n'
     launcher = kinds['Job'][1]
-    assert launcher['spec']['activeDeadlineSeconds'] == 1800 and launcher['spec']['backoffLimit'] == 0
+    # the role's wait (timeout) ends first; the Job's deadline is the safety net of a role that died
+    assert launcher['spec']['activeDeadlineSeconds'] == 1920 and launcher['spec']['backoffLimit'] == 0
     assert 'nvidia.com/gpu' not in launcher['spec']['template']['spec']['containers'][0]['resources']['limits']
     assert plan['launcher']['kind'] == 'Job' and plan['launcher']['name'] == nl.LAUNCHER
     assert plan['wait_for'] == []
@@ -222,6 +223,9 @@ def test_workload_state_reads_jobs_and_trainjobs():
         {'type': 'Complete', 'status': 'True', 'reason': 'JobSetCompleted'}]}})['state'] == 'succeeded'
     assert nl.workload_state({'kind': 'TrainJob', 'status': {'conditions': [
         {'type': 'Complete', 'status': 'False'}]}})['state'] == 'running'
+    assert nl.workload_state({'kind': 'Job', 'status': {'failed': 2, 'conditions': [
+        {'type': 'Failed', 'status': 'True', 'reason': 'DeadlineExceeded',
+         'message': 'Job was active longer than specified deadline'}]}})['state'] == 'timeout'
 
 
 def test_pod_findings_name_the_scheduler_reason():
