@@ -178,7 +178,7 @@ def test_nvke_net_run_launches_the_guides_pod_shape_judges_its_log_and_cleans_up
     checks = _performance(evidence)
     net = checks['nccl-all-reduce-bw-net']
     assert net['status'] == 'passed', net
-    assert 'all_reduce_perf net OK: busbw 744.71 GB/s at 17179869184 bytes >= 36 GB/s' in net['message']
+    assert 'all_reduce_perf net OK: busbw 743.89 GB/s at 17179869184 bytes >= 36 GB/s (floor 40' in net['message']
     # -i localhost,: no trays to read, so the NET preflight could verify nothing - it says so
     assert checks['nccl-net-preflight']['status'] == 'passed' and checks['nccl-net-preflight']['extra']['warning']
     runs = [ns for ns in seen.seen if ns != 'gpu-tray-nccl-net-old-run']
