@@ -312,7 +312,7 @@ def _check_spec(spec):
     if out['workload'] not in WORKLOADS:
         raise PlanError('workload must be one of %s, got %r' % (', '.join(WORKLOADS), out['workload']))
     out['step_factor'] = out.get('step_factor') or 2
-    for key, low in (('trays', 2), ('gpus_per_tray', 1), ('timeout', 60), ('step_factor', 2)):
+    for key, low in (('trays', 2), ('gpus_per_tray', 1), ('timeout', 30), ('step_factor', 2)):
         try:
             out[key] = int(out[key])
         except (TypeError, ValueError):

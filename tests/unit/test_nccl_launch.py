@@ -155,6 +155,7 @@ def test_trainjob_runs_the_same_workers_through_a_training_runtime(variant):
     ({'workload': 'mpijob'}, 'workload must be one of job, trainjob'),
     ({'trays': 1}, 'option trays must be at least 2'),
     ({'trays': 'two'}, 'option trays must be an integer'),
+    ({'timeout': 10}, 'option timeout must be at least 30'),
     ({'image': ''}, 'option image is required'),
     ({'max_bytes': '16GB'}, 'option max_bytes must be a size'),
     ({'min_bytes': '1G', 'max_bytes': '1M'}, 'option min_bytes (1G) is above max_bytes (1M)'),
