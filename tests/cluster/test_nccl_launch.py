@@ -296,9 +296,19 @@ def test_net_preflight_on_the_trays_and_an_nvls_run_that_cannot_start(api, kubec
 
 
 def _drop_empty_defaults(node):
-    """Remove every `default: ""` from a schema in place; returns how many."""
+    """Remove every `default: ""` from a schema in place; returns how many. A list-map key (x-kubernetes-list-map-keys)
+    must have a default or be required: one whose default goes becomes required (a merge key is always set)."""
     count = 0
     if isinstance(node, dict):
+        items = node.get('items') if isinstance(node.get('items'), dict) else None
+        for key in node.get('x-kubernetes-list-map-keys') or []:
+            prop = ((items or {}).get('properties') or {}).get(key) or {}
+            if prop.get('default') == '':
+                del prop['default']
+                items.setdefault('required', [])
+                if key not in items['required']:
+                    items['required'].append(key)
+                count += 1
         if node.get('default') == '':
             del node['default']
             count += 1
@@ -318,8 +328,9 @@ def trainer_crds(api):
     for name in ('trainjobs', 'trainingruntimes'):
         with open(os.path.join(TRAINER_CRDS, 'trainer.kubeflow.org_%s.yaml' % name)) as fh:
             crd = yaml.safe_load(fh)
-        # kube-apiserver 1.20 reads an empty-string default (the `name` of secret/configMap references, 24 of them
-        # in the embedded pod schema) as null and rejects the CRD; newer servers take it. Only those are dropped.
+        # kube-apiserver 1.20 reads an empty-string default (the `name` of secret/configMap references in the
+        # embedded pod schema) as null and rejects the CRD; newer servers take it. Only those are dropped (a list-map
+        # key among them becomes required, which 1.20 demands of a key without a default).
         assert _drop_empty_defaults(crd) > 0
         try:
             ext.create_custom_resource_definition(crd)
