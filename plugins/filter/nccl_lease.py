@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpu_tray.cluster contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The NCCL run lock (pure function in module_utils/nccl_launch.py)."""
+"""The NCCL run lock (pure function in plugin_utils/nccl_launch.py)."""
 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
@@ -62,7 +62,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpu_tray.cluster.plugins.module_utils.nccl_launch import LOCK_NAME, PlanError, lease_decision
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.nccl_launch import LOCK_NAME, PlanError, lease_decision
 
 
 def nccl_lease(lease, holder, duration, now, namespace, name=LOCK_NAME):

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpu_tray.cluster contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The NCCL NET run's preflight over the trays' reads (pure functions in module_utils/nccl_launch.py)."""
+"""The NCCL NET run's preflight over the trays' reads (pure functions in plugin_utils/nccl_launch.py)."""
 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
@@ -46,7 +46,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpu_tray.cluster.plugins.module_utils.nccl_launch import net_preflight
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.nccl_launch import net_preflight
 
 
 def nccl_net_preflight(trays):

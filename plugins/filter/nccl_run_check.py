@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpu_tray.cluster contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The evidence check of one launched NCCL run (pure function in module_utils/nccl_launch.py)."""
+"""The evidence check of one launched NCCL run (pure function in plugin_utils/nccl_launch.py)."""
 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
@@ -50,7 +50,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpu_tray.cluster.plugins.module_utils.nccl_launch import run_check
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.nccl_launch import run_check
 
 
 def nccl_run_check(run):

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpu_tray.cluster contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The Kubernetes objects of one NCCL benchmark run (pure functions in module_utils/nccl_launch.py)."""
+"""The Kubernetes objects of one NCCL benchmark run (pure functions in plugin_utils/nccl_launch.py)."""
 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
@@ -67,7 +67,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpu_tray.cluster.plugins.module_utils.nccl_launch import PlanError, run_plan
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.nccl_launch import PlanError, run_plan
 
 
 def nccl_run_plan(spec):

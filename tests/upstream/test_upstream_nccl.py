@@ -1,6 +1,6 @@
 # Copyright: (c) 2026, gpu_tray.cluster contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The ComputeDomain of an NCCL nvls run (module_utils/nccl_launch.py) against the REAL DRA driver CRD of the pinned
+"""The ComputeDomain of an NCCL nvls run (plugin_utils/nccl_launch.py) against the REAL DRA driver CRD of the pinned
 component (../shared/upstream/charts/dra-driver-nvidia-gpu), strictly: a field the structural schema does not name
 fails, as the API server would prune it. The rest of the run's objects: tests/cluster/test_nccl_offline.py."""
 import copy
@@ -13,7 +13,7 @@ import offline_schema as osc
 from stackhelpers import REPO
 
 sys.path.insert(0, os.path.join(REPO, ".collections"))
-from ansible_collections.gpu_tray.cluster.plugins.module_utils import nccl_launch  # noqa: E402
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import nccl_launch  # noqa: E402
 
 
 def _domain(workload):

@@ -1,6 +1,6 @@
 # Copyright: (c) 2026, gpu_tray.cluster contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The NCCL benchmark runs of the performance phase (module_utils/nccl_launch.py, filters nccl_run_plan, nccl_lease,
+"""The NCCL benchmark runs of the performance phase (plugin_utils/nccl_launch.py, filters nccl_run_plan, nccl_lease,
 nccl_net_preflight): the objects of each variant and workload, the scripts the pods run (executed here with sh),
 the run lock and the NET preflight rule on the driver's /proc files."""
 
@@ -16,7 +16,7 @@ from ansible_collections.gpu_tray.cluster.plugins.filter.nccl_lease import nccl_
 from ansible_collections.gpu_tray.cluster.plugins.filter.nccl_net_preflight import nccl_net_preflight
 from ansible_collections.gpu_tray.cluster.plugins.filter.nccl_run_check import nccl_run_check
 from ansible_collections.gpu_tray.cluster.plugins.filter.nccl_run_plan import nccl_run_plan
-from ansible_collections.gpu_tray.cluster.plugins.module_utils import nccl_launch as nl
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import nccl_launch as nl
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.tray import read_files
 from unithelpers import fixture_path
 
