@@ -38,7 +38,7 @@ Why LAB_EXTRAVARS exist (an AWX job gets them the same way: the template's Varia
   without GPUs and GPU operator can pass (secure-accelerator-access); its trays phase reads both lab trays (VR200:
   no VFs to check, netns_mode exclusive after the prepare job's reboot); the evidence goes to the private data dir;
   the performance phase runs no NCCL benchmark (validate_nccl_variants: []; the recipe's nvls run needs a DRA
-  ComputeDomain, which the 1.20 test cluster cannot serve - tests/cluster/test_nccl_launch.py runs the benchmarks),
+  ComputeDomain, which the 1.20 test cluster cannot serve - tests/cluster/test_nccl_runs.py runs the benchmarks),
   so it is recorded as skipped;
 * preflight / prepare trays: only gpu_tray_report_dir (the report out of the checkout);
 * recover NodeMaintenance: `stack_recover_nodes: [tray01]`, the extra vars on launch the template asks for.
