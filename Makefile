@@ -148,8 +148,8 @@ stack-bench: setup cluster-build
 # modules are reported); docs/testing.md keeps the figures.
 MUTATE_UTILS   ?= $(addprefix plugins/module_utils/,cmdline.py common.py containerd.py hugepages.py judges.py mstconfig.py rdma.py tray.py)
 MUTATE_MODULES ?= $(addprefix plugins/modules/,containerd_config.py hugepage_check.py ib_pkey_check.py kernel_cmdline.py nic_firmware.py rdma_facts.py tray_facts.py)
-MUTATE_CONTROLLER ?= plugins/filter plugins/plugin_utils/stack.py plugins/action/write_evidence.py \
-	$(addprefix plugins/module_utils/,cluster_rules.py conformance.py evidence.py kube.py nccl.py preflight.py reboot_controllers.py resources.py tray_validation.py)
+MUTATE_CONTROLLER ?= plugins/filter plugins/plugin_utils plugins/action \
+	$(addprefix plugins/module_utils/,cluster_rules.py conformance.py kube.py nccl.py reboot_controllers.py resources.py)
 MUTATE_JOBS ?= 1
 .PHONY: mutate mutate-controller
 mutate: setup

@@ -5,8 +5,8 @@
 
     tools/mutate.py [--fail-under PCT] [--jobs N] [--list] [--only FILE:LINE] PATH...   (files or directories)
 
-It measures the host code (module_utils parsers, modules) and the controller-side rules that decide rollouts
-(filters, plugin_utils, the cluster/evidence module_utils, the write_evidence action); --fail-under applies
+It measures the host code (module_utils parsers and judges, modules), the API host's rules (the cluster module_utils)
+and the controller-side code that decides rollouts (filters, plugin_utils with the planners, the actions); --fail-under applies
 to every file and every directory.
 
 For every mutable spot in the given Python files the script plants ONE bug (a mutant), runs the unit tests
@@ -49,18 +49,19 @@ import threading
 import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# The unit tests a mutant is run against: every tests/unit/test_*.py but these (the trace then picks, per
+# The unit tests a mutant is run against: every tests/unit/plugins/**/test_*.py but these (the trace then picks, per
 # mutant, the tests that execute its line). test_adhoc runs the modules through the ansible CLI and costs a
 # minute per run (the in-process module tests cover the same code); test_python38 byte-compiles with another
-# interpreter; test_lab_require tests the lab's requirement check, not the collection; test_lookup_forks runs the
-# ansible CLI, which cannot find the copy's collection.
-EXCLUDED_TESTS = ('test_adhoc.py', 'test_python38.py', 'test_lab_require.py', 'test_lookup_forks.py')
+# interpreter; test_lookup_forks runs the ansible CLI, which cannot find the copy's collection.
+EXCLUDED_TESTS = ('test_adhoc.py', 'test_python38.py', 'test_lookup_forks.py')
 # Test files that exercise a source file most directly run first, so most mutants die within seconds
 # (pytest -x); a survivor still runs every test file. Without an entry, test_<name>.py / test_filter_<name>.py.
 FIRST = {'cmdline': 'test_cmdline_parser.py', 'mstconfig': 'test_mstconfig_parser.py', 'rdma': 'test_rdma_parsers.py',
          'hugepages': 'test_host_parsers.py', 'containerd': 'test_host_parsers.py', 'tray': 'test_host_parsers.py',
          'kube': 'test_kube_auth.py', 'write_evidence': 'test_evidence.py', 'preflight': 'test_tray_state.py',
-         'tray_read': 'test_tray_read.py', 'platform': 'test_platform.py'}
+         'tray_read': 'test_tray_read.py', 'platform': 'test_platform.py', 'kernel_tuning': 'test_planners.py',
+         'imex': 'test_planners.py', 'rdma_modules': 'test_planners.py', 'rdma_netns': 'test_planners.py',
+         'verify': 'test_planners.py', 'tray_plan': 'test_tray_plan_action.py'}
 # Fewer hypothesis examples per mutant run (tests/unit/conftest.py reads it); the full suite uses its own profile.
 MUTANT_ENV = {'PYTHONDONTWRITEBYTECODE': '1', 'GPU_TRAY_HYPOTHESIS_EXAMPLES': '25'}
 
@@ -311,9 +312,8 @@ def ordered_tests(tests, path):
 
 
 def default_tests():
-    """tests/unit/test_*.py and the tests beside the code's layout, tests/unit/plugins/**/test_*.py."""
-    found = glob.glob(os.path.join(REPO, 'tests', 'unit', 'test_*.py'))
-    found += glob.glob(os.path.join(REPO, 'tests', 'unit', 'plugins', '**', 'test_*.py'), recursive=True)
+    """The unit tests of the code, tests/unit/plugins/<kind>/test_*.py (they mirror plugins/)."""
+    found = glob.glob(os.path.join(REPO, 'tests', 'unit', 'plugins', '**', 'test_*.py'), recursive=True)
     return sorted(os.path.relpath(path, REPO) for path in found if os.path.basename(path) not in EXCLUDED_TESTS)
 
 
@@ -574,7 +574,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('paths', nargs='*', help='Python files or directories to mutate')
     parser.add_argument('--tests', nargs='+', default=None,
-                        help='test files to run per mutant (default: tests/unit/test_*.py but %s)'
+                        help='test files to run per mutant (default: tests/unit/plugins/**/test_*.py but %s)'
                         % ', '.join(EXCLUDED_TESTS))
     parser.add_argument('--jobs', type=int, default=1, help='parallel workers (default 1: machines are shared)')
     parser.add_argument('--timeout', type=float, default=120, help='seconds per mutant run before it counts as a hang')

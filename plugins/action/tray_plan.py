@@ -22,7 +22,7 @@ from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.text.converters import to_native
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.gpu_tray.cluster.plugins.module_utils.preflight import SpecError
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.preflight import SpecError
 from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import platform, tray_read
 from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.planners import (
     imex,

@@ -4,7 +4,7 @@
 """Filter gpu_tray.cluster.preflight_report: judge one tray_state result on the controller.
 
 The rules are the check modules' own pure functions (module_utils), called through
-module_utils.preflight.evaluate, so a fleet-wide preflight needs one module call per tray.
+plugin_utils.preflight.evaluate, so a fleet-wide preflight needs one module call per tray.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -69,7 +69,7 @@ _value:
 from ansible.errors import AnsibleFilterError
 from ansible.module_utils.common.text.converters import to_native
 
-from ansible_collections.gpu_tray.cluster.plugins.module_utils.preflight import SpecError, evaluate, report
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.preflight import SpecError, evaluate, report
 
 
 def preflight_report(state, spec, host=None):

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpu_tray.cluster contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The validation's tray phase, judged on the controller (pure functions in module_utils/tray_validation.py)."""
+"""The validation's tray phase, judged on the controller (pure functions in plugin_utils/tray_validation.py)."""
 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
@@ -64,7 +64,7 @@ from ansible.errors import AnsibleFilterError
 from ansible.module_utils.common.text.converters import to_native
 
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.common import natural_key
-from ansible_collections.gpu_tray.cluster.plugins.module_utils.tray_validation import SpecError, evaluate, unread
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.tray_validation import SpecError, evaluate, unread
 
 
 def tray_validation(trays):

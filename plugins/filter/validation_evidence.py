@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpu_tray.cluster contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Render validation evidence on the controller (pure functions in module_utils/evidence.py)."""
+"""Render validation evidence on the controller (pure functions in plugin_utils/evidence.py)."""
 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
@@ -57,7 +57,7 @@ RETURN = r'''
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpu_tray.cluster.plugins.module_utils.evidence import evidence_files
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.evidence import evidence_files
 
 
 def validation_evidence(phases, meta=None):

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpu_tray.cluster contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The result of one validation phase and a one-line summary of its failures (module_utils/evidence.py)."""
+"""The result of one validation phase and a one-line summary of its failures (plugin_utils/evidence.py)."""
 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
@@ -48,7 +48,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpu_tray.cluster.plugins.module_utils.evidence import phase_result
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.evidence import phase_result
 
 
 def validation_phase_result(phase, limit=3):

@@ -4,7 +4,7 @@
 """One judge per host check: the verdict on what was already read from a tray.
 
 Pure functions. The check modules (ib_pkey_check, nic_firmware, hugepage_check, kernel_cmdline,
-containerd_config) read the tray and call them; module_utils.preflight calls them on the controller with
+containerd_config) read the tray and call them; plugin_utils.preflight calls them on the controller with
 what one tray_state call read. A tray judged either way gets the same verdict in the same words.
 
 A verdict is ``{'failed', 'msg', 'details', 'notes', 'fix', 'data'}``:

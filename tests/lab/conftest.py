@@ -3,7 +3,7 @@
 Without root they skip, with the reason in the summary. In CI a lab that cannot start must fail, as the test
 cluster does with KCLUSTER_REQUIRE: with GPU_TRAY_LAB_REQUIRE=1 (.ci/run sets it) they fail instead, before
 any lab is started. GPU_TRAY_LAB_ASSUME_MISSING=root plays a machine without root (the switch's own test,
-tests/unit/test_lab_require.py).
+tests/unit/lab_infra/test_lab_require.py).
 """
 import os
 import pathlib

@@ -30,7 +30,8 @@ Why LAB_EXTRAVARS exist (an AWX job gets them the same way: the template's Varia
 * deploy/teardown stack: the lab inventory's recipe (vr200-rke2-ubuntu-training) pulls the real charts from the
   internet and needs Kubernetes >= 1.34 and GPUs; the jobs deploy the test recipe `stacktest` instead
   (tests/cluster/files/stacktest/vars.yml: local charts, added as a site recipe through stack_extra_catalog /
-  stack_extra_recipes, with the same orderings and gates as the real stack);
+  stack_extra_recipes, with the same orderings and gates as the real stack, and its own stack_rails: no platform
+  profile lists the site recipe, and the lab's VR200 profile names no rails);
 * validate: it checks the lab inventory's recipe with the components of the deployed test recipe
   (validate_components) and the digest the deploy job reported; it leaves out the readiness phase (cluster_preflight
   requires Kubernetes >= 1.34.1, the test cluster's API is 1.20) and runs only the conformance check that a cluster
@@ -75,6 +76,7 @@ NM_NAMESPACE = "stacktest-maint"
 
 # The lab overrides of each template, on top of its survey defaults (why: the module docstring).
 STACK_OVERRIDES = {"gpu_tray_recipe": STACK_RECIPE, "stack_test_dir": str(CLUSTER_DIR),
+                   "stack_rails": STACK_VARS["stack_rails"],
                    "stack_extra_catalog": STACK_VARS["stack_extra_catalog"],
                    "stack_extra_recipes": STACK_VARS["stack_extra_recipes"]}
 LAB_EXTRAVARS = {

@@ -7,13 +7,14 @@ import re
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "failure-modes.md"
 CITED = re.compile(r"`(preflight|trays|conformance|module|role)/([a-z0-9_-]+)`")
-# the module_utils file whose CHECKS each kind of check is
-SOURCES = {"preflight": "preflight", "trays": "tray_validation", "conformance": "conformance"}
+# the file whose CHECKS each kind of check is (controller rules in plugin_utils, the API host's in module_utils)
+SOURCES = {"preflight": "plugin_utils/preflight", "trays": "plugin_utils/tray_validation",
+           "conformance": "module_utils/conformance"}
 
 
 def checks(module):
-    """The CHECKS tuple of plugins/module_utils/<module>.py, read as text (no collection import needed)."""
-    source = (ROOT / "plugins" / "module_utils" / ("%s.py" % module)).read_text()
+    """The CHECKS tuple of plugins/<module>.py, read as text (no collection import needed)."""
+    source = (ROOT / "plugins" / ("%s.py" % module)).read_text()
     body = re.search(r"^CHECKS = \(([^)]*)\)", source, re.M).group(1)
     return set(re.findall(r"'([a-z0-9_-]+)'", body))
 
@@ -31,7 +32,8 @@ def test_every_row_has_symptom_check_and_fix():
 
 
 def test_cited_checks_exist():
-    known = {"preflight": checks("preflight"), "trays": checks("tray_validation"), "conformance": checks("conformance"),
+    known = {"preflight": checks(SOURCES["preflight"]), "trays": checks(SOURCES["trays"]),
+             "conformance": checks(SOURCES["conformance"]),
              "module": {p.stem for p in (ROOT / "plugins" / "modules").glob("*.py")},
              "role": {p.name for p in (ROOT / "roles").iterdir() if p.is_dir()}}
     cited = CITED.findall(DOC.read_text())

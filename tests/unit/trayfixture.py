@@ -82,6 +82,18 @@ def gb200_devices():
     return devs
 
 
+def gb200_devices_with_hidden_vfs():
+    """The GB200 tray with sriov_numvfs 4 on mlx5_3: two VFs visible, one bound to vfio-pci (no RDMA device), one
+    counted but without a virtfn link - the VFs a host-side P_Key check cannot see."""
+    devices = gb200_devices()
+    for dev in devices:
+        if dev['name'] == 'mlx5_3':
+            dev['numvfs'] = 4
+    devices.append({'name': None, 'bdf': '0000:06:00.3', 'device_id': '0x101e', 'physfn': '0000:06:00.0',
+                    'driver': 'vfio-pci'})
+    return devices
+
+
 DEFAULT_HUGEPAGES = {2048: 5128, 524288: 0, 16777216: 0}   # a 64k-page kernel: 2M, 512M, 16G
 DEFAULT_MODULES = {
     'ib_core': {'initstate': 'live', 'parameters': {'netns_mode': 'Y'}},

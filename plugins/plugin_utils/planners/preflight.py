@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpu_tray.cluster contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The preflight's verdict on one read: every check of module_utils/preflight.py, and the tray's evidence.
+"""The preflight's verdict on one read: every check of plugin_utils/preflight.py, and the tray's evidence.
 
 Inputs: the preflight spec (roles/preflight/vars/main.yml ``__preflight_spec``: platform, os, rails, pkey,
 include_vfs, firmware, min_num_vfs, hugepages, hugepages_check, cmdline_forbidden, containerd) and ``host``; ``bmc``
@@ -12,8 +12,7 @@ include_vfs, firmware, min_num_vfs, hugepages, hugepages_check, cmdline_forbidde
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-from ansible_collections.gpu_tray.cluster.plugins.module_utils import preflight
-from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import bmc
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import bmc, preflight
 from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.planners import common
 
 NAME = 'preflight'

@@ -5,14 +5,14 @@
 
 The rolling reboot gives the result records of the roles that asked for the reboot; their ``verify`` parts are
 merged (:func:`merge`) and judged on one fresh read (:func:`judge`): the kernel command line and the huge page pools
-with the preflight's own checks (module_utils/preflight.py: the kernel_cmdline and hugepage_check rules), ib_core
+with the preflight's own checks (plugin_utils/preflight.py: the kernel_cmdline and hugepage_check rules), ib_core
 netns_mode and the loaded modules as the roles export them.
 """
 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-from ansible_collections.gpu_tray.cluster.plugins.module_utils import preflight
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import preflight
 from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.planners import common
 
 NAME = 'verify'

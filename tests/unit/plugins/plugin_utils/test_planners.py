@@ -102,8 +102,8 @@ def test_tuned_params_and_duplicated_arguments_are_named_with_their_files(run_mo
         (default, 'tuned_params', []),
         (tray.path('etc/default/grub.d/60-site.cfg'), 'duplicates', ['earlycon'])]
     # the first problem in file order is the message
-    assert plan['refuse']['msg'] == '%s %s; %s.' % (default, kernel_tuning.PROBLEM_TEXT['tuned_params'],
-                                                      kernel_tuning.PROBLEM_FIX['tuned_params'])
+    expected = '%s %s; %s.' % (default, kernel_tuning.PROBLEM_TEXT['tuned_params'], kernel_tuning.PROBLEM_FIX['tuned_params'])
+    assert plan['refuse']['msg'] == expected
 
 
 def test_a_huge_page_size_without_a_pool_is_refused_with_the_smaller_sizes(run_module, lab):
@@ -356,3 +356,49 @@ def test_netns_reasons_name_the_modes_in_words(run_module, lab):
     tray.reboot()
     back = rdma_netns.restore(tray.read(run_module, rdma_netns.restore_needs(inputs)), inputs)
     assert back['reason'] == 'ib_core still runs with netns_mode exclusive'
+
+
+def test_the_inference_intent_pins_the_default_huge_page_size(run_module, lab):
+    plan, inputs = plan_kernel_tuning(run_module, lab(), intent='inference', hugepages=[{'size': '2M', 'count': 8192}],
+                                      default_hugepagesz='2M')
+    assert plan['exports']['cmdline_args'][-3:] == ['hugepagesz=2M', 'hugepages=8192', 'default_hugepagesz=2M']
+    assert 'default_hugepagesz=2M' in plan['blocks']['grub_dropin'] and plan['refuse'] is None
+
+
+def test_restore_reboots_while_the_runtime_still_runs_with_the_raised_stack_limit(run_module, lab):
+    limits = ('Limit                     Soft Limit           Hard Limit           Units\n'
+              'Max stack size            %s             %s             bytes\n')
+    units = {'rke2-agent.service': {'Id': 'rke2-agent.service', 'LoadState': 'loaded', 'UnitFileState': 'enabled',
+                                    'ActiveState': 'active', 'FragmentPath': '/x', 'MainPID': '4242'},
+             'containerd.service': {'Id': 'containerd.service', 'LoadState': 'loaded', 'UnitFileState': 'disabled',
+                                    'ActiveState': 'inactive', 'FragmentPath': '/y', 'MainPID': '0'}}
+    tray = lab(units=units)
+    inputs = tray.inputs(kernel_tuning)
+    tray.write('proc/4242/limits', limits % (67108864, 67108864))
+    back = kernel_tuning.restore(tray.read(run_module, kernel_tuning.restore_needs(inputs)), inputs)
+    assert back['reboot_required'] and back['reason'] == 'the container runtime still runs with the stack limit 67108864'
+    # the soft limit back at the default, or a unit without a main process: nothing holds the raised limit
+    tray.write('proc/4242/limits', limits % (8388608, 67108864))
+    back = kernel_tuning.restore(tray.read(run_module, kernel_tuning.restore_needs(inputs)), inputs)
+    assert not back['reboot_required']
+    units['rke2-agent.service']['MainPID'] = '0'
+    tray.write('proc/4242/limits', limits % (67108864, 67108864))
+    stopped = lab(units=units)
+    back = kernel_tuning.restore(stopped.read(run_module, kernel_tuning.restore_needs(stopped.inputs(kernel_tuning))),
+                                 stopped.inputs(kernel_tuning))
+    assert not back['reboot_required']
+
+
+def test_an_unmanaged_imex_service_has_nothing_to_plan():
+    plan = imex.plan({}, {'host_service': 'unmanaged', 'unit': 'nvidia-imex.service'})
+    assert plan['writes'] == {} and plan['refuse'] is None and plan['role'] == 'imex'
+    assert imex.needs({'host_service': 'unmanaged', 'unit': 'nvidia-imex.service'}) == {}
+
+
+def test_a_part_of_the_tray_that_cannot_be_read_refuses_before_any_write(run_module, lab):
+    tray = lab()
+    blocker = tray.write('etc/not-a-directory', 'x\n')
+    plan, _inputs = plan_kernel_tuning(run_module, tray, sysctl_file=blocker + '/90-gpu-tray-tuning.conf')
+    assert plan['refuse']['msg'].startswith("Could not read the tray's state: cannot stat %s/90-gpu-tray-tuning.conf"
+                                            % blocker)
+    assert plan['refuse']['msg'].endswith('; nothing was written.') and plan['writes'] == {}

@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..'))
 
 
 def _pytest(args, cwd, require):

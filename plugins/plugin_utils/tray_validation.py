@@ -14,7 +14,7 @@ Honest about what the host can see: a VF handed to a pod moves its netdev into t
 from the kubelet's device-manager checkpoint (``/var/lib/kubelet/device-plugins/kubelet_internal_checkpoint``, the
 PCI addresses the SR-IOV device plugin handed out); such a VF is listed as not visible, never counted as passed.
 
-Pure functions; the check dicts are the evidence format of module_utils/evidence.py (``name``, ``status``,
+Pure functions; the check dicts are the evidence format of plugin_utils/evidence.py (``name``, ``status``,
 ``message``, ``fix``, ``object``, ``details``) plus ``data`` with the structured findings.
 """
 

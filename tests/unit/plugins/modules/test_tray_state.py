@@ -13,7 +13,7 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpu_tray.cluster.plugins.filter.preflight_report import FilterModule, preflight_report
-from ansible_collections.gpu_tray.cluster.plugins.module_utils.preflight import CHECKS
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.preflight import CHECKS
 from ansible_collections.gpu_tray.cluster.plugins.modules import (
     hugepage_check,
     ib_pkey_check,
@@ -363,7 +363,7 @@ def _check(state, spec, name):
 
 def test_preflight_rules_on_partial_reads(run_module, tray, tools, tmp_path):
     import copy as _copy
-    from ansible_collections.gpu_tray.cluster.plugins.module_utils import preflight
+    from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import preflight
     state = gather(run_module, tray, tools, tmp_path)
     # a rail the inventory does not list is named as extra
     rails = _check(state, {'rails': ['mlx5_0', 'mlx5_1', 'mlx5_3']}, 'rails')
@@ -398,7 +398,8 @@ def test_preflight_rules_on_partial_reads(run_module, tray, tools, tmp_path):
 
 
 def test_firmware_entries_that_cannot_be_judged():
-    from ansible_collections.gpu_tray.cluster.plugins.module_utils import judges, preflight
+    from ansible_collections.gpu_tray.cluster.plugins.module_utils import judges
+    from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import preflight
     # unparsable output without an -E- line: the last three lines, not more
     raw = {'bdf': '0000:03:00.0', 'rc': 1, 'stdout': 'one\ntwo\nthree\nfour\n', 'stderr': ''}
     entry = preflight.firmware_entry(raw, {})

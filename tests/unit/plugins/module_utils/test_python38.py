@@ -16,7 +16,7 @@ import subprocess
 
 import pytest
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..', '..'))
 CODE = sorted(glob.glob(os.path.join(REPO, 'plugins', 'modules', '*.py'))
               + glob.glob(os.path.join(REPO, 'plugins', 'module_utils', '*.py')))
 

@@ -15,9 +15,9 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import stack
 from ansible_collections.gpu_tray.cluster.plugins.filter import stack_resolve, stack_tiers, rail_ippools
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..', '..'))
 ROLE = os.path.join(REPO, 'roles', 'stack')
-EXPECTED = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'fixtures', 'stack', 'expected_order.yml')
+EXPECTED = os.path.join(REPO, 'tests', 'unit', 'fixtures', 'stack', 'expected_order.yml')
 
 
 def _render(path, ctx):

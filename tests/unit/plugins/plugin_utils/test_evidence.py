@@ -1,6 +1,6 @@
 # Copyright: (c) 2026, gpu_tray.cluster contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Validation evidence (module_utils/evidence.py, filter validation_evidence): CTRF, JUnit, Markdown, HTML."""
+"""Validation evidence (plugin_utils/evidence.py, filter validation_evidence): CTRF, JUnit, Markdown, HTML."""
 
 import json
 import xml.etree.ElementTree as ET
@@ -10,7 +10,7 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpu_tray.cluster.plugins.filter.validation_evidence import validation_evidence
-from ansible_collections.gpu_tray.cluster.plugins.module_utils import evidence
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import evidence
 
 META = {'recipe': 'vr200-rke2-ubuntu-training', 'recipe_digest': 'sha256:1111', 'cluster': 'https://198.18.0.1:6443',
         'generated': '2026-12-03T00:40:00Z'}

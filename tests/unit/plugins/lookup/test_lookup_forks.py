@@ -11,7 +11,7 @@ from ansible.module_utils.common.collections import ImmutableDict
 
 from ansible_collections.gpu_tray.cluster.plugins.lookup.forks import LookupModule
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..', '..'))
 
 
 def test_the_command_line_forks_win(monkeypatch):

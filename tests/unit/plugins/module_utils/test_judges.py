@@ -11,7 +11,8 @@ import os
 
 import pytest
 
-from ansible_collections.gpu_tray.cluster.plugins.module_utils import judges, preflight
+from ansible_collections.gpu_tray.cluster.plugins.module_utils import judges
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import preflight
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.containerd import inspect
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.hugepages import read_pools
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.mstconfig import (
@@ -32,7 +33,7 @@ from ansible_collections.gpu_tray.cluster.plugins.modules import (
     tray_state,
 )
 import tooldouble
-from trayfixture import build_tray, gb200_devices, port, set_pkeys
+from trayfixture import build_tray, gb200_devices, gb200_devices_with_hidden_vfs, port, set_pkeys
 from unithelpers import containerd_tree, fixture_path, write_toml
 
 RAILS = ['mlx5_0', 'mlx5_1', 'mlx5_3', 'mlx5_4']
@@ -141,13 +142,7 @@ def test_pkeys_without_infiniband_ports_fails_naming_what_was_found(tmp_path):
 
 
 def test_pkeys_vfs_the_host_cannot_see_are_a_note_not_a_failure(tmp_path):
-    devices = gb200_devices()
-    for dev in devices:
-        if dev['name'] == 'mlx5_3':
-            dev['numvfs'] = 4
-    devices.append({'name': None, 'bdf': '0000:06:00.3', 'device_id': '0x101e', 'physfn': '0000:06:00.0',
-                    'driver': 'vfio-pci'})
-    tray = build_tray(str(tmp_path / 't'), devices=devices)
+    tray = build_tray(str(tmp_path / 't'), devices=gb200_devices_with_hidden_vfs())
     judged = pkey_verdict(tray)
     assert not judged['failed'] and judged['details'] == []
     assert judged['notes'] == [

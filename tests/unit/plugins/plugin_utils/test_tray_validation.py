@@ -1,6 +1,6 @@
 # Copyright: (c) 2026, gpu_tray.cluster contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The validation's tray phase (filter tray_validation over module_utils/tray_validation.py).
+"""The validation's tray phase (filter tray_validation over plugin_utils/tray_validation.py).
 
 Every tray here is a fixture tree in the kernel's sysfs layout, read by the real tray_state module, as the role
 reads a tray after the deploy; the policies are SriovNetworkNodePolicy objects as the stack role renders them.
@@ -15,8 +15,8 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpu_tray.cluster.plugins.filter.tray_validation import tray_validation
-from ansible_collections.gpu_tray.cluster.plugins.module_utils import evidence
-from ansible_collections.gpu_tray.cluster.plugins.module_utils.tray_validation import (
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import evidence
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.tray_validation import (
     parse_kubelet_checkpoint,
     policy_selects,
 )

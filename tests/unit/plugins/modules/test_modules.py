@@ -18,7 +18,7 @@ from ansible_collections.gpu_tray.cluster.plugins.modules import (
     tray_facts,
 )
 import tooldouble
-from trayfixture import DEFAULT_CMDLINE, build_tray, gb200_devices, port, set_pkeys
+from trayfixture import DEFAULT_CMDLINE, build_tray, gb200_devices, gb200_devices_with_hidden_vfs, port, set_pkeys
 from unithelpers import containerd_tree, fixture_path, write_toml
 
 HOST = socket.gethostname()
@@ -169,13 +169,7 @@ def test_pkey_skips_non_infiniband_ports(run_module, tmp_path):
 
 def test_pkey_reports_vfs_it_cannot_see(run_module, tmp_path):
     """mlx5_3 has sriov_numvfs=4: two VFs visible, one on vfio-pci, one counted but without virtfn link."""
-    devices = gb200_devices()
-    for dev in devices:
-        if dev['name'] == 'mlx5_3':
-            dev['numvfs'] = 4
-    devices.append({'name': None, 'bdf': '0000:06:00.3', 'device_id': '0x101e', 'physfn': '0000:06:00.0',
-                    'driver': 'vfio-pci'})
-    tray = build_tray(str(tmp_path / 't'), devices=devices)
+    tray = build_tray(str(tmp_path / 't'), devices=gb200_devices_with_hidden_vfs())
     result = run_module(ib_pkey_check, {'sysfs_root': tray['sys']})
     assert not result.failed                                   # the visible ports are fine; the rest is warned
     assert [(u['pf'], u['pci_address'], u['driver']) for u in result['unchecked_vfs']] == [
