@@ -83,8 +83,8 @@ def classify_error(msg):
     if 'certificate' in lower or 'ssl' in lower or 'tls' in lower:
         return 'tls'
     for marker in ('connection refused', 'timed out', 'timeout', 'no route to host', 'name or service not known',
-                   'temporary failure in name resolution', 'network is unreachable', 'urlopen error',
-                   'connection reset', 'remote end closed', 'url error'):
+                   'temporary failure in name resolution', 'network is unreachable', 'connection reset',
+                   'remote end closed', 'url error'):
         if marker in lower:
             return 'unreachable'
     return 'error'
@@ -130,7 +130,7 @@ def systems(result):
 def _system_id(system):
     if _text(system.get('Id')):
         return _text(system.get('Id'))
-    return _text(system.get('_uri')).rstrip('/').split('/')[-1]
+    return _text(system.get('_uri')).rstrip('/').rsplit('/', 1)[-1]
 
 
 def _describe(found):
@@ -332,8 +332,8 @@ def state(settings, system_result, logs_result=None, serial=None, count=DEFAULT_
             out['power_state'] or 'not reported', out['boot_progress'] or 'not reported', out['health'] or 'not reported')
         if out['log']:
             last = out['log'][-1]
-            text += '; latest log entry: %s%s' % ('[%s] ' % last['severity'] if last['severity'] else '',
-                                                   last['message'] or '')
+            severity = ('[%s] ' % last['severity']) if last['severity'] else ''
+            text += '; latest log entry: %s%s' % (severity, last['message'] or '')
         out['summary'] = text
     else:
         out['summary'] = 'BMC not read: %s' % out['error']

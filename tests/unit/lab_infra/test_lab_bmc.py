@@ -80,7 +80,7 @@ def test_a_reset_signals_the_supervisor_and_nmi_and_on_change_nothing(tray):
     assert tray.power("On") == "already on"
     assert tray.power("Nmi") == "nothing (no NMI in the lab)"
     assert tray.power("ForceRestart") == "reset"
-    assert util.wait_for(lambda: (tray.dir / "got").is_file(), 10)
+    assert util.wait_for((tray.dir / "got").is_file, 10)
     with pytest.raises(util.LabError):
         tray.power("Bounce")
 
