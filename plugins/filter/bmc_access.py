@@ -14,7 +14,7 @@ short_description: Judge a tray's BMC from a redfish_info answer before the tray
 description:
   - Takes the registered result of C(community.general.redfish_info) (category C(Systems), command
     C(GetSystemInventory)) and tells whether the BMC answered with the inventory's credentials, which of its
-    ComputerSystems is the tray (by the tray's SMBIOS serial, or O(settings.system_id)), and whether that system is
+    ComputerSystems is the tray (by the tray's SMBIOS serial, or C(system_id) in O(settings)), and whether that system is
     powered on and not C(Critical).
   - A single system whose serial is not the tray's is refused - the address is probably another tray's BMC.
   - The rolling reboot runs it before its first wave on every tray that will reboot; the preflight makes the same
