@@ -14,7 +14,7 @@ cd "$here"
 ANSIBLE_WHEEL_VERSION=12.3.0
 COLLECTIONS=(kubernetes/core community/general ansible/posix ansible/utils awx/awx)
 # chromium: tests/cluster renders the validation report (report.html) in headless Chromium
-APT_PACKAGES=(debootstrap systemd-container socat openssh-client iproute2 shellcheck rsync git chromium)
+APT_PACKAGES=(debootstrap systemd-container socat openssh-client iproute2 shellcheck rsync git chromium openssl)
 
 log() { printf '[setup] %s\n' "$*"; }
 
