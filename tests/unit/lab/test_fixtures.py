@@ -135,7 +135,8 @@ def test_fault_table():
     assert set(fixtures.FAULTS) == {
         'pkey-limited-pf', 'pkey-limited-vf', 'num-vfs-8', 'sriov-disabled', 'link-type-eth',
         'grub-dropin-override', 'no-return-from-reboot', 'imex-reenabled', 'hugepage-1g',
-        'stops-answering-after-reboot'}
+        'stops-answering-after-reboot', 'stuck-in-post'}
+    assert fixtures.fault_scope('stuck-in-post') == 'supervisor'
     assert fixtures.fault_scope('stops-answering-after-reboot') == 'tray'
     assert fixtures.fault_scope('hugepage-1g') == 'inventory'
     assert fixtures.tray_faults('hugepage-1g') == 'inventory'
