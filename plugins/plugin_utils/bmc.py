@@ -105,9 +105,8 @@ def answer_msg(result):
     """The error text of a failed redfish_info result (the module's msg, else the failed part's)."""
     if not isinstance(result, dict):
         return ''
-    if _text(result.get('msg')) and not isinstance(result.get('redfish_facts'), dict):
-        return _text(result.get('msg'))
-    for part in (result.get('redfish_facts') or {}).values():
+    facts = result.get('redfish_facts')
+    for part in (facts.values() if isinstance(facts, dict) else []):
         if isinstance(part, dict) and part.get('ret') is False:
             return _text(part.get('msg'))
     return _text(result.get('msg'))
