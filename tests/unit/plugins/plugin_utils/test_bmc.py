@@ -69,6 +69,24 @@ def test_missing_settings_are_named_and_the_fix_says_how_to_set_or_opt_out(missi
     assert "gpu_tray_bmc_required: false" in found["fix"] and "docs/awx.md" in found["fix"]
 
 
+def test_the_settings_message_is_one_sentence():
+    found = bmc.access(dict(SETTINGS, address=" "), None)
+    assert found["msg"] == "No BMC access configured for the tray (gpu_tray_bmc_address not set)."
+
+
+def test_failure_messages_keep_their_first_line_and_at_most_300_characters():
+    long = "Connection refused " + "x" * 400 + "\nsecond line"
+    found = bmc.access(SETTINGS, {"msg": long})
+    assert found["kind"] == "unreachable" and "second line" not in found["msg"]
+    assert found["msg"] == "The BMC at https://bmc-tray02.example does not answer: %s." % long.splitlines()[0][:300]
+    assert bmc.access(SETTINGS, {"changed": False})["msg"] == \
+        "The BMC at https://bmc-tray02.example answered with an error: no message."
+    unread = bmc.state(SETTINGS, {"msg": long})
+    assert unread["error"].endswith(long.splitlines()[0][:300]) and "x" * 301 not in unread["error"]
+    logs = bmc.state(SETTINGS, inventory(system()), {"msg": "y" * 400 + "\nz"}, "1794523000123")
+    assert logs["log_error"] == "y" * 300
+
+
 def test_a_password_given_as_set_true_counts_as_set():
     assert bmc.settings_problem(dict(SETTINGS, password=True)) is None
     assert bmc.access(dict(SETTINGS, password=True), inventory(system()), "1794523000123")["ok"]
@@ -94,6 +112,9 @@ def test_recorded_failures_are_classified_with_their_fix(name, kind):
     ("URL Error on GET request to 'https://b/redfish/v1/': '[Errno 111] Connection refused'", "unreachable"),
     ("Failed GET request to 'https://b/redfish/v1/': 'The read operation timed out'", "unreachable"),
     ("URL Error on GET request to 'https://b/redfish/v1/': '[Errno -2] Name or service not known'", "unreachable"),
+    ("Session login failed: Unauthorized", "auth"),
+    ("URL Error on GET request to 'https://b/redfish/v1/': '[SSL: WRONG_VERSION_NUMBER] wrong version number'", "tls"),
+    ("tlsv1 alert internal error", "tls"),
     ("HTTP Error 500 on GET request to 'https://b/redfish/v1/Systems'", "error"),
     ("Systems resource not found", "error"),
     (None, "error"),
@@ -254,6 +275,15 @@ def test_state_recovery_rules():
         bmc.state(SETTINGS, hung, None, serial, recover="reboot")
 
 
+def test_state_defaults_and_keys():
+    found = bmc.state(SETTINGS, inventory(system()), None, "1794523000123", recover="power_cycle")
+    assert found["recovery"]["power_cycle"]                            # not attempted unless said so
+    assert sorted(found) == ["address", "boot_progress", "error", "health", "log", "log_error", "power_state", "read",
+                             "recovery", "summary", "system_id"]
+    unread = bmc.state(SETTINGS, failed("[Errno 111] Connection refused"), fixture("logs_hung.json"), "1")
+    assert unread["log"] == [] and unread["log_error"] is None          # no log without the system
+
+
 def test_state_without_settings_or_answer():
     assert bmc.state({"address": ""}, None)["error"].startswith("no BMC access configured")
     assert bmc.state(SETTINGS, None)["error"] == "the BMC was not read"
@@ -274,8 +304,8 @@ def test_log_entries_latest_first_by_created_and_count():
             {"Created": "2026-12-04T10:00:02+00:00", "Severity": "OK", "Message": "b"},
             {"Created": "2026-12-04T10:00:01+00:00", "Severity": "OK", "Message": "a"},
             {"Created": "2026-12-04T10:00:03+00:00", "Severity": "Critical", "MessageId": "Hang.1"}]},
-        {"Description": "Other", "Lclog": [{"Severity": "Warning", "Message": "undated"}, "junk"]},
-        "junk"]}}}
+        "junk",
+        {"Description": "Other", "Lclog": [{"Severity": "Warning", "Message": "undated"}, "junk"]}]}}}
     entries = bmc.log_entries(logs, count=3)
     assert [e["message"] for e in entries] == ["a", "b", "Hang.1"]
     assert entries[-1] == {"created": "2026-12-04T10:00:03+00:00", "severity": "Critical", "message": "Hang.1",
