@@ -110,3 +110,53 @@ def test_each_tray_has_its_own_bmc_port_and_the_base_can_move(monkeypatch):
     assert bmc.address(1) == "https://127.0.0.1:%d" % (bmc.PORT_BASE + 1)
     monkeypatch.setenv("GPU_TRAY_LAB_BMC_PORT", "20000")
     assert bmc.address(3) == "https://127.0.0.1:20003"
+
+
+def ansible_module(module, args):
+    """Run a module on localhost with the repository's ansible (the json callback); return its result."""
+    env = dict(os.environ, ANSIBLE_CONFIG=str(REPO / "ansible.cfg"), ANSIBLE_COLLECTIONS_PATH=str(REPO / ".collections"),
+               ANSIBLE_HOME=str(REPO / ".ansible"), ANSIBLE_LOAD_CALLBACK_PLUGINS="1",
+               ANSIBLE_STDOUT_CALLBACK="ansible.posix.json", ANSIBLE_NOCOLOR="1", ANSIBLE_DEPRECATION_WARNINGS="0",
+               ANSIBLE_LOCALHOST_WARNING="0", ANSIBLE_INVENTORY_UNPARSED_WARNING="0")
+    argv = [str(pathlib.Path(sys.executable).parent / "ansible"), "localhost", "-m", module, "-a", json.dumps(args)]
+    proc = subprocess.run(argv, cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    return json.loads(proc.stdout)["plays"][0]["tasks"][0]["hosts"]["localhost"]
+
+
+def test_the_real_emulator_serves_the_tray_to_community_general_redfish(tray, monkeypatch):
+    """The lab's BMC server (sushy-tools with LabTrayDriver) on loopback, TLS from the lab CA, basic auth, read and
+    driven by community.general's redfish_info / redfish_command as the roles use them."""
+    pytest.importorskip("sushy_tools.emulator.main")
+    monkeypatch.setenv("GPU_TRAY_LAB_BMC_PORT", "28540")
+    tray.supervise("down (fault no-return-from-reboot: did not come back from reboot)")
+    (tray.dir / "sel.jsonl").write_text(json.dumps({"id": 1, "created": "2026-12-04T10:00:00+00:00",
+                                                    "severity": "Critical", "message": "POST hang: x"}) + "\n")
+    util.write_json(util.state_dir() / "lab.json", {"platform": "rke2-vr200", "trays": 2, "faults": []})
+    (util.state_dir() / "inventory").mkdir()
+    try:
+        assert bmc.up([2], "rke2-vr200", timeout=60) == [("tray02", "https://127.0.0.1:28542")]
+        creds = json.loads((bmc.bmc_dir() / "credentials.json").read_text())
+        common = {"baseuri": "127.0.0.1:28542", "username": creds["username"], "password": creds["password"],
+                  "validate_certs": True, "ca_path": str(bmc.bmc_dir() / "ca.pem"), "timeout": 10}
+        info = ansible_module("community.general.redfish_info", dict(common, category="Systems",
+                                                                     command="GetSystemInventory"))
+        (where, system), = info["redfish_facts"]["system"]["entries"]
+        assert where == {"system_uri": "/redfish/v1/Systems/System_0"}
+        assert system["SerialNumber"] == fixtures.identity("rke2-vr200", 2)["product_serial"]
+        assert system["PowerState"] == "On" and system["BootProgress"] == {"LastState": "PCIResourceConfigStarted"}
+        assert system["Status"]["Health"] == "Critical"
+        logs = ansible_module("community.general.redfish_info", dict(common, category="Manager", command="GetLogs"))
+        assert logs["redfish_facts"]["log"]["entries"][0]["Entries"][0]["Message"] == "POST hang: x"
+        denied = ansible_module("community.general.redfish_info", dict(common, password="wrong", category="Systems",
+                                                                       command="GetSystemInventory"))
+        assert denied["failed"] and "HTTP Error 401" in denied["msg"]
+        cycle = ansible_module("community.general.redfish_command", dict(common, category="Systems",
+                                                                         command="PowerForceRestart",
+                                                                         resource_id="System_0"))
+        assert cycle["changed"] and not cycle.get("failed"), cycle
+        assert util.wait_for((tray.dir / "got").is_file, 10)         # the reset reached the tray's supervisor
+        hv = (bmc.host_vars_file("tray02")).read_text()
+        assert '"https://127.0.0.1:28542"' in hv and creds["password"] in hv
+    finally:
+        assert bmc.down() == ["tray02"]
+    assert not bmc.host_vars_file("tray02").exists() and bmc.running_pid("tray02") is None
