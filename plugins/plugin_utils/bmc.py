@@ -290,11 +290,10 @@ def log_entries(result, count=DEFAULT_LOG_ENTRIES):
     return [entry for _index, entry in out][-count:] if count else []
 
 
-def state(settings, system_result, logs_result=None, serial=None, count=DEFAULT_LOG_ENTRIES, recover='none',
-          attempted=False):
+def state(settings, answer, logs=None, serial=None, count=DEFAULT_LOG_ENTRIES, recover='none', attempted=False):
     """What the BMC says about a tray that did not come back (the report's BMC section).
 
-    ``system_result`` / ``logs_result``: registered redfish_info results (GetSystemInventory, GetLogs); ``recover``
+    ``answer`` / ``logs``: registered redfish_info results (GetSystemInventory, GetLogs); ``recover``
     the role's rolling_reboot_bmc_recover; ``attempted`` whether this tray was already power-cycled in this run.
     Returns ``{read, error, address, system_id, power_state, boot_progress, health, log, log_error, summary,
     recovery}``; ``recovery`` is ``{power_cycle, command, why}``."""
@@ -307,25 +306,25 @@ def state(settings, system_result, logs_result=None, serial=None, count=DEFAULT_
     missing = settings_problem(settings)
     if missing:
         out['error'] = missing
-    elif not isinstance(system_result, dict) or system_result.get('skipped'):
+    elif not isinstance(answer, dict) or answer.get('skipped'):
         out['error'] = 'the BMC was not read'
-    elif answer_failed(system_result):
-        msg = answer_msg(system_result)
+    elif answer_failed(answer):
+        msg = answer_msg(answer)
         out['error'] = 'the BMC at %s could not be read (%s): %s' % (
             out['address'], classify_error(msg), (msg.splitlines() or ['no message'])[0][:300])
     else:
-        system, why = find_system(systems(system_result), serial=serial, system_id=settings.get('system_id'))
+        system, why = find_system(systems(answer), serial=serial, system_id=settings.get('system_id'))
         if system is None:
             out['error'] = why
         else:
             out.update(_summary(system))
             out.pop('serial')
             out['read'] = True
-    if out['read'] and isinstance(logs_result, dict) and not logs_result.get('skipped'):
-        if answer_failed(logs_result):
-            out['log_error'] = (answer_msg(logs_result).splitlines() or ['no message'])[0][:300]
+    if out['read'] and isinstance(logs, dict) and not logs.get('skipped'):
+        if answer_failed(logs):
+            out['log_error'] = (answer_msg(logs).splitlines() or ['no message'])[0][:300]
         else:
-            out['log'] = log_entries(logs_result, count)
+            out['log'] = log_entries(logs, count)
     if out['read']:
         text = 'BMC: PowerState %s, BootProgress %s, health %s' % (
             out['power_state'] or 'not reported', out['boot_progress'] or 'not reported', out['health'] or 'not reported')
