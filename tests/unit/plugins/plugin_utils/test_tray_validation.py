@@ -401,8 +401,8 @@ def test_spec_forms_the_role_passes(run_module, tools, tmp_path):
             judge(state, path, {'policies': bad})
 
 
-def test_the_largest_vf_count_of_the_policies_selecting_a_pf_counts_and_other_kinds_are_ignored(run_module, tools,
-                                                                                                  tmp_path):
+def test_the_largest_vf_count_of_the_policies_selecting_a_pf_counts_and_other_kinds_are_ignored(
+        run_module, tools, tmp_path):
     state, path = read(run_module, build(tmp_path), tools, tmp_path)
     more = [dict(policy, metadata=dict(policy['metadata'], name='more-%d' % index), spec=dict(policy['spec'], numVfs=4))
             for index, policy in enumerate(policies())]
