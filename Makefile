@@ -3,7 +3,7 @@
 #   make lab        setup, boot the rehearsal lab, run the site playbook against it, print the report path
 #   make test       every test layer (units, lint, sanity, lab, molecule, test cluster) in one pytest run
 #   make matrix     per supported ansible-core (2.19/2.20/2.21): units, sanity, lab smoke; deprecations fail
-#   make lab-up / lab-down / lab-status      the rehearsal lab alone (PLATFORM, TRAYS, FAULTS="name[@N] ...")
+#   make lab-up / lab-down / lab-status      the rehearsal lab alone (PLATFORM, TRAYS, FAULTS="name[@N] ...", BMC=0 without the trays' BMCs)
 #   make cluster-up / cluster-down           the test Kubernetes cluster (kube-apiserver 1.20 + simulated kubelet)
 #   make lab-reset / lab-bench               replace the lab; time 8-tray boots (prints seconds and ratios)
 #   make test-vm                             prepare_trays.yml on 2 real qemu VM trays (lab/vm/vmlab; ~15 min; not in make test)
@@ -24,6 +24,8 @@ BIN         := $(CURDIR)/$(VENV)/bin
 PLATFORM    ?= nvke-gb200
 TRAYS       ?= 4
 FAULTS      ?=
+# the trays' BMCs (lab/lab bmc up: a Redfish emulator per tray); BMC=0 leaves them out
+BMC         ?= 1
 VM_TRAYS    ?= 2
 export GPU_TRAY_CACHE ?= /var/cache/gpu-tray-cluster
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
@@ -67,6 +69,7 @@ matrix: setup
 
 lab-up: setup
 	$(LAB) up --platform $(PLATFORM) --trays $(TRAYS) $(FAULT_ARGS)
+	@if [ "$(BMC)" = 1 ]; then $(LAB) bmc up; fi
 
 lab-down:
 	$(LAB) down

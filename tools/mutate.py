@@ -525,13 +525,20 @@ def covering_tests(mutant, lines_by_test, module_level):
 
 
 def module_level_lines(path):
-    """Lines of ``path`` that run at import time (outside any function)."""
+    """Lines of ``path`` that run at import time (outside any function): module statements and the statements of
+    class bodies (``TRANSFERS_FILES = False`` in an action plugin), which no test executes while it runs."""
     with open(os.path.join(REPO, path)) as handle:
         tree = ast.parse(handle.read())
     out = set()
-    for stmt in tree.body:
-        if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            out.update(range(stmt.lineno, stmt.end_lineno + 1))
+
+    def walk(body):
+        for stmt in body:
+            if isinstance(stmt, ast.ClassDef):
+                walk(stmt.body)
+            elif not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                out.update(range(stmt.lineno, stmt.end_lineno + 1))
+
+    walk(tree.body)
     return out
 
 

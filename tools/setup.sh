@@ -14,7 +14,9 @@ cd "$here"
 ANSIBLE_WHEEL_VERSION=12.3.0
 COLLECTIONS=(kubernetes/core community/general ansible/posix ansible/utils awx/awx)
 # chromium: tests/cluster renders the validation report (report.html) in headless Chromium
-APT_PACKAGES=(debootstrap systemd-container socat openssh-client iproute2 shellcheck rsync git chromium)
+# openssl: the lab BMCs' certificates (lab CA)
+# docker-registry: the OCI registry tests/cluster/test_bundle_vendor.py serves charts from on loopback (helm pull oci://)
+APT_PACKAGES=(debootstrap systemd-container socat openssh-client iproute2 shellcheck rsync git chromium docker-registry openssl)
 
 log() { printf '[setup] %s\n' "$*"; }
 

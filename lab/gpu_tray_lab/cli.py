@@ -4,6 +4,8 @@
 
   lab up     --platform nvke-gb200|rke2-vr200 --trays N [--fault NAME[@N]]...
   lab down | status [--json] | reset [same options as up] | ssh TRAY [CMD...] | inventory | ssh-config
+  lab bmc up|down|status      the trays' BMCs (Redfish, sushy-tools; lab/gpu_tray_lab/bmc.py)
+  lab power TRAY on|off|reset the tray's power, as its BMC switches it
   lab deps | rootfs | prune-cache
 """
 
@@ -175,7 +177,12 @@ def _up_locked(spec, current, args):
 
     def bring_up(tray):
         if tray.supervisor_pid():
-            return False
+            if not tray.state().startswith("down (fault"):
+                return False
+            # hanging in POST (powered on): `up` is the person at the console who power-cycles it
+            util.log("%s: %s - powering it off to start it again" % (tray.name, tray.state()))
+            tray.stop()
+        (tray.dir / "hung").unlink(missing_ok=True)
         if tray.nspawn_pid() or cgroups.pids_in(cgroups.recorded(tray.dir)):
             util.log("%s: supervisor gone but the tray still runs: stopping it before booting it again" % tray.name)
             tray.stop()
@@ -250,6 +257,9 @@ def _down_locked():
 
     def stop(tray):
         attempt("%s: stop" % tray.name, tray.stop)
+
+    from gpu_tray_lab import bmc
+    attempt("BMCs", bmc.down)               # before the trays: a BMC must not power a tray on during the stop
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
         list(pool.map(stop, all_trays))
@@ -415,6 +425,50 @@ def cmd_sriov(args):
     return 0
 
 
+def lab_indexes():
+    spec = util.read_json(lab_file()) or {}
+    if not spec:
+        raise util.LabError("no lab is up; run `lab/lab up ...` first")
+    return spec, list(range(1, spec["trays"] + 1))
+
+
+def cmd_bmc(args):
+    """The trays' BMCs: one sushy-tools Redfish emulator per tray (lab/gpu_tray_lab/bmc.py)."""
+    from gpu_tray_lab import bmc
+    if args.action == "down":
+        util.require_root()
+        stopped = bmc.down()
+        util.log("BMCs stopped: %s" % (", ".join(stopped) or "none was running"))
+        return 0
+    spec, indexes = lab_indexes()
+    if args.action == "up":
+        util.require_root()
+        with StateLock():
+            for name, url in bmc.up(indexes, spec["platform"]):
+                util.log("%s BMC %s" % (name, url))
+        util.log("inventory: gpu_tray_bmc_* of every tray in %s" % (inventory.inventory_dir() / "host_vars"))
+        return 0
+    rows = bmc.status(indexes)
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    for row in rows:
+        print("%-7s %-26s %s" % (row["tray"], row["address"], ("pid %d" % row["pid"]) if row["pid"] else "not running"))
+    return 0
+
+
+POWER_ACTIONS = {"on": "On", "off": "ForceOff", "reset": "ForceRestart"}
+
+
+def cmd_power(args):
+    """Power a tray on, off or reset it, as its BMC does (Tray.power)."""
+    util.require_root()
+    lab_indexes()
+    tray = trays.Tray(int(resolve_tray(args.tray)[4:]))
+    print("%s: %s" % (tray.name, tray.power(POWER_ACTIONS[args.action])))
+    return 0
+
+
 def cmd_inventory(_args):
     if not inventory.hosts_file().exists():
         raise util.LabError("no lab is up (%s missing); run `lab/lab up ...`" % inventory.hosts_file())
@@ -485,6 +539,13 @@ def build_parser():
                                                               "nvke-gb200; 0 removes them)")
     sv.add_argument("--tray", action="append", default=[], help="only this tray (repeatable); default every tray")
     sv.add_argument("--timeout", type=int, default=60, help="seconds to wait for the VFs")
+    bm = sub.add_parser("bmc", help="the trays' BMCs: one Redfish emulator (sushy-tools) per tray on loopback, "
+                                    "TLS + basic auth; up writes the trays' gpu_tray_bmc_* into the inventory")
+    bm.add_argument("action", choices=["up", "down", "status"])
+    bm.add_argument("--json", action="store_true")
+    pw = sub.add_parser("power", help="power a tray on, off or reset it (as its BMC does)")
+    pw.add_argument("tray")
+    pw.add_argument("action", choices=sorted(POWER_ACTIONS))
     sub.add_parser("inventory", help="print the path of the lab's Ansible inventory")
     sub.add_parser("ssh-config", help="print the path of the lab's ssh_config (testinfra --ssh-config)")
     sub.add_parser("deps", help="apt-get install the host packages the lab needs")
@@ -495,7 +556,7 @@ def build_parser():
 
 COMMANDS = {"up": cmd_up, "down": cmd_down, "status": cmd_status, "reset": cmd_reset, "ssh": cmd_ssh,
             "inventory": cmd_inventory, "sriov": cmd_sriov, "ssh-config": cmd_ssh_config, "deps": cmd_deps, "rootfs": cmd_rootfs,
-            "prune-cache": cmd_prune}
+            "prune-cache": cmd_prune, "bmc": cmd_bmc, "power": cmd_power}
 
 
 def main(argv=None):

@@ -22,6 +22,7 @@ import os
 import pathlib
 import shutil
 import subprocess
+import uuid
 
 from gpu_tray_lab import platforms as _platforms
 
@@ -34,6 +35,7 @@ FAULTS = dict((name, desc) for name, (_scope, desc) in _platforms.FAULT_TABLE.it
 
 SYS_REL = 'var/lib/gpu-tray-lab/sys'
 HW_REL = 'var/lib/gpu-tray-lab/hw.json'
+DMI_REL = SYS_REL + '/class/dmi/id'
 ROOT_DEVICE = '/dev/vda1'
 PLATFORM_CMDLINE = 'console=ttyAMA0,115200n8'
 OVERRIDE_DROPIN = 'etc/default/grub.d/99-zz-override.cfg'
@@ -334,6 +336,20 @@ def _sriov_path_unit(hw):
     return '\n'.join(lines)
 
 
+def identity(platform, index):
+    """The tray's SMBIOS identity (sysfs class/dmi/id), illustrative values: the serial and UUID are what the lab's
+    BMC (lab/gpu_tray_lab/bmc.py) reports as the ComputerSystem's SerialNumber and UUID, as a real BMC does."""
+    tag = {'nvke-gb200': 'GB200', 'rke2-vr200': 'VR200'}.get(platform, platform.upper())
+    return {
+        'product_serial': 'LAB%s%04d' % (tag, index),
+        'product_uuid': str(uuid.uuid5(uuid.NAMESPACE_DNS, 'tray%02d.%s.gpu-tray-lab' % (index, platform))),
+        'product_name': '%s compute tray (gpu-tray lab)' % tag,
+        'sys_vendor': 'gpu-tray lab',
+        'board_serial': 'LABBOARD%s%04d' % (tag, index),
+        'chassis_serial': 'Not Specified',
+    }
+
+
 def populate_tray(root, platform, index, faults=frozenset()):
     """Write one tray's hardware fixtures into its (not yet booted) root. Idempotent."""
     root = pathlib.Path(root)
@@ -353,6 +369,8 @@ def populate_tray(root, platform, index, faults=frozenset()):
     for hca in hw['hcas']:
         traylab.write_pf(str(sysdir), hca, hw['numa_nodes'])
     traylab.write_hugepages(str(sysdir), dict((size, 0) for size in hw['hugepage_sizes_kb']))
+    for field, value in identity(platform, index).items():
+        _write(root, '%s/%s' % (DMI_REL, field), value + '\n')
     _write(root, HW_REL, json.dumps(hw, indent=1, sort_keys=True) + '\n')
     # derived objects (IB devices, netdevs) exist only once the tray "loads" its drivers at boot
 

@@ -26,6 +26,9 @@ LAB_VARS = {
     # a lab tray boots in seconds: a tray that does not come back is reported after 3 minutes, not the
     # bare-metal 30 (rolling_reboot_timeout; the reboot module applies it to going down and to coming back)
     "gpu_tray_reboot_timeout": 180,
+    # a lab tray has a BMC only after `lab/lab bmc up` (it writes gpu_tray_bmc_* into host_vars/): without one the
+    # lab prepares its trays as a site that opted out does
+    "gpu_tray_bmc_required": False,
     # the lab's own variables share the collection's prefix: the preflight refuses unknown gpu_tray_* names
     "gpu_tray_site_variables": ["gpu_tray_lab", "gpu_tray_lab_faults", "gpu_tray_lab_index"],
 }

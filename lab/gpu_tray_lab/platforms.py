@@ -260,7 +260,10 @@ FAULT_TABLE = {
     'link-type-eth': ('tray', 'LINK_TYPE_P1 ETH(2) on the last rail (link_layer Ethernet)'),
     'grub-dropin-override': ('tray', '/etc/default/grub.d/99-zz-override.cfg sorts last and sets '
                                      'GRUB_CMDLINE_LINUX_DEFAULT="quiet splash", dropping earlier additions'),
-    'no-return-from-reboot': ('supervisor', 'the tray does not come back after a reboot'),
+    'no-return-from-reboot': ('supervisor', 'the tray does not come back after a reboot: it hangs in POST, powered on, '
+                                            'until a reset through its BMC (a cold boot) brings it back'),
+    'stuck-in-post': ('supervisor', 'the tray does not come back after a reboot, and a reset or power cycle through '
+                                    'its BMC does not bring it back either (until `lab/lab reset`)'),
     'stops-answering-after-reboot': ('tray', 'after a reboot the tray answers the reboot check, then stops answering '
                                              'SSH at the first module call (sshd stopped, sessions killed)'),
     'imex-reenabled': ('tray', 'every boot re-enables and starts nvidia-imex.service like a package '

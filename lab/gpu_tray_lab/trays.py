@@ -145,6 +145,58 @@ class Tray:
             util.wait_for(lambda: not any(util.pid_alive(p) for p in cgroups.pids_in(dirs)), 5)
         return pids
 
+    # ---- power, as the tray's BMC controls it (lab/gpu_tray_lab/bmc.py) ------------------------------
+    def faults(self):
+        return list((util.read_json(self.dir / "tray.json") or {}).get("faults", []))
+
+    def power_state(self):
+        """'On' while the supervisor runs (booting, running, or hanging in POST), else 'Off'."""
+        return "On" if self.supervisor_pid() else "Off"
+
+    def boot_progress(self):
+        """Redfish BootProgress.LastState of the tray, from the supervisor's state line."""
+        if not self.supervisor_pid():
+            return "None"
+        state = self.state()
+        if state.startswith("down (fault"):
+            return "PCIResourceConfigStarted"          # hangs in POST
+        if state.startswith("running"):
+            return "OSRunning"
+        return "OSBootStarted"
+
+    def health(self):
+        return "Critical" if self.supervisor_pid() and self.state().startswith("down (fault") else "OK"
+
+    def power(self, action):
+        """A Redfish ResetType applied to the tray: On/ForceOn, ForceOff/GracefulShutdown, ForceRestart/
+        GracefulRestart/PowerCycle (a reset: the tray boots again, cold), Nmi (nothing). Returns what was done."""
+        if action in ("On", "ForceOn"):
+            if self.supervisor_pid():
+                return "already on"
+            self._power_on()
+            return "powered on"
+        if action in ("ForceOff", "GracefulShutdown"):
+            if not self.supervisor_pid():
+                return "already off"
+            (self.dir / "power_request").write_text("off\n")
+            self.stop()
+            return "powered off"
+        if action in ("ForceRestart", "GracefulRestart", "PowerCycle"):
+            pid = self.supervisor_pid()
+            if not pid:
+                self._power_on()
+                return "powered on"
+            _kill(pid, signal.SIGUSR1)
+            return "reset"
+        if action == "Nmi":
+            return "nothing (no NMI in the lab)"
+        raise util.LabError("unknown reset type %r" % action)
+
+    def _power_on(self):
+        if not self.mounted():
+            raise util.LabError("%s: not set up (no mounted root); `lab/lab up` first" % self.name)
+        self.start(self.faults())
+
     def remove_cgroups(self):
         left = []
         for d in cgroups.recorded(self.dir):

@@ -122,7 +122,8 @@ def parse_constraint(text):
         operator = match.group(1) or '=='
         if operator == '=':
             operator = '=='
-        normalise_version(match.group(2))
+        # the bound needs no further check: _CLAUSE only matches text that starts with a release number, which
+        # normalise_version always reads (the rest is a suffix)
         clauses.append((operator, match.group(2)))
         position = match.end()
     rest = source[position:].strip().strip(',').strip()

@@ -183,6 +183,9 @@ def inference_gateway(crds, gateway_class, gateway, namespace):
 
 
 def _gpu_request(container):
+    """The container asks for a GPU: an ``nvidia.com/*`` resource or a ResourceClaim it names itself. A claim of
+    the pod that the container does not name gives it no device (CDI injects a claim's devices only into the
+    containers that reference it), so a sidecar beside a GPU container is judged on its own."""
     for key in ('limits', 'requests'):
         for resource in ((container.get('resources') or {}).get(key) or {}):
             if resource.startswith('nvidia.com/'):
@@ -190,15 +193,19 @@ def _gpu_request(container):
     return bool((container.get('resources') or {}).get('claims'))
 
 
+def _judged(pod, exempt_namespaces):
+    """A pod the rule looks at: outside the exempt namespaces and not finished (a finished pod holds no device)."""
+    namespace = (pod.get('metadata') or {}).get('namespace')
+    return namespace not in exempt_namespaces and (pod.get('status') or {}).get('phase') not in ('Succeeded', 'Failed')
+
+
 def accelerator_access_violations(pods, exempt_namespaces):
     """Pods outside ``exempt_namespaces`` that reach GPUs around DRA and the device plugin: a hostPath volume
     under /dev/nvidia* (or /dev/dri), or NVIDIA_VISIBLE_DEVICES=all|<ids> in a container that requests no GPU."""
     found = []
-    for pod in pods or []:
+    for pod in [item for item in pods or [] if _judged(item, exempt_namespaces)]:
         meta = pod.get('metadata') or {}
         namespace = meta.get('namespace')
-        if namespace in exempt_namespaces or (pod.get('status') or {}).get('phase') in ('Succeeded', 'Failed'):
-            continue
         spec = pod.get('spec') or {}
         ref = 'Pod %s/%s' % (namespace, meta.get('name'))
         reasons = []
@@ -206,12 +213,11 @@ def accelerator_access_violations(pods, exempt_namespaces):
             path = (volume.get('hostPath') or {}).get('path') or ''
             if path.rstrip('/') in ('/dev', '/dev/dri') or path.startswith('/dev/nvidia') or path.startswith('/dev/dri/'):
                 reasons.append('hostPath volume %s mounts %s' % (volume.get('name'), path))
-        claims = bool(spec.get('resourceClaims'))
         for container in (spec.get('initContainers') or []) + (spec.get('containers') or []):
             for env in container.get('env') or []:
                 value = str(env.get('value') or '')
-                if env.get('name') == 'NVIDIA_VISIBLE_DEVICES' and value not in ('', 'void', 'none') and not (
-                        claims or _gpu_request(container)):
+                visible = env.get('name') == 'NVIDIA_VISIBLE_DEVICES' and value not in ('', 'void', 'none')
+                if visible and not _gpu_request(container):
                     reasons.append('container %s sets NVIDIA_VISIBLE_DEVICES=%s without requesting a GPU'
                                    % (container.get('name'), value))
         if reasons:
@@ -222,7 +228,7 @@ def accelerator_access_violations(pods, exempt_namespaces):
 def secure_accelerator_access(pods, exempt_namespaces):
     violations = accelerator_access_violations(pods, exempt_namespaces)
     details = [_sub(False, v['message'], v['object']) for v in violations]
-    checked = len([p for p in pods or [] if (p.get('metadata') or {}).get('namespace') not in exempt_namespaces])
+    checked = len([pod for pod in pods or [] if _judged(pod, exempt_namespaces)])
     return _check('secure-accelerator-access', details,
                   'no pod outside %s reaches GPUs around DRA or the device plugin (%d pods checked)'
                   % (', '.join(sorted(exempt_namespaces)), checked),

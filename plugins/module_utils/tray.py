@@ -158,6 +158,30 @@ def unit_states(module, tool):
     return enabled, active, error or active_error
 
 
+# SMBIOS identity under sysfs_root/class/dmi/id: the system serial is what a BMC's Redfish ComputerSystem reports as
+# SerialNumber (the BMC check finds the tray's system by it). product_serial is readable by root only.
+DMI_FIELDS = ('product_serial', 'product_uuid', 'product_name', 'sys_vendor', 'board_serial', 'chassis_serial')
+# what firmware writes when the vendor left a field empty
+_DMI_PLACEHOLDERS = frozenset(['', 'none', 'not specified', 'not applicable', 'to be filled by o.e.m.',
+                               'default string', 'system serial number', '0', '0123456789', 'n/a'])
+
+
+def parse_dmi_value(text):
+    """A DMI field's value, or None for an unreadable or placeholder one."""
+    if text is None:
+        return None
+    value = text.strip()
+    if value.lower() in _DMI_PLACEHOLDERS:
+        return None
+    return value
+
+
+def read_dmi(sysfs_root):
+    """{field: value or None} of :data:`DMI_FIELDS` under ``sysfs_root/class/dmi/id``."""
+    base = join_root(sysfs_root, 'class/dmi/id')
+    return dict((field, parse_dmi_value(read_text(os.path.join(base, field)))) for field in DMI_FIELDS)
+
+
 def read_tray(module, params):
     """The ansible_facts.gpu_tray dict (tray_facts, tray_state): OS, kernel, modules, netns_mode, units."""
     os_text = read_text(params['os_release_path'])
@@ -188,6 +212,7 @@ def read_tray(module, params):
         'container_runtime': runtime,
         'container_runtime_active_units': runtime_units,
         'systemd_error': error,
+        'dmi': read_dmi(params['sysfs_root']),
     }
 
 

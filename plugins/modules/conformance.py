@@ -28,7 +28,8 @@ description:
     Accepted and Gateway C(inference-gateway) in I(gateway_namespace) is Programmed.
   - C(secure-accelerator-access) - no pod outside I(exempt_namespaces) reaches GPUs around DRA and the device plugin
     (a hostPath volume under C(/dev/nvidia*) or C(/dev/dri), or C(NVIDIA_VISIBLE_DEVICES) set in a container that
-    requests no GPU).
+    requests no GPU itself - an C(nvidia.com/*) resource or a ResourceClaim the container names; the pod's claims
+    reach only the containers that name them).
   - Unlike AICR, no check starts a workload (AICR scales an HPA and co-schedules a PodGroup); the module only reads.
     AICR's C(platform-health) is module M(gpu_tray.cluster.expected_resources).
 author:

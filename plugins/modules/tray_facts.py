@@ -131,6 +131,16 @@ ansible_facts:
           description: Why unit states are C(unknown), or null.
           type: str
           sample: null
+        dmi:
+          description:
+            - The SMBIOS identity under C(sysfs_root/class/dmi/id) - C(product_serial), C(product_uuid),
+              C(product_name), C(sys_vendor), C(board_serial), C(chassis_serial); null where a field is missing,
+              unreadable (C(product_serial) needs root) or a firmware placeholder (C(To Be Filled By O.E.M.)).
+            - The serial is how the BMC check of roles C(preflight) and C(rolling_reboot) finds the tray's Redfish
+              ComputerSystem.
+          type: dict
+          sample: {product_serial: "1794523000123", product_uuid: "2b1f0c1e-7d7a-4c55-9a44-0f0e7c3b5a01",
+                   product_name: "P4486", sys_vendor: "NVIDIA", board_serial: null, chassis_serial: null}
 '''
 
 from ansible.module_utils.basic import AnsibleModule

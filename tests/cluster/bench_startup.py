@@ -23,7 +23,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 KCLUSTER = os.path.join(HERE, "kcluster")
 BENCH_ENV = {"KCLUSTER_STATE": "/run/gpu-tray-kcluster-bench", "KCLUSTER_ETCD_PORT": "23990",
-             "KCLUSTER_ETCD_PEER_PORT": "24000", "KCLUSTER_APISERVER_PORT": "16643"}
+             "KCLUSTER_ETCD_PEER_PORT": "24000", "KCLUSTER_APISERVER_PORT": "16643", "KCLUSTER_KUBELET_PORT": "16650"}
 
 
 def kcluster(env, *args):

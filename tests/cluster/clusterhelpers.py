@@ -95,3 +95,19 @@ def check_down(pids, env=None):
     survivors = {name: e["pid"] for name, e in pids.items() if kc.proc_start_time(e["pid"]) == e["start"]}
     assert not survivors, "processes of the cluster outlived kcluster down: %s" % survivors
     assert set(pids) == set(kc.PROCS), "expected a pid record for every process, got %s" % sorted(pids)
+
+
+@contextlib.contextmanager
+def container_logs(mapping):
+    """What containers "print": {image: log file} for the simulated kubelet's log endpoint (kcluster.LOG_MAP, read
+    on every request), for the duration of the block; the map is emptied afterwards."""
+    path = os.path.join(kc.STATE, kc.LOG_MAP)
+    with open(path + ".tmp", "w") as fh:
+        json.dump(dict(mapping), fh)
+    os.replace(path + ".tmp", path)
+    try:
+        yield path
+    finally:
+        with open(path + ".tmp", "w") as fh:
+            json.dump({}, fh)
+        os.replace(path + ".tmp", path)

@@ -13,7 +13,8 @@
 
 Pieces: etcd (Debian etcd-server), kube-apiserver + kube-controller-manager (built by build.sh from
 Debian's kubernetes 1.20.2 source, cached under $GPU_TRAY_CACHE), TLS from a private CA, RBAC on,
-service-account key pair, and simkubelet.py (simulated kubelet for trays tray01..trayNN + cp01).
+service-account key pair, and simkubelet.py (simulated kubelet for trays tray01..trayNN + cp01, serving
+container logs from the log map $KCLUSTER_STATE/container-logs.json on 127.0.0.1:$KCLUSTER_KUBELET_PORT).
 State (pids, certs, kubeconfigs, logs, etcd data) lives in $KCLUSTER_STATE (default
 /run/gpu-tray-kcluster); `down` stops every process it started by recorded PID and removes it.
 Only the standard library is needed here; simkubelet runs on the repo's .venv python (kubernetes client).
@@ -54,6 +55,8 @@ HELM_VERSION = os.environ.get("HELM_VERSION") or build_default("HELM_VERSION")
 ETCD_CLIENT_PORT = int(os.environ.get("KCLUSTER_ETCD_PORT", "23790"))
 ETCD_PEER_PORT = int(os.environ.get("KCLUSTER_ETCD_PEER_PORT", "23800"))
 APISERVER_PORT = int(os.environ.get("KCLUSTER_APISERVER_PORT", "16443"))
+KUBELET_PORT = int(os.environ.get("KCLUSTER_KUBELET_PORT", "16250"))   # the simulated kubelet's log endpoint
+LOG_MAP = "container-logs.json"        # simkubelet --log-map: {"<image>": "<log file>"} (clusterhelpers.container_logs)
 SERVICE_CIDR = "198.19.255.0/24"
 SERVICE_FIRST_IP = "198.19.255.1"
 ETCD_BIN = os.environ.get("KCLUSTER_ETCD", "/usr/bin/etcd")
@@ -222,6 +225,11 @@ def make_pki():
     leaf("admin", "/O=system:masters/CN=gpu-tray-admin", client_ext)
     leaf("controller-manager", "/CN=system:kube-controller-manager", client_ext)
     leaf("simkubelet", "/O=system:masters/CN=gpu-tray-simkubelet", client_ext)
+    # the simulated kubelet's log endpoint (serving) and the API server's client certificate for it
+    leaf("kubelet-serving", "/CN=gpu-tray-simkubelet-serving",
+         "basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n"
+         "subjectAltName=IP:127.0.0.1,DNS:localhost\n")
+    leaf("apiserver-kubelet-client", "/O=system:masters/CN=kube-apiserver-kubelet-client", client_ext)
     # service-account token signing key pair
     key("sa")
     openssl("pkey", "-in", os.path.join(pki, "sa.key"), "-pubout", "-out", os.path.join(pki, "sa.pub"))
@@ -386,6 +394,12 @@ def cmd_up(args):
             "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
             "--service-cluster-ip-range=" + SERVICE_CIDR,
             "--allow-privileged=true", "--profiling=false", "--v=1",
+            # container logs come from the simulated kubelet's log endpoint (its nodes' InternalDNS address,
+            # localhost), verified both ways with the cluster CA
+            "--kubelet-preferred-address-types=InternalDNS,InternalIP,Hostname,ExternalDNS,ExternalIP",
+            "--kubelet-certificate-authority=%s/ca.crt" % pki,
+            "--kubelet-client-certificate=%s/apiserver-kubelet-client.crt" % pki,
+            "--kubelet-client-key=%s/apiserver-kubelet-client.key" % pki,
         ])
         wait_for("kube-apiserver /readyz", lambda: api_get("/readyz") == "ok", 90, ["etcd", "kube-apiserver"])
 
@@ -406,6 +420,9 @@ def cmd_up(args):
             venv_python(), os.path.join(HERE, "simkubelet.py"),
             "--kubeconfig", p("simkubelet.kubeconfig"), "--platform", args.platform,
             "--nodes", str(args.nodes), "--fault-file", p("faults.json"),
+            "--log-port", str(KUBELET_PORT), "--tls-cert", "%s/kubelet-serving.crt" % pki,
+            "--tls-key", "%s/kubelet-serving.key" % pki, "--client-ca", "%s/ca.crt" % pki,
+            "--log-map", p(LOG_MAP),
         ])
         all_procs = list(PROCS)
 

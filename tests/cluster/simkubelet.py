@@ -13,7 +13,12 @@ server sees what a cluster of GPU trays would show.
   taints/tolerations, resource requests against allocatable, NotReady/unschedulable nodes);
 * marks bound pods Running/Ready; containers whose image tag is ``:broken`` crash-loop
   (CrashLoopBackOff, Ready=False, restartCount growing with kubelet's back-off); pods with
-  restartPolicy Never/OnFailure complete (Succeeded) unless broken;
+  restartPolicy Never/OnFailure complete (Succeeded) unless broken, or unless their image tag is
+  ``:hang`` (a container that never ends: it keeps running until the pod is deleted);
+* serves container logs the way a kubelet does (``GET /containerLogs/<ns>/<pod>/<container>`` over
+  TLS, which the API server proxies for ``kubectl logs``): the log of a container is the file the log
+  map (``--log-map``, JSON ``{"<image>": "<file>"}``, re-read on every request) names for its image,
+  empty for any other image - a stand-in for what the container printed;
 * finishes graceful deletion (a real kubelet deletes the pod object once containers stopped);
 * fault injection: a JSON file ``{"<node>": "notready" | "unreachable"}`` re-read every loop:
   ``notready`` = the kubelet reports Ready=False (its pods become not ready), ``unreachable`` = the
@@ -174,11 +179,15 @@ def build_node(platform, name, index, control_plane=False):
     }
 
 
-def node_status(platform, name, index, control_plane, now, ready=True, message=None, previous=None):
+def node_status(platform, name, index, control_plane, now, ready=True, message=None, previous=None,
+                kubelet_endpoint=None):
     """The node's status as its kubelet would post it at `now`.
 
     `previous`: the conditions the node has on the server; like the kubelet, a condition whose status did
     not change keeps its lastTransitionTime (only lastHeartbeatTime moves).
+    `kubelet_endpoint`: (host, port) where this simulated kubelet serves logs; the host is added as the
+    node's InternalDNS address (kcluster makes the API server prefer that type) and the port is the
+    kubelet endpoint. None: port 10250 and no such address (nothing serves it).
     """
     facts = PLATFORM_FACTS[platform]
     if control_plane:
@@ -201,15 +210,18 @@ def node_status(platform, name, index, control_plane, now, ready=True, message=N
         prev = before.get(cond["type"])
         if prev and prev.get("status") == cond["status"] and prev.get("lastTransitionTime"):
             cond["lastTransitionTime"] = prev["lastTransitionTime"]
+    addresses = [
+        {"type": "InternalIP", "address": "198.18.%d.2" % index},
+        {"type": "Hostname", "address": name},
+    ]
+    if kubelet_endpoint:
+        addresses.append({"type": "InternalDNS", "address": kubelet_endpoint[0]})
     return {
         "capacity": capacity,
         "allocatable": _allocatable(capacity),
         "conditions": conditions,
-        "addresses": [
-            {"type": "InternalIP", "address": "198.18.%d.2" % index},
-            {"type": "Hostname", "address": name},
-        ],
-        "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
+        "addresses": addresses,
+        "daemonEndpoints": {"kubeletEndpoint": {"Port": kubelet_endpoint[1] if kubelet_endpoint else 10250}},
         "nodeInfo": {
             "machineID": uuid.uuid5(NAMESPACE_UUID, "machine-" + name).hex,
             "systemUUID": str(uuid.uuid5(NAMESPACE_UUID, "system-" + name)),
@@ -387,11 +399,21 @@ def is_terminal(pod):
 
 # ---------------------------------------------------------------- pod status
 
-def is_broken_image(image):
-    """`:broken` tag (also `repo:broken@sha256:...`)."""
+def image_tag(image):
+    """The tag of an image reference (also `repo:tag@sha256:...`), None without one."""
     ref = (image or "").split("@", 1)[0]
     last = ref.rsplit("/", 1)[-1]
-    return ":" in last and last.rsplit(":", 1)[1] == "broken"
+    return last.rsplit(":", 1)[1] if ":" in last else None
+
+
+def is_broken_image(image):
+    """`:broken` tag (also `repo:broken@sha256:...`)."""
+    return image_tag(image) == "broken"
+
+
+def is_hanging_image(image):
+    """`:hang` tag: the container never ends by itself."""
+    return image_tag(image) == "hang"
 
 
 def crashloop_restarts(elapsed):
@@ -502,7 +524,7 @@ def desired_pod_status(pod, now, node_is_ready=True, host_ip="198.18.1.2", pod_i
                                      False, started=False))
         elif broken:
             statuses.append(crashing(c, crashloop_restarts(elapsed)))
-        elif run_to_completion and elapsed >= COMPLETE_AFTER:
+        elif run_to_completion and elapsed >= COMPLETE_AFTER and not is_hanging_image(c.get("image")):
             statuses.append(_cstatus(pod, c, {"terminated": {"exitCode": 0, "reason": "Completed", "startedAt": start_ts,
                                                              "finishedAt": rfc3339(start + COMPLETE_AFTER), "containerID": _cid(pod, c["name"])}},
                                      False, started=False))
@@ -558,13 +580,48 @@ def read_faults(path):
     return {str(k): str(v) for k, v in data.items() if v in ("notready", "unreachable")}
 
 
+def read_log_map(path):
+    """{"<image>": "<file>"} from the log map file; missing/garbled file = no logs."""
+    try:
+        with open(path) as fh:
+            data = json.load(fh)
+    except (OSError, ValueError, TypeError):
+        return {}
+    return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+
+def container_log(pod, container, log_map):
+    """What `container` of `pod` printed, for the log endpoint: the log map's file for its image ("" for an
+    image the map does not name); None when the pod has no such container (the kubelet answers 400)."""
+    spec = pod.get("spec") or {}
+    for c in (spec.get("containers") or []) + (spec.get("initContainers") or []):
+        if c.get("name") == container:
+            path = log_map.get(c.get("image", ""))
+            if not path:
+                return ""
+            with open(path, "rb") as fh:
+                return fh.read().decode("utf-8", "replace")
+    return None
+
+
+def log_request_path(path):
+    """(namespace, pod, container) of a kubelet ``/containerLogs/<ns>/<pod>/<container>`` path, else None."""
+    parts = path.split("?", 1)[0].strip("/").split("/")
+    if len(parts) == 4 and parts[0] == "containerLogs" and all(parts[1:]):
+        return tuple(parts[1:])
+    return None
+
+
 # ---------------------------------------------------------------- the daemon
 
 class SimKubelet(object):
-    def __init__(self, kubeconfig, platform, trays, control_plane, fault_file):
+    def __init__(self, kubeconfig, platform, trays, control_plane, fault_file, kubelet_endpoint=None, log_map=None):
         from kubernetes import client, config  # imported here so the pure parts need no client
         self.client_mod = client
         api_client = config.new_client_from_config(config_file=kubeconfig)
+        self.kubeconfig = kubeconfig
+        self.kubelet_endpoint = kubelet_endpoint
+        self.log_map = log_map
         self.core = client.CoreV1Api(api_client)
         self.coord = client.CoordinationV1Api(api_client)
         self.platform = platform
@@ -605,7 +662,8 @@ class SimKubelet(object):
             if exc.status != 404:
                 raise
             previous = None
-        status = node_status(self.platform, name, index, cp, now, ready=ready, previous=previous)
+        status = node_status(self.platform, name, index, cp, now, ready=ready, previous=previous,
+                             kubelet_endpoint=self.kubelet_endpoint)
         self.core.patch_node_status(name, {"status": status})
         self._renew_lease(name, now)
         self.last_beat[name] = now
@@ -698,6 +756,56 @@ class SimKubelet(object):
                 if exc.status not in (404, 409):
                     self.log.warning("pod %s/%s: %s %s", ns, pname, exc.status, exc.reason)
 
+    def serve_logs(self, cert, key, client_ca):
+        """The kubelet's log endpoint on the kubelet endpoint, over TLS, for API server clients with a
+        certificate of the cluster CA (kube-apiserver --kubelet-client-certificate), in a daemon thread."""
+        import http.server
+        import ssl
+        import threading
+        from kubernetes import client, config
+        core = client.CoreV1Api(config.new_client_from_config(config_file=self.kubeconfig))
+        sim = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, fmt, *args):
+                sim.log.info("log endpoint: " + fmt, *args)
+
+            def _answer(self, code, text):
+                body = text.encode("utf-8")
+                self.send_response(code)
+                self.send_header("Content-Type", "text/plain; charset=utf-8")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def do_GET(self):
+                target = log_request_path(self.path)
+                if target is None:
+                    return self._answer(404, "404 page not found\n")
+                ns, name, container = target
+                try:
+                    pod = json.loads(core.read_namespaced_pod(name, ns, _preload_content=False).data)
+                except client.exceptions.ApiException as exc:
+                    return self._answer(exc.status or 500, "pod %s/%s: %s\n" % (ns, name, exc.reason))
+                try:
+                    text = container_log(pod, container, read_log_map(sim.log_map))
+                except OSError as exc:
+                    return self._answer(500, "cannot read the log of %s/%s/%s: %s\n" % (ns, name, container, exc))
+                if text is None:
+                    return self._answer(400, "container %s is not valid for pod %s\n" % (container, name))
+                return self._answer(200, text)
+
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", self.kubelet_endpoint[1]), Handler)
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(cert, key)
+        ctx.load_verify_locations(client_ca)
+        ctx.verify_mode = ssl.CERT_REQUIRED
+        server.socket = ctx.wrap_socket(server.socket, server_side=True)
+        thread = threading.Thread(target=server.serve_forever, name="log-endpoint", daemon=True)
+        thread.start()
+        self.log.info("serving container logs on https://127.0.0.1:%d", self.kubelet_endpoint[1])
+        return server
+
     def run(self, interval):
         self.register()
         while not self.stop:
@@ -716,9 +824,18 @@ def main(argv=None):
     ap.add_argument("--control-plane-name", default="cp01")
     ap.add_argument("--fault-file", required=True)
     ap.add_argument("--interval", type=float, default=1.0)
+    ap.add_argument("--log-port", type=int, default=0, help="serve container logs on 127.0.0.1:PORT (0: off)")
+    ap.add_argument("--tls-cert", help="serving certificate of the log endpoint")
+    ap.add_argument("--tls-key", help="its key")
+    ap.add_argument("--client-ca", help="CA of the API server's kubelet client certificate")
+    ap.add_argument("--log-map", help='JSON file {"<image>": "<log file>"}, re-read on every log request')
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s", stream=sys.stdout)
-    sk = SimKubelet(args.kubeconfig, args.platform, tray_names(args.nodes), args.control_plane_name, args.fault_file)
+    endpoint = ("localhost", args.log_port) if args.log_port else None
+    sk = SimKubelet(args.kubeconfig, args.platform, tray_names(args.nodes), args.control_plane_name, args.fault_file,
+                    kubelet_endpoint=endpoint, log_map=args.log_map)
+    if endpoint:
+        sk.serve_logs(args.tls_cert, args.tls_key, args.client_ca)
 
     def _term(_signum, _frame):
         sk.stop = True

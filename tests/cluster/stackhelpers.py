@@ -48,12 +48,13 @@ def recap(output, host="localhost"):
     raise AssertionError("no PLAY RECAP line for %s in:\n%s" % (host, output[-3000:]))
 
 
-def render_bundles(root, recipes):
+def render_bundles(root, recipes, *extra):
     """playbooks/render_bundle.yml for each recipe (the user's command), with NodeWright on so every manifest template
-    is rendered, in parallel, into root/<recipe>; returns {recipe: bundle dir}, asserts that every render passed."""
+    is rendered, in parallel, into root/<recipe>; returns {recipe: bundle dir}, asserts that every render passed.
+    `extra`: more ansible-playbook arguments (e.g. "-e", "gpu_tray_bundle_format=argocd,flux")."""
     procs = dict((r, start_playbook("gpu_tray.cluster.render_bundle", "-e", "gpu_tray_recipe=%s" % r,
                                     "-e", "gpu_tray_bundle_dir=%s" % os.path.join(str(root), r),
-                                    "-e", "gpu_tray_stack_use_nodewright=true")) for r in recipes)
+                                    "-e", "gpu_tray_stack_use_nodewright=true", *extra)) for r in recipes)
     failed = {}
     for recipe, proc in procs.items():
         out = proc.communicate()[0]

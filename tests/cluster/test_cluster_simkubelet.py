@@ -270,3 +270,46 @@ def test_read_faults(tmp_path):
     assert sk.read_faults(str(f)) == {"tray01": "notready", "tray02": "unreachable"}
     f.write_text("{garbled")
     assert sk.read_faults(str(f)) == {}
+
+
+@pytest.mark.parametrize("image, tag", [("repo/app:hang", "hang"), ("reg:5000/app:broken@sha256:ab", "broken"),
+                                        ("reg:5000/app", None), ("app", None)])
+def test_image_tags(image, tag):
+    assert sk.image_tag(image) == tag
+
+
+def test_hanging_image_never_completes_a_run_to_completion_pod():
+    pod = {"metadata": {"uid": "u1", "name": "launcher"},
+           "spec": {"restartPolicy": "Never", "containers": [{"name": "node", "image": "r/nccl:hang"}]},
+           "status": {"startTime": "2026-12-04T10:00:00Z"}}
+    start = sk.parse_time("2026-12-04T10:00:00Z")
+    status = sk.desired_pod_status(pod, start + 3600)
+    assert status["phase"] == "Running" and "running" in status["containerStatuses"][0]["state"]
+    pod["spec"]["containers"][0]["image"] = "r/nccl:ok"
+    assert sk.desired_pod_status(pod, start + 3600)["phase"] == "Succeeded"
+
+
+def test_log_endpoint_serves_the_mapped_file_for_the_containers_image(tmp_path):
+    log = tmp_path / "out.log"
+    log.write_text("# nThread 1 nGpus 1\n")
+    pod = {"spec": {"containers": [{"name": "node", "image": "r/nccl:ok"}],
+                    "initContainers": [{"name": "init", "image": "r/other:1"}]}}
+    mapping = {"r/nccl:ok": str(log)}
+    assert sk.container_log(pod, "node", mapping) == "# nThread 1 nGpus 1\n"
+    assert sk.container_log(pod, "init", mapping) == ""          # printed nothing
+    assert sk.container_log(pod, "nope", mapping) is None        # the kubelet answers 400
+    assert sk.log_request_path("/containerLogs/ns1/pod-a/node?tailLines=10") == ("ns1", "pod-a", "node")
+    assert sk.log_request_path("/containerLogs/ns1/pod-a") is None and sk.log_request_path("/pods") is None
+    (tmp_path / "map.json").write_text('{"r/nccl:ok": "%s"}' % log)
+    assert sk.read_log_map(str(tmp_path / "map.json")) == mapping
+    assert sk.read_log_map(str(tmp_path / "missing.json")) == {}
+
+
+def test_node_advertises_its_log_endpoint():
+    status = sk.node_status("nvke-gb200", "tray01", 1, False, 0.0, kubelet_endpoint=("localhost", 16250))
+    assert status["daemonEndpoints"] == {"kubeletEndpoint": {"Port": 16250}}
+    assert status["addresses"][0] == {"type": "InternalIP", "address": "198.18.1.2"}
+    assert {"type": "InternalDNS", "address": "localhost"} in status["addresses"]
+    plain = sk.node_status("nvke-gb200", "tray01", 1, False, 0.0)
+    assert plain["daemonEndpoints"]["kubeletEndpoint"]["Port"] == 10250
+    assert all(a["type"] != "InternalDNS" for a in plain["addresses"])

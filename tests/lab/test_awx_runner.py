@@ -37,7 +37,9 @@ Why LAB_EXTRAVARS exist (an AWX job gets them the same way: the template's Varia
   requires Kubernetes >= 1.34.1, the test cluster's API is 1.20) and runs only the conformance check that a cluster
   without GPUs and GPU operator can pass (secure-accelerator-access); its trays phase reads both lab trays (VR200:
   no VFs to check, netns_mode exclusive after the prepare job's reboot); the evidence goes to the private data dir;
-  the performance phase is left as the defaults have it: no NCCL logs, so it is recorded as skipped;
+  the performance phase runs no NCCL benchmark (validate_nccl_variants: []; the recipe's nvls run needs a DRA
+  ComputeDomain, which the 1.20 test cluster cannot serve - tests/cluster/test_nccl_runs.py runs the benchmarks),
+  so it is recorded as skipped;
 * preflight / prepare trays: only gpu_tray_report_dir (the report out of the checkout);
 * recover NodeMaintenance: `stack_recover_nodes: [tray01]`, the extra vars on launch the template asks for.
 """
@@ -90,6 +92,7 @@ LAB_EXTRAVARS = {
              "ready": STACK_VARS["stack_extra_catalog"][name].get("readiness", {}).get("ready", [])}
             for name in STACK_VARS["stack_extra_recipes"][STACK_RECIPE]["components"]],
         "validate_conformance_checks": ["secure-accelerator-access"],
+        "validate_nccl_variants": [],
         # validate_recipe_digest and validate_evidence_dir are added per run (the deploy job's digest, the job dir)
     },
     "recover_node_maintenance": {"stack_recover_nodes": ["tray01"]},
@@ -302,7 +305,7 @@ def check_validate(extravars, artifacts, ctx):
     evidence = pathlib.Path(extravars["validate_evidence_dir"])
     summary = json.loads((evidence / "summary.json").read_text())
     assert summary["result"] == "passed" and summary["recipe_digest"] == _digest["deployed"], summary
-    # performance: no NCCL logs were given (validate_nccl_logs defaults to none), so the phase is skipped
+    # performance: no NCCL benchmark to run (validate_nccl_variants: []), so the phase is skipped
     assert summary["phases"] == {"deployment": "passed", "trays": "passed", "conformance": "passed",
                                  "performance": "skipped"}, summary
     # the trays phase read both lab trays after the deploy: VR200 creates no VFs, its netns_mode is exclusive once

@@ -4,13 +4,15 @@
 """The preflight's verdict on one read: every check of plugin_utils/preflight.py, and the tray's evidence.
 
 Inputs: the preflight spec (roles/preflight/vars/main.yml ``__preflight_spec``: platform, os, rails, pkey,
-include_vfs, firmware, min_num_vfs, hugepages, hugepages_check, cmdline_forbidden, containerd) and ``host``.
+include_vfs, firmware, min_num_vfs, hugepages, hugepages_check, cmdline_forbidden, containerd) and ``host``; ``bmc``
+(``settings`` and the redfish_info ``answer``) adds the BMC check, judged with the serial of the same read
+(plugin_utils/bmc.py).
 """
 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import preflight
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import bmc, preflight
 from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.planners import common
 
 NAME = 'preflight'
@@ -29,10 +31,19 @@ def needs(inputs):
     return out
 
 
+def tray_serial(state):
+    """The tray's SMBIOS serial from the read (tray_state's gpu_tray.dmi), or None."""
+    return ((state.get('ansible_facts') or {}).get('gpu_tray') or {}).get('dmi', {}).get('product_serial')
+
+
 def plan(state, inputs):
     """``report`` (preflight.report of every check) and ``evidence`` (the report with the tray's facts)."""
     out = common.new_plan(NAME)
-    report = preflight.report(inputs['host'], inputs['platform'], preflight.evaluate(state, inputs))
+    results = preflight.evaluate(state, inputs)
+    if inputs.get('bmc'):
+        results.append(bmc.preflight_check(inputs['bmc'].get('settings'), inputs['bmc'].get('answer'),
+                                           serial=tray_serial(state)))
+    report = preflight.report(inputs['host'], inputs['platform'], results)
     out['report'] = report
     facts = state['ansible_facts']
     out['evidence'] = dict(report, tray=facts['gpu_tray'], rdma=facts['gpu_tray_rdma'])

@@ -135,7 +135,8 @@ def test_fault_table():
     assert set(fixtures.FAULTS) == {
         'pkey-limited-pf', 'pkey-limited-vf', 'num-vfs-8', 'sriov-disabled', 'link-type-eth',
         'grub-dropin-override', 'no-return-from-reboot', 'imex-reenabled', 'hugepage-1g',
-        'stops-answering-after-reboot'}
+        'stops-answering-after-reboot', 'stuck-in-post'}
+    assert fixtures.fault_scope('stuck-in-post') == 'supervisor'
     assert fixtures.fault_scope('stops-answering-after-reboot') == 'tray'
     assert fixtures.fault_scope('hugepage-1g') == 'inventory'
     assert fixtures.tray_faults('hugepage-1g') == 'inventory'
@@ -299,3 +300,13 @@ def test_collection_rdma_code_reads_the_fixture(make_tray):
     assert by_name['mlx5_4']['sriov_totalvfs'] == 16 and by_name['mlx5_4']['sriov_numvfs'] == 2
     assert by_name['mlx5_5']['kind'] == 'vf' and by_name['mlx5_5']['physfn'] == '0012:03:00.0'
     assert by_name['mlx5_2']['pci_device_id'] == '0xa2dc'
+
+
+def test_each_tray_has_its_own_smbios_identity_for_the_bmc(make_tray):
+    first, second = make_tray('nvke-gb200'), make_tray('rke2-vr200')
+    serial = first.read('class/dmi/id/product_serial').strip()
+    assert serial == fixtures.identity('nvke-gb200', 1)['product_serial']
+    assert serial != second.read('class/dmi/id/product_serial').strip()
+    assert first.read('class/dmi/id/product_uuid').strip() == fixtures.identity('nvke-gb200', 1)['product_uuid']
+    # a firmware placeholder, as real trays have in some fields (the read turns it into null)
+    assert first.read('class/dmi/id/chassis_serial') == 'Not Specified\n'

@@ -3,6 +3,7 @@ the rootfs cache key, and the supervisor's reboot loop with a stand-in for syste
 import json
 import os
 import pathlib
+import signal
 import subprocess
 import sys
 
@@ -173,7 +174,9 @@ rc=$(sed -n "${n}p" "$FAKE_DIR/codes"); exit ${rc:-0}
 """
 
 
-def _run_supervisor(tmp_path, codes, faults, unbootable_at=None):
+def _run_supervisor(tmp_path, codes, faults, unbootable_at=None, background=False):
+    """The supervisor over a fake nspawn that exits with ``codes`` in turn; ``background``: return it running (the
+    caller signals it and waits), else run it to its end (60 s at most)."""
     bindir, tray, root = tmp_path / "bin", tmp_path / "tray", tmp_path / "root"
     bindir.mkdir()
     tray.mkdir()
@@ -187,9 +190,11 @@ def _run_supervisor(tmp_path, codes, faults, unbootable_at=None):
         "faults": faults}))
     env = dict(os.environ, PATH="%s:%s" % (bindir, os.environ["PATH"]), FAKE_DIR=str(tmp_path), FAKE_ROOT=str(root),
                FAKE_UNBOOTABLE_AT=str(unbootable_at or ""))
+    argv = [sys.executable, str(REPO / "lab/gpu_tray_lab/supervisor.py"), str(tray)]
+    if background:
+        return subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL), tray
     try:
-        proc = subprocess.run([sys.executable, str(REPO / "lab/gpu_tray_lab/supervisor.py"), str(tray)],
-                              env=env, capture_output=True, text=True, timeout=60, check=False)
+        proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60, check=False)
     finally:
         for d in cgroups.recorded(tray):
             cgroups.remove_tree(d)
@@ -209,12 +214,60 @@ def test_supervisor_reboots_on_133_and_stops_on_poweroff(tmp_path):
     assert argv[argv.index("-M") + 1].startswith("gtl-unit")
 
 
+def _state(tray):
+    return (tray / "state").read_text() if (tray / "state").exists() else ""
+
+
+def _sel(tray):
+    return [json.loads(line)["message"] for line in (tray / "sel.jsonl").read_text().splitlines()]
+
+
+def _finish(proc, tray, timeout=30):
+    try:
+        return proc.wait(timeout)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for d in cgroups.recorded(tray):
+            cgroups.remove_tree(d)
+
+
 @pytest.mark.lab_needs("root", reason="the supervisor joins a cgroup of its own")
-def test_supervisor_no_return_fault_stays_down_after_first_reboot(tmp_path):
-    proc, tray = _run_supervisor(tmp_path, [133, 0], ["no-return-from-reboot"])
-    assert (tray / "boot_count").read_text().strip() == "1"
-    assert "no-return-from-reboot" in (tray / "state").read_text()
-    assert "does not come back" in (tray / "supervisor.log").read_text()
+def test_supervisor_no_return_fault_hangs_in_post_until_a_bmc_reset(tmp_path):
+    proc, tray = _run_supervisor(tmp_path, [133, 0], ["no-return-from-reboot"], background=True)
+    try:
+        assert util.wait_for(lambda: _state(tray).startswith("down (fault no-return-from-reboot"), 30), _state(tray)
+        assert proc.poll() is None                                    # powered on, hanging: the supervisor waits
+        assert (tray / "boot_count").read_text().strip() == "1"
+        assert "does not come back" in (tray / "supervisor.log").read_text()
+        assert _sel(tray)[-1].startswith("POST hang")
+        proc.send_signal(signal.SIGUSR1)                              # a reset through the BMC: a cold boot
+        assert _finish(proc, tray) == 0                               # boot 2 powers off (fake nspawn rc 0)
+    finally:
+        _finish(proc, tray)
+    assert (tray / "boot_count").read_text().strip() == "2"
+    assert _state(tray).startswith("stopped (powered off, nspawn rc 0)")
+    assert "Host reset through the BMC (ForceRestart) while hanging in POST" in _sel(tray)
+
+
+@pytest.mark.lab_needs("root", reason="the supervisor joins a cgroup of its own")
+def test_supervisor_stuck_in_post_hangs_again_after_a_reset_and_a_bmc_power_off_says_so(tmp_path):
+    proc, tray = _run_supervisor(tmp_path, [133, 0], ["stuck-in-post"], background=True)
+    try:
+        assert util.wait_for(lambda: _state(tray).startswith("down (fault stuck-in-post"), 30), _state(tray)
+        proc.send_signal(signal.SIGUSR1)
+        assert util.wait_for(lambda: _sel(tray)[-1].endswith("again after a power cycle)"), 30), _sel(tray)
+        assert _state(tray).startswith("down (fault stuck-in-post") and proc.poll() is None
+        assert (tray / "boot_count").read_text().strip() == "1"       # it never booted again
+        (tray / "power_request").write_text("off\n")                   # what Tray.power('ForceOff') writes
+        proc.send_signal(signal.SIGTERM)
+        assert _finish(proc, tray) == 0
+    finally:
+        _finish(proc, tray)
+    assert _state(tray) == "off (powered off through the BMC)\n"
+    assert _sel(tray)[-1] == "Host powered off through the BMC" and not (tray / "power_request").exists()
+    assert (tray / "hung").exists()                                  # a power-on hangs again (lab up clears it)
 
 
 @pytest.mark.lab_needs("root", reason="the supervisor joins a cgroup of its own")

@@ -14,14 +14,32 @@ from ansible.playbook.play_context import PlayContext
 from ansible_collections.gpu_tray.cluster.plugins.action import write_evidence
 
 
-def run(args):
+def target_connection():
+    """The connection to the task's host, which the action must never use: it writes on the controller."""
+    connection = MagicMock()
+    connection._shell.tmpdir = None
+    connection.exec_command.side_effect = AssertionError('write_evidence ran a command on the target')
+    connection.put_file.side_effect = AssertionError('write_evidence copied a file to the target')
+    return connection
+
+
+def run(args, connection=None):
     task = MagicMock()
     task.async_val = 0
     task.check_mode = False
     task.diff = False
     task.args = args
-    action = write_evidence.ActionModule(task, MagicMock(), PlayContext(), MagicMock(), MagicMock(), MagicMock())
+    action = write_evidence.ActionModule(task, connection or target_connection(), PlayContext(), MagicMock(),
+                                         MagicMock(), MagicMock())
     return action.run(task_vars={})
+
+
+def test_the_target_is_never_touched(tmp_path):
+    """No remote temporary directory (TRANSFERS_FILES false): the files are written in-process on the controller."""
+    connection = target_connection()
+    result = run({'dest': str(tmp_path), 'files': [{'path': 'a.md', 'content': 'x'}]}, connection)
+    assert result['written'] == [str(tmp_path / 'a.md')]
+    assert connection.exec_command.call_count == 0 and connection.put_file.call_count == 0
 
 
 def test_rewrites_exactly_the_files_whose_content_changed(tmp_path):
@@ -58,6 +76,9 @@ def test_refuses_paths_outside_dest_bad_modes_and_unwritable_places(tmp_path):
 
 def test_render_and_a_failed_write_leaves_no_temporary_file(tmp_path, monkeypatch):
     assert write_evidence.render({'json': [2, 1]}) == b'[\n    2,\n    1\n]\n'
+    # keys sorted: the same result renders the same bytes, so an unchanged report is not rewritten
+    assert write_evidence.render({'json': {'b': 1, 'a': {'d': 0, 'c': 0}}}) == (
+        b'{\n    "a": {\n        "c": 0,\n        "d": 0\n    },\n    "b": 1\n}\n')
     assert write_evidence.render({'json': 0, 'content': 'x'}) == b'0\n'
     assert write_evidence.render({'json': None, 'content': 'text'}) == b'text'
     target = str(tmp_path / 'out' / 'f')
@@ -70,3 +91,15 @@ def test_render_and_a_failed_write_leaves_no_temporary_file(tmp_path, monkeypatc
     with pytest.raises(OSError):
         write_evidence.write_if_changed(target, b'b', 0o640)
     assert os.listdir(str(tmp_path / 'out')) == ['f'] and open(target, 'rb').read() == b'a'
+
+
+@pytest.mark.parametrize('args, missing', [
+    ({'files': [{'path': 'a', 'content': 'x'}]}, 'dest'),
+    ({'dest': 'DEST'}, 'files'),
+    ({'dest': 'DEST', 'files': [{'content': 'x'}]}, 'path'),
+])
+def test_required_arguments(tmp_path, args, missing):
+    args = dict((key, str(tmp_path) if value == 'DEST' else value) for key, value in args.items())
+    with pytest.raises(AnsibleActionFail, match='missing required arguments: %s' % missing):
+        run(args)
+    assert os.listdir(str(tmp_path)) == []

@@ -39,6 +39,22 @@ def test_percent_of_all_hosts_not_only_pending():
     assert rw.plan_waves(TRAYS[:4], TRAYS[:4], '100%') == [TRAYS[:4]]
 
 
+@pytest.mark.parametrize('batch, group, size', [
+    ('30%', 8, 2),          # 2.4 trays: rounding up would take a third tray of the rack down
+    ('34%', 3, 1),          # 1.02
+    ('49%', 4, 1),          # 1.96: never more than the operator allowed
+    ('99%', 18, 17),        # 17.82
+    ('33.4%', 3, 1),        # 1.002
+    ('33.34%', 3, 1),       # 1.0002
+    ('50%', 18, 9),
+])
+def test_percent_rounds_down(batch, group, size):
+    """A percentage never lets more trays of a group down than it says (like Ansible's serial)."""
+    assert rw.batch_size(batch, group) == size
+    hosts = ['t%02d' % i for i in range(group)]
+    assert max(len(wave) for wave in rw.plan_waves(hosts, hosts, batch, dict.fromkeys(hosts, 'r1'), 'rack')) == size
+
+
 def test_groups_reboot_in_parallel_one_batch_each():
     waves = rw.plan_waves(TRAYS, TRAYS, 1, RACK_OF, 'rack')
     assert waves == [['tray01', 'tray03', 'tray05', 'tray07'], ['tray02', 'tray04', 'tray06', 'tray08']]
@@ -73,7 +89,26 @@ def test_integer_group_values():
     assert rw.plan_waves(['t1', 't2', 't3'], ['t1', 't2', 't3'], 1, racks) == [['t1', 't3'], ['t2']]
 
 
-@pytest.mark.parametrize('batch', [0, -1, '0', '0%', '150%', 'two', '', True, None, 1.5, '%'])
+def test_the_filter_takes_one_tray_at_a_time_by_default():
+    assert rw.reboot_waves(TRAYS, ['tray02', 'tray01']) == [['tray01'], ['tray02']]
+
+
+@pytest.mark.parametrize('batch, waves', [
+    ('1', [['tray01'], ['tray02'], ['tray03']]),          # the smallest count, as text from a survey
+    ('0.5%', [['tray01'], ['tray02'], ['tray03']]),       # above 0: at least one tray
+    ('100%', [['tray01', 'tray02', 'tray03']]),
+])
+def test_smallest_and_largest_batches(batch, waves):
+    assert rw.plan_waves(TRAYS[:3], TRAYS[:3], batch) == waves
+
+
+def test_a_bad_batch_is_refused_even_when_nothing_needs_a_reboot():
+    """The setting is wrong on every run, not only on the run that happens to need a reboot."""
+    with pytest.raises(AnsibleFilterError, match='positive integer or a percentage'):
+        rw.reboot_waves(TRAYS, [], 'two')
+
+
+@pytest.mark.parametrize('batch', [0, -1, '0', '0%', '150%', '100.5%', 'two', '', True, None, 1.5, '%'])
 def test_bad_batch_names_the_problem(batch):
     with pytest.raises(AnsibleFilterError) as err:
         rw.reboot_waves(TRAYS, TRAYS, batch)

@@ -3,7 +3,7 @@ import pytest
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpu_tray.cluster.plugins.filter.unknown_variables import unknown_variables
+from ansible_collections.gpu_tray.cluster.plugins.filter.unknown_variables import FilterModule, unknown_variables
 
 KNOWN = ['gpu_tray_pkey', 'gpu_tray_rails', 'gpu_tray_num_vfs', 'gpu_tray_report_dir', 'gpu_tray_ib_core_netns_mode']
 
@@ -21,3 +21,7 @@ def test_known_allowed_and_other_prefixes_pass():
     assert unknown_variables(['site_x'], KNOWN, prefix='site_') == [{'name': 'site_x', 'suggestion': None}]
     with pytest.raises(AnsibleFilterError, match='lists of names'):
         unknown_variables('gpu_tray_pkey', KNOWN)
+
+
+def test_registered_under_its_name():
+    assert FilterModule().filters() == {'unknown_variables': unknown_variables}

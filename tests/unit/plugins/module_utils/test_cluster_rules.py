@@ -41,6 +41,14 @@ def test_versions_compare_numerically_not_as_strings():
         rules.parse_version('latest')
 
 
+def test_versions_need_packaging(monkeypatch):
+    """Without packaging the comparison says what is missing (the modules turn it into missing_required_lib)."""
+    monkeypatch.setattr(rules, 'HAS_PACKAGING', False)
+    monkeypatch.setattr(rules, 'PACKAGING_IMPORT_ERROR', ImportError('No module named packaging'))
+    with pytest.raises(ImportError, match='packaging is required to compare versions: No module named packaging'):
+        rules.parse_version('1.34.1')
+
+
 @pytest.mark.parametrize('text, clauses', [
     ('>= v26.7.0', [('>=', 'v26.7.0')]),
     ('>= 1.34.1, < 1.36.0', [('>=', '1.34.1'), ('<', '1.36.0')]),
@@ -53,10 +61,18 @@ def test_parse_constraint(text, clauses):
     assert rules.parse_constraint(text) == clauses
 
 
-@pytest.mark.parametrize('text', ['', '>=', '>= banana', 'about 1.34', '>= 1.34 or 1.35', '=> 1.2'])
+@pytest.mark.parametrize('text', ['', '>=', '>= banana', 'about 1.34', '>= 1.34 or 1.35', '=> 1.2',
+                                  '>= 1.34.1 or later', '< 1.36.0 !', ','])
 def test_parse_constraint_rejects(text):
     with pytest.raises(ValueError):
         rules.parse_constraint(text)
+
+
+def test_parse_constraint_names_what_it_cannot_read():
+    with pytest.raises(ValueError, match="cannot read 'or later' in constraint '>= 1.34.1 or later'"):
+        rules.parse_constraint('>= 1.34.1 or later')
+    with pytest.raises(ValueError, match="cannot read ',' in constraint ','"):      # nothing but a separator
+        rules.parse_constraint(',')
 
 
 @pytest.mark.parametrize('version, constraint, ok', [
@@ -68,6 +84,22 @@ def test_parse_constraint_rejects(text):
     ('v1.36.0+rke2r1', '>= 1.34.1, < 1.36.0', False),
     ('v1.34.0+rke2r1', '>= 1.34.1, < 1.36.0', False),
     ('0.4.1', '!= 0.4.1', False),
+    ('0.4.2', '!= 0.4.1', True),
+    ('0.5.1', '== 0.5.1', True),
+    ('v0.5.1', '0.5.1', True),
+    ('0.5.2', '== 0.5.1', False),
+    ('0.5.0', '=0.5.1', False),
+    # each operator at its bound and on both sides of it
+    ('v1.35.0', '<= 1.35.0', True),
+    ('v1.34.9', '<= 1.35.0', True),
+    ('v1.35.1', '<= 1.35.0', False),
+    ('v1.34.1', '> 1.34.0', True),
+    ('v1.34.0', '> 1.34.0', False),
+    ('v1.33.9', '> 1.34.0', False),
+    ('v1.34.0', '>= 1.34.0', True),
+    ('v1.33.9', '>= 1.34.0', False),
+    ('v1.35.9', '< 1.36.0', True),
+    ('v1.36.0', '< 1.36.0', False),
 ])
 def test_check_constraint(version, constraint, ok):
     assert rules.check_constraint(version, constraint)[0] is ok
@@ -89,6 +121,17 @@ def test_check_constraint_names_failed_clause():
     ('vr200-rke2-ubuntu-inference', 'v1.35.4+rke2r1', 'passed'),
     ('vr200-rke2-ubuntu-inference', 'v1.36.0+rke2r1', 'failed'),
     ('vr200-rke2-ubuntu-inference-dynamo', 'v1.36.0-rc.2+rke2r1', 'passed'),
+    # every intent at the bounds of its window (the upper bound of the inference presets included)
+    ('gb200-nvke-ubuntu-kubeflow', 'v1.34.0', 'passed'),
+    ('gb200-nvke-ubuntu-training', 'v1.36.2', 'passed'),
+    ('vr200-rke2-ubuntu-training', 'v1.34.0', 'failed'),
+    ('vr200-rke2-ubuntu-inference', 'v1.34.0+rke2r1', 'failed'),
+    ('vr200-rke2-ubuntu-inference', 'v1.34.1+rke2r1', 'passed'),
+    ('vr200-rke2-ubuntu-inference', 'v1.35.99+rke2r1', 'passed'),
+    ('vr200-rke2-ubuntu-inference-dynamo', 'v1.34.0+rke2r1', 'failed'),
+    ('vr200-rke2-ubuntu-inference-dynamo', 'v1.34.1+rke2r1', 'passed'),
+    ('vr200-rke2-ubuntu-inference-dynamo', 'v1.35.99+rke2r1', 'passed'),
+    ('vr200-rke2-ubuntu-inference-dynamo', 'v1.36.0+rke2r1', 'failed'),
 ])
 def test_server_windows(recipe, version, status):
     assert rules.check_server_version(recipe, version)['status'] == status
@@ -166,6 +209,8 @@ def test_control_plane_gpu_labels():
     assert 'nvidia.com/gpu.deploy.operands=false' in result['message']
     assert rules.check_control_plane_gpu(nodes[3:])['status'] == 'passed'
     assert rules.check_control_plane_gpu([nodes[1], nodes[4]])['message'] == 'no control-plane node carries GPU/NIC labels'
+    # a worker listed first does not end the search (the API lists nodes by name: gpu-* before the control plane)
+    assert [item['name'] for item in rules.control_plane_gpu_nodes([nodes[4], nodes[0]])] == ['cp-1']
 
 
 # ---- asap2_vf pod cap -----------------------------------------------------------------------------
@@ -190,6 +235,11 @@ def test_check_asap2():
     assert result['status'] == 'warning' and 'gb-2 (20 pods now + 9 from the recipe = 29)' in result['message']
     assert 'gb-1' not in result['message'].split('exceed it on')[1]
     assert rules.check_asap2(nodes[2:], {}, 40)['message'] == 'no node advertises nvidia.com/asap2_vf'
+    # a node without asap2 VFs listed first does not end the check; a node that runs no pod yet counts 0 pods
+    result = rules.check_asap2([nodes[3], nodes[0]], {'cpu-1': 40}, 28)
+    assert result['status'] == 'passed' and result['nodes'] == [
+        dict(name='gb-1', pods=0, added=28, total=28, cap=28, over=False)]
+    assert rules.check_asap2([nodes[3], nodes[0]], {}, 29)['status'] == 'warning'
 
 
 # ---- DRA driver -----------------------------------------------------------------------------------
@@ -214,6 +264,10 @@ def test_admission_plugins_from_args():
     assert rules.admission_plugins_from_args(args) == ['NodeRestriction', 'OwnerReferencesPermissionEnforcement']
     assert rules.admission_plugins_from_args(['--enable-admission-plugins', 'A, B']) == ['A', 'B']
     assert rules.admission_plugins_from_args(['--secure-port=6443']) == []
+    # the flag and its value as two items after other arguments; the flag last, without a value
+    args = ['kube-apiserver', '--secure-port=6443', '--enable-admission-plugins', 'NodeRestriction']
+    assert rules.admission_plugins_from_args(args) == ['NodeRestriction']
+    assert rules.admission_plugins_from_args(['kube-apiserver', '--enable-admission-plugins']) == []
 
 
 # ---- component versions -----------------------------------------------------------------------------

@@ -16,11 +16,12 @@ def daemonset(name, namespace, desired=2, ready=2):
                        'updatedNumberScheduled': desired}}
 
 
-def pod(namespace, name, volumes=(), env=(), resources=None, claims=None):
-    spec = {'volumes': list(volumes), 'containers': [{'name': 'main', 'env': list(env), 'resources': resources or {}}]}
+def pod(namespace, name, volumes=(), env=(), resources=None, claims=None, phase='Running', sidecars=()):
+    spec = {'volumes': list(volumes), 'containers': [{'name': 'main', 'env': list(env), 'resources': resources or {}}]
+            + list(sidecars)}
     if claims:
         spec['resourceClaims'] = claims
-    return {'metadata': {'namespace': namespace, 'name': name}, 'spec': spec, 'status': {'phase': 'Running'}}
+    return {'metadata': {'namespace': namespace, 'name': name}, 'spec': spec, 'status': {'phase': phase}}
 
 
 def test_recipe_lists_follow_aicr():
@@ -42,6 +43,10 @@ def test_gpu_operator_health():
                                                          spec={'replicas': 2}), policy,
                                     daemonset('nvidia-dcgm-exporter', 'gpu-operator'))
     assert scaled['status'] == 'failed' and '1 of 2 replicas' in scaled['message']
+    missing = cf.gpu_operator_health('gpu-operator', None, policy, daemonset('nvidia-dcgm-exporter', 'gpu-operator'))
+    assert missing['status'] == 'failed' and missing['message'] == 'no Deployment gpu-operator/gpu-operator'
+    assert missing['object'] == 'Deployment gpu-operator/gpu-operator'
+    assert [item['status'] for item in missing['details']] == ['failed', 'passed', 'passed']
 
 
 def test_served_version_and_dra_support():
@@ -57,6 +62,16 @@ def test_served_version_and_dra_support():
     assert bad['status'] == 'failed'
     assert 'no Deployment ns/nvidia-dra-driver-gpu-controller' in bad['message'] and '1 of 2 pods ready' in bad['message']
     assert 'no ResourceSlice of gpu.nvidia.com or compute-domain.nvidia.com at resource.k8s.io/v1 (1 slices' in bad['message']
+    # the served version is a detail of its own; the controller and the kubelet plugin are each judged
+    assert good['details'][0] == {'name': 'detail', 'status': 'passed', 'message': 'resource.k8s.io/v1 is served',
+                                  'object': 'APIGroup resource.k8s.io'}
+    assert [item['status'] for item in good['details']] == ['passed'] * 4
+    down = cf.dra_support('v1.34.2', 'v1', 'ns', deployment('nvidia-dra-driver-gpu-controller', 'ns', available=0),
+                          None, slices)
+    assert down['status'] == 'failed' and down['object'] == 'Deployment ns/nvidia-dra-driver-gpu-controller'
+    assert 'Deployment ns/nvidia-dra-driver-gpu-controller has 0 of 1 replicas available' in down['message']
+    assert 'no DaemonSet ns/nvidia-dra-driver-gpu-kubelet-plugin' in down['message']
+    assert [item['status'] for item in down['details']] == ['passed', 'failed', 'failed', 'passed']
 
 
 def test_metrics_api():
@@ -69,6 +84,16 @@ def test_metrics_api():
     assert 'not Available: ServiceNotFound' in result['message'] and 'prometheus-adapter' in result['fix']
     down['status']['conditions'][0]['status'] = 'True'
     assert cf.metrics_api('pod-autoscaling', down)['status'] == 'passed'
+    assert cf.metrics_api('pod-autoscaling', down)['details'][0]['message'] == (
+        'APIService v1beta1.external.metrics.k8s.io (service monitoring/prometheus-adapter) is Available')
+    assert cf.metrics_api('ai-service-metrics', None)['message'] == (
+        'APIService v1beta1.custom.metrics.k8s.io is not registered: nothing serves the custom metrics API')
+    assert cf.metrics_api('pod-autoscaling', None)['message'] == (
+        'APIService v1beta1.external.metrics.k8s.io is not registered: nothing serves the external metrics API')
+    # registered before its aggregator set any condition, and with no service (a local APIService has none)
+    fresh = cf.metrics_api('ai-service-metrics', {'metadata': {'name': 'v1beta1.custom.metrics.k8s.io'}})
+    assert fresh['status'] == 'failed' and fresh['message'] == (
+        'APIService v1beta1.custom.metrics.k8s.io (service None/None) is not Available: no condition ')
 
 
 def test_inference_gateway():
@@ -82,6 +107,20 @@ def test_inference_gateway():
     assert result['status'] == 'failed'
     assert 'CRD inferencepools.inference.networking.k8s.io does not exist' in result['message']
     assert 'no GatewayClass agentgateway' in result['message'] and 'Programmed=False (no address)' in result['message']
+    assert result['details'][-1]['message'] == (
+        'Gateway gw/inference-gateway Programmed=False (no address), no address (LoadBalancer pending?)')
+    good = cf.inference_gateway(crds, accepted, programmed, 'gw')
+    assert good['details'][-1]['message'] == 'Gateway gw/inference-gateway Programmed=True, addresses 10.0.0.9'
+    assert good['details'][-2]['message'] == 'GatewayClass agentgateway Accepted=True'
+    # a GatewayClass another controller refused, a Gateway not created (yet), one the controller never saw
+    refused = {'status': {'conditions': [{'type': 'Accepted', 'status': 'False', 'message': 'unknown controllerName'}]}}
+    result = cf.inference_gateway(crds, refused, None, 'gw')
+    assert result['status'] == 'failed' and result['object'] == 'GatewayClass agentgateway'
+    assert result['message'] == ('GatewayClass agentgateway Accepted=False (unknown controllerName); '
+                                 'no Gateway gw/inference-gateway')
+    result = cf.inference_gateway(crds, accepted, {'metadata': {'name': 'inference-gateway'}}, 'gw')
+    assert result['status'] == 'failed' and result['object'] == 'Gateway gw/inference-gateway'
+    assert result['message'] == 'Gateway gw/inference-gateway Programmed=missing, no address (LoadBalancer pending?)'
 
 
 def test_secure_accelerator_access():
@@ -90,7 +129,8 @@ def test_secure_accelerator_access():
         pod('gpu-operator', 'driver', volumes=[{'name': 'dev', 'hostPath': {'path': '/dev'}}]),       # exempt
         pod('team', 'ok', env=[{'name': 'NVIDIA_VISIBLE_DEVICES', 'value': 'all'}],
             resources={'limits': {'nvidia.com/gpu': '1'}}),
-        pod('team', 'claim', env=[{'name': 'NVIDIA_VISIBLE_DEVICES', 'value': 'all'}], claims=[{'name': 'gpu'}]),
+        pod('team', 'claim', env=[{'name': 'NVIDIA_VISIBLE_DEVICES', 'value': 'all'}],
+            resources={'claims': [{'name': 'gpu'}]}, claims=[{'name': 'gpu', 'resourceClaimTemplateName': 'one-gpu'}]),
         pod('team', 'void', env=[{'name': 'NVIDIA_VISIBLE_DEVICES', 'value': 'void'}]),
         pod('team', 'sneaky', env=[{'name': 'NVIDIA_VISIBLE_DEVICES', 'value': 'all'}]),
         pod('team', 'mounter', volumes=[{'name': 'gpu0', 'hostPath': {'path': '/dev/nvidia0'}},
@@ -102,3 +142,27 @@ def test_secure_accelerator_access():
     assert result['status'] == 'failed' and 'NVIDIA_VISIBLE_DEVICES=all without requesting a GPU' in result['message']
     assert 'hostPath volume gpu0 mounts /dev/nvidia0' in result['message'] and '/data' not in result['message']
     assert cf.secure_accelerator_access(pods[:4], exempt)['status'] == 'passed'
+
+
+def test_secure_accelerator_access_judges_each_container_and_running_pods_only():
+    everything = {'name': 'NVIDIA_VISIBLE_DEVICES', 'value': 'all'}
+    claim = [{'name': 'gpu', 'resourceClaimTemplateName': 'one-gpu'}]
+    # the pod claims a GPU for its main container; a sidecar that names no claim gets no device from it, so its
+    # NVIDIA_VISIBLE_DEVICES=all reaches every GPU of the node around DRA
+    sidecar = pod('team', 'sidecar', env=[everything], resources={'claims': [{'name': 'gpu'}]}, claims=claim,
+                  sidecars=[{'name': 'probe', 'env': [everything]}])
+    unnamed = pod('team', 'unnamed', env=[everything], claims=claim)       # the claim is the pod's, not main's
+    done = pod('team', 'done', env=[everything], phase='Succeeded')
+    failed = pod('team', 'failed', volumes=[{'name': 'dev', 'hostPath': {'path': '/dev/nvidiactl'}}], phase='Failed')
+    found = cf.accelerator_access_violations([sidecar, unnamed, done, failed], {'gpu-operator'})
+    assert found == [
+        {'object': 'Pod team/sidecar', 'message': 'Pod team/sidecar: container probe sets NVIDIA_VISIBLE_DEVICES=all '
+                                                  'without requesting a GPU'},
+        {'object': 'Pod team/unnamed', 'message': 'Pod team/unnamed: container main sets NVIDIA_VISIBLE_DEVICES=all '
+                                                  'without requesting a GPU'}]
+    ok = pod('team', 'ok', env=[everything], resources={'requests': {'nvidia.com/gpu': '1'}})
+    operator = pod('gpu-operator', 'driver', volumes=[{'name': 'dev', 'hostPath': {'path': '/dev'}}])
+    result = cf.secure_accelerator_access([ok, operator, done], {'gpu-operator', 'kube-system'})
+    assert result['status'] == 'passed' and result['message'] == (
+        'no pod outside gpu-operator, kube-system reaches GPUs around DRA or the device plugin (1 pods checked)')
+    assert '(0 pods checked)' in cf.secure_accelerator_access([done, operator], {'gpu-operator'})['message']

@@ -53,6 +53,31 @@ def test_explicit_host_and_token_read_no_kubeconfig(tmp_path, monkeypatch):
     assert api.configuration.api_key == {'authorization': 'Bearer abc'} and api.configuration.ssl_ca_cert == '/etc/ca.pem'
 
 
+def test_a_token_without_host_or_a_certificate_without_key_still_reads_the_kubeconfig(tmp_path, monkeypatch):
+    """Only host plus a token, or host plus certificate and key, stand without a kubeconfig; a token alone
+    overrides the kubeconfig user's, a lone certificate adds to the kubeconfig's connection."""
+    path = tmp_path / 'kubeconfig'
+    path.write_text(yaml.safe_dump(KUBECONFIG))
+    api = kube.api_client({'kubeconfig': str(path), 'api_key': 'override'})
+    assert api.configuration.host == 'https://198.51.100.1:6443'
+    assert api.configuration.api_key == {'authorization': 'Bearer override'}
+    api = kube.api_client({'kubeconfig': str(path), 'host': 'https://203.0.113.9:6443', 'client_cert': '/etc/c.pem'})
+    assert api.configuration.host == 'https://203.0.113.9:6443' and api.configuration.cert_file == '/etc/c.pem'
+    assert 'Bearer t0ken' in api.configuration.api_key.values()        # the kubeconfig was read
+    monkeypatch.setenv('KUBECONFIG', str(tmp_path / 'absent'))
+    api = kube.api_client({'host': 'https://203.0.113.9:6443', 'client_cert': '/etc/c.pem', 'client_key': '/etc/k.pem'})
+    assert (api.configuration.cert_file, api.configuration.key_file) == ('/etc/c.pem', '/etc/k.pem')
+    assert not api.configuration.api_key
+
+
+def test_the_token_option_is_never_logged(run_module):
+    result = run_module(cluster_preflight, {'host': 'https://127.0.0.1:1', 'api_key': 'secret-api-key-4567',
+                                            'recipe': 'gb200-nvke-ubuntu-training', 'checks': ['server-version']})
+    assert result.failed and 'cannot reach the API server' in result['msg']
+    assert 'secret-api-key-4567' not in str(result)
+    assert result['invocation']['module_args']['api_key'] == 'VALUE_SPECIFIED_IN_NO_LOG_PARAMETER'
+
+
 @pytest.mark.parametrize('auth, text', [
     ({'kubeconfig': '/nonexistent/kubeconfig'}, 'cannot load the kubeconfig /nonexistent/kubeconfig'),
     ({'kubeconfig': KUBECONFIG, 'context': 'zzz'}, 'context zzz'),
@@ -103,6 +128,19 @@ def test_reader_reads_404_as_absent_and_raises_every_other_api_error():
     assert reader.get(lambda name: {'metadata': {'name': name}}, 'x') == {'metadata': {'name': 'x'}}
     assert reader.items(lambda: {'items': [{'a': 1}]}) == [{'a': 1}]
     assert reader.items(lambda: {'items': None}) == []
+    # the typed objects of the kubernetes client come back as the plain dicts the API sent
+    meta = kube.k8s_client.V1ObjectMeta(name='n', resource_version='7')
+    assert reader.get(lambda: meta) == {'name': 'n', 'resourceVersion': '7'}
+    listing = kube.k8s_client.V1NamespaceList(items=[kube.k8s_client.V1Namespace(metadata=meta)])
+    assert reader.items(lambda: listing) == [{'metadata': {'name': 'n', 'resourceVersion': '7'}}]
+
+
+def test_api_error_text():
+    from kubernetes.client.rest import ApiException
+
+    assert kube.api_error(ApiException(status=403, reason='Forbidden ')) == 'HTTP 403 Forbidden'
+    assert kube.api_error(ApiException(status=500)) == 'HTTP 500 '
+    assert kube.api_error(ConnectionRefusedError(111, 'Connection refused')) == '[Errno 111] Connection refused'
 
 
 def test_the_first_environment_name_of_an_option_wins():
@@ -180,3 +218,15 @@ def test_module_helpers_fail_warn_and_exit():
         kube.connect(broken)
     assert broken.result['failed'] and 'cannot load the kubeconfig /nonexistent/kubeconfig' in broken.result['msg']
     assert kube.to_dict(kube.k8s_client.ApiClient(), kube.k8s_client.V1ObjectMeta(name='n')) == {'name': 'n'}
+
+
+def test_connect_without_the_kubernetes_client(monkeypatch):
+    from ansible.module_utils.basic import missing_required_lib
+
+    monkeypatch.setattr(kube, 'HAS_KUBERNETES', False)
+    monkeypatch.setattr(kube, 'KUBERNETES_IMPORT_ERROR', ImportError('No module named kubernetes'))
+    module = _Module()
+    with pytest.raises(SystemExit):
+        kube.connect(module)
+    assert module.result == {'msg': missing_required_lib('kubernetes'), 'exception': 'No module named kubernetes',
+                             'failed': True}

@@ -5,7 +5,10 @@ import pytest
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpu_tray.cluster.plugins.filter.foreign_reboot_controllers import foreign_reboot_controllers
+from ansible_collections.gpu_tray.cluster.plugins.filter.foreign_reboot_controllers import (
+    FilterModule,
+    foreign_reboot_controllers,
+)
 from ansible_collections.gpu_tray.cluster.plugins.module_utils import reboot_controllers as rc
 
 GPU = {'nvidia.com/gpu.present': 'true', 'node-role.kubernetes.io/worker': ''}
@@ -98,3 +101,7 @@ def test_an_object_without_interrupts_does_not_hide_the_next_one():
             'spec': {'packages': {'tuning': {'interrupt': {'type': 'reboot'}}}}}
     found = rc.foreign_reboot_controllers([quiet, loud], {'t1': {}}, ['t1'])
     assert found == [{'kind': 'NodeWright', 'name': 'b-loud', 'interrupts': ['tuning: reboot'], 'trays': ['t1']}]
+
+
+def test_the_filter_is_registered_under_its_name():
+    assert FilterModule().filters() == {'foreign_reboot_controllers': foreign_reboot_controllers}

@@ -18,7 +18,9 @@ def test_namespace():
     assert rs.check_namespace('gpu-operator', None)['status'] == 'failed'
     assert rs.check_namespace('gpu-operator', {'status': {'phase': 'Active'}})['status'] == 'passed'
     result = rs.check_namespace('gpu-operator', {'status': {'phase': 'Terminating'}})
-    assert result['status'] == 'failed' and 'Terminating' in result['message']
+    assert result['status'] == 'failed' and result['message'] == (
+        'namespace gpu-operator is Terminating (expected Active; a Terminating namespace is being deleted)')
+    assert rs.check_namespace('gpu-operator', {'status': {'phase': 'Active'}})['message'] == 'namespace gpu-operator is Active'
 
 
 def test_crd_established_and_name_conflict():
@@ -44,6 +46,21 @@ def test_deployment():
     assert rs.check_deployment({'metadata': meta('a', 'b'), 'spec': {'replicas': 0}, 'status': {}})['status'] == 'passed'
 
 
+def test_deployment_defaults_and_generations():
+    # spec.replicas absent means 1 (the API's default): nothing available is a failure, not "scaled to 0"
+    result = rs.check_deployment({'metadata': meta('op', 'ns'), 'spec': {}, 'status': {}})
+    assert result['status'] == 'failed' and 'has 0 of 1 replicas available' in result['message']
+    # the controller has not observed the first generation yet (no observedGeneration at all)
+    fresh = {'metadata': meta('op', 'ns', generation=1), 'spec': {'replicas': 1}, 'status': {'availableReplicas': 1}}
+    result = rs.check_deployment(fresh)
+    assert result['status'] == 'warning' and result['message'] == (
+        'Deployment ns/op has 1 of 1 replicas available, its controller has not observed the latest generation yet')
+    # an object without generation fields (as some fixtures and older API servers give) is judged on its replicas
+    bare = {'metadata': meta('op', 'ns'), 'spec': {'replicas': 1}, 'status': {'availableReplicas': 1}}
+    assert rs.check_deployment(bare) == {'name': 'deployment', 'status': 'passed', 'object': 'Deployment ns/op',
+                                         'message': 'Deployment ns/op has 1 of 1 replicas available'}
+
+
 def test_daemonset_rollout():
     ds = {'metadata': meta('nvidia-driver-daemonset', 'gpu-operator', generation=3),
           'status': {'desiredNumberScheduled': 4, 'numberReady': 4, 'updatedNumberScheduled': 4, 'observedGeneration': 3}}
@@ -54,6 +71,21 @@ def test_daemonset_rollout():
     assert '2 of 4 pods ready; 3 of 4 pods updated; observedGeneration 2 < generation 3' in result['message']
     result = rs.check_daemonset({'metadata': meta('x', 'y'), 'status': {'desiredNumberScheduled': 0}})
     assert result['status'] == 'failed' and 'no node is selected' in result['message']
+
+
+def test_daemonset_fields_the_api_omits():
+    # the API leaves out zero counts: one node selected, nothing ready or updated yet
+    result = rs.check_daemonset({'metadata': meta('plugin', 'ns', generation=1),
+                                 'status': {'desiredNumberScheduled': 1, 'observedGeneration': 1}})
+    assert result['message'] == 'DaemonSet ns/plugin is not rolled out: 0 of 1 pods ready; 0 of 1 pods updated'
+    # no generation fields at all: judged on its counts
+    result = rs.check_daemonset({'metadata': meta('plugin', 'ns'),
+                                 'status': {'desiredNumberScheduled': 2, 'numberReady': 2, 'updatedNumberScheduled': 2}})
+    assert result['status'] == 'passed' and result['message'] == 'DaemonSet ns/plugin is rolled out on 2 nodes'
+    result = rs.check_daemonset({'metadata': meta('plugin', 'ns', generation=1),
+                                 'status': {'desiredNumberScheduled': 2, 'numberReady': 2, 'updatedNumberScheduled': 2}})
+    assert result['message'] == ('DaemonSet ns/plugin is not rolled out: observedGeneration 0 < generation 1 '
+                                 '(rollout not observed yet)')
 
 
 def test_pod_problems():
@@ -75,6 +107,28 @@ def test_pod_problems():
     assert 'container app is CrashLoopBackOff: back-off 40s' in found[0]['message']
     assert 'container init is ImagePullBackOff' in found[1]['message']
     assert 'Pending for 600s (> 300s): 0/3 nodes are available' in found[2]['message']
+
+
+def test_pending_timeout_bounds():
+    # a pod Pending exactly the timeout is not yet flagged; a running pod is never "Pending too long", nor is a
+    # Pending pod flagged twice (its bad waiting reason is the finding)
+    pods = [{'metadata': meta('edge', 'ns', creationTimestamp='2026-12-02T23:55:00Z'), 'status': {'phase': 'Pending'}},
+            {'metadata': meta('second', 'ns', creationTimestamp='2026-12-02T23:54:59Z'), 'status': {'phase': 'Pending'}},
+            {'metadata': meta('old', 'ns', creationTimestamp='2026-11-01T00:00:00Z'), 'status': {'phase': 'Running'}},
+            {'metadata': meta('pull', 'ns', creationTimestamp='2026-11-01T00:00:00Z'), 'status': {
+                'phase': 'Pending', 'containerStatuses': [{'name': 'app', 'state': {'waiting': {'reason': 'ErrImagePull'}}}]}}]
+    assert [item['message'] for item in rs.pod_problems(pods, 300, now=NOW)] == [
+        'Pod ns/second: Pending for 301s (> 300s)', 'Pod ns/pull: container app is ErrImagePull']
+
+
+def test_failed_and_unknown_pods():
+    pods = [{'metadata': meta('evicted', 'ns'), 'status': {'phase': 'Failed', 'reason': 'Evicted',
+                                                           'message': 'The node was low on resource: memory.'}},
+            {'metadata': meta('lost', 'ns'), 'status': {'phase': 'Unknown'}},
+            {'metadata': meta('done', 'ns'), 'status': {'phase': 'Succeeded'}}]
+    assert rs.pod_problems(pods, 300, now=NOW) == [
+        {'name': 'pod', 'status': 'failed', 'message': 'Pod ns/evicted: phase Failed (Evicted)', 'object': 'Pod ns/evicted'},
+        {'name': 'pod', 'status': 'failed', 'message': 'Pod ns/lost: phase Unknown', 'object': 'Pod ns/lost'}]
 
 
 def test_ready_cr():
@@ -114,6 +168,12 @@ def test_sriov_rails():
     assert 'nvidia.com/sriov_resource_rail_2=missing' in result[1]['message']
     assert 'nvidia.com/sriov_resource_rail_0=8' in result[2]['message']
     assert rs.check_sriov_rails(nodes[3:], 4, 16)[0]['status'] == 'failed'
+    # the highest rail is judged too, and a rail beyond the recipe's count is not
+    short = node('tray04', {'nvidia.com/gpu.present': 'true'}, dict(rails, **{'nvidia.com/sriov_resource_rail_3': '15'}))
+    result = rs.check_sriov_rails([short], 4, 16)[0]
+    assert result['status'] == 'failed' and result['message'].startswith('node tray04: nvidia.com/sriov_resource_rail_3=15 ')
+    extra = node('tray05', {'nvidia.com/gpu.present': 'true'}, dict(rails, **{'nvidia.com/sriov_resource_rail_4': '2'}))
+    assert rs.check_sriov_rails([extra], 4, 16)[0]['message'] == 'node tray05 advertises 16 VFs on each of 4 rails'
 
 
 def test_sriov_states_and_multus():

@@ -782,6 +782,20 @@ def test_tray_facts(run_module, tray, tmp_path, monkeypatch):
     assert all(c['LC_ALL'] == 'C' for c in calls)
 
 
+def test_tray_facts_reads_the_smbios_identity_placeholders_are_null(run_module, tray, tmp_path):
+    dmi = os.path.join(tray['sys'], 'class', 'dmi', 'id')
+    os.makedirs(dmi)
+    for name, text in (('product_serial', '1794523000123\n'), ('sys_vendor', 'NVIDIA\n'),
+                       ('chassis_serial', 'To Be Filled By O.E.M.\n'), ('board_serial', '   \n')):
+        with open(os.path.join(dmi, name), 'w') as handle:
+            handle.write(text)
+    tool, _log = tooldouble.systemctl(str(tmp_path), {})
+    result = run_module(tray_facts, {'sysfs_root': tray['sys'], 'proc_root': tray['proc'], 'systemctl_path': tool})
+    assert result['ansible_facts']['gpu_tray']['dmi'] == {
+        'product_serial': '1794523000123', 'sys_vendor': 'NVIDIA', 'chassis_serial': None, 'board_serial': None,
+        'product_uuid': None, 'product_name': None}      # absent files (product_serial is root-only on a tray)
+
+
 @pytest.mark.parametrize('release, flavour', [
     ('5.14.0-427.13.1.el9_4.aarch64+64k', 65536),        # RHEL-family kernel-64k
     ('7.0.0-5-nvidia-bos-64k', 65536),                   # VR200 Ubuntu 26.04

@@ -189,3 +189,9 @@ def test_reports_list_failures_before_warnings_and_every_phase_after_an_empty_on
     assert '<h2>deployment: FAILED</h2>' in page and page.index('<td>broken</td>') < page.index('<td>warned</td>')
     plain = evidence.markdown(phases, {'recipe': 'r'})
     assert '- Cluster' not in plain and '- Generated' not in plain
+
+
+def test_the_filter_is_registered_under_its_name():
+    from ansible_collections.gpu_tray.cluster.plugins.filter.validation_evidence import FilterModule
+
+    assert FilterModule().filters() == {'validation_evidence': validation_evidence}

@@ -322,6 +322,31 @@ def test_preflight_planner_reports_and_refuses_a_failed_check(run_module, lab):
     assert preflight.needs(firmware)['query_firmware'] and preflight.needs(firmware)['rails'] == spec['rails']
 
 
+def test_preflight_planner_judges_the_bmc_with_the_serial_of_its_read(run_module, lab):
+    tray = lab(platform='nvke-gb200')
+    spec = {'host': 'tray01', 'platform': 'nvke-gb200', 'sysfs_root': tray.tray.sys(), 'proc_root': tray.path('proc'),
+            'rails': ['mlx5_0', 'mlx5_1', 'mlx5_3', 'mlx5_4'], 'pkey': '0xffff', 'include_vfs': True,
+            'hugepages': [], 'checks': ['rails']}
+    state = tray.read(run_module, preflight.needs(spec))
+    serial = state['ansible_facts']['gpu_tray']['dmi']['product_serial']
+    assert serial == 'LABGB2000001'                       # the lab tray's SMBIOS serial (fixtures.identity)
+    settings = {'address': 'https://bmc-tray01', 'username': 'admin', 'password': True, 'required': True}
+
+    def answer(serial_number):
+        return {'redfish_facts': {'system': {'entries': [[{'system_uri': '/redfish/v1/Systems/System_0'}, {
+            'Id': 'System_0', 'SerialNumber': serial_number, 'PowerState': 'On', 'Status': {'Health': 'OK'}}]]}}}
+
+    mine = preflight.plan(state, dict(spec, bmc={'settings': settings, 'answer': answer(serial)}))
+    assert mine['refuse'] is None and mine['report']['passed']
+    assert [c['check'] for c in mine['report']['checks']] == ['rails', 'bmc']
+    assert mine['evidence']['checks'][-1]['data']['system_id'] == 'System_0'
+    neighbour = preflight.plan(state, dict(spec, bmc={'settings': settings, 'answer': answer('LABGB2000002')}))
+    assert neighbour['report']['failed_checks'] == ['bmc']
+    assert neighbour['refuse']['msg'] == 'Preflight failed (bmc); nothing was changed on the tray.'
+    assert 'serial LABGB2000001' in neighbour['refuse']['details'][0]
+    assert [c['check'] for c in preflight.plan(state, spec)['report']['checks']] == ['rails']     # no bmc input
+
+
 def test_netns_reasons_name_the_modes_in_words(run_module, lab):
     tray = lab()
     inputs = tray.inputs(rdma_netns)

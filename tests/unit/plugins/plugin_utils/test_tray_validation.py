@@ -376,3 +376,40 @@ def test_pf_state_names_every_problem_on_every_rail(run_module, tools, tmp_path)
     assert changes == ['mlx5_4 fw_ver: 28.39.1002 at the preflight, now %s' % devices['mlx5_4']['fw_ver'],
                        'mlx5_4 port 1: not there at the preflight',
                        'mlx5_4 port 2 rate: 200 Gb/sec (2X NDR) at the preflight, now %s' % second['rate']]
+
+
+def test_the_filter_is_registered_under_its_name():
+    from ansible_collections.gpu_tray.cluster.plugins.filter.tray_validation import FilterModule
+
+    assert FilterModule().filters() == {'tray_validation': tray_validation}
+
+
+def test_spec_forms_the_role_passes(run_module, tools, tmp_path):
+    state, path = read(run_module, build(tmp_path), tools, tmp_path)
+    # rails as the comma-separated text of a survey, with blanks
+    vfs = judge(state, path, {'rails': ' mlx5_0, mlx5_3 ,'})['sriov-vfs']
+    assert [row['rail'] for row in vfs['data']['rails']] == ['mlx5_0', 'mlx5_3', 'mlx5_1', 'mlx5_4']
+    # IPoIB not required: said so, not passed
+    ipoib = judge(state, path, {'ipoib': False})['vf-ipoib']
+    assert ipoib['status'] == 'skipped' and ipoib['message'] == 'tray02: IPoIB on the VFs is not required.'
+    # no checkpoint_path: the kubelet's own, which this read did not include
+    full = {'rails': [name for name, _bdf in RAILS], 'policies': policies(), 'pkey': '0xffff'}
+    checks = tray_validation({'tray02': {'state': state, 'spec': full}})
+    assert 'the kubelet checkpoint %s was not read' % CHECKPOINT in checks[0]['details']
+    for bad in ({'kind': 'SriovNetworkNodePolicy'}, [policies()[0], 'sriov-ib-rail-1']):
+        with pytest.raises(AnsibleFilterError, match='tray02: policies must be a list of SriovNetworkNodePolicy objects'):
+            judge(state, path, {'policies': bad})
+
+
+def test_the_largest_vf_count_of_the_policies_selecting_a_pf_counts_and_other_kinds_are_ignored(
+        run_module, tools, tmp_path):
+    state, path = read(run_module, build(tmp_path), tools, tmp_path)
+    more = [dict(policy, metadata=dict(policy['metadata'], name='more-%d' % index), spec=dict(policy['spec'], numVfs=4))
+            for index, policy in enumerate(policies())]
+    network = {'apiVersion': 'sriovnetwork.openshift.io/v1', 'kind': 'SriovIBNetwork', 'metadata': {'name': 'net'},
+               'spec': {'resourceName': 'sriov_resource_rail_0', 'numVfs': 8, 'nicSelector': {}}}
+    vfs = judge(state, path, {'policies': [network] + policies() + more})['sriov-vfs']
+    assert vfs['status'] == 'failed'
+    assert vfs['message'].startswith('tray02: mlx5_0 (0000:03:00.0): sriov_numvfs is 2, SriovNetworkNodePolicy '
+                                     'more-0 asks for 4')
+    assert [(row['num_vfs'], row['policy']) for row in vfs['data']['rails']] == [(4, 'more-%d' % i) for i in range(4)]

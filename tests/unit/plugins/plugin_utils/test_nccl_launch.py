@@ -1,0 +1,468 @@
+# Copyright: (c) 2026, gpu_tray.cluster contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The NCCL benchmark runs of the performance phase (plugin_utils/nccl_launch.py, filters nccl_run_plan, nccl_lease,
+nccl_net_preflight): the objects of each variant and workload, the scripts the pods run (executed here with sh),
+the run lock and the NET preflight rule on the driver's /proc files."""
+
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.gpu_tray.cluster.plugins.filter.nccl_lease import nccl_lease
+from ansible_collections.gpu_tray.cluster.plugins.filter.nccl_net_preflight import nccl_net_preflight
+from ansible_collections.gpu_tray.cluster.plugins.filter.nccl_run_check import nccl_run_check
+from ansible_collections.gpu_tray.cluster.plugins.filter.nccl_run_plan import nccl_run_plan
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import nccl_launch as nl
+from ansible_collections.gpu_tray.cluster.plugins.module_utils.tray import read_files
+from unithelpers import fixture_path
+
+RAILS = [{'resource': 'nvidia.com/sriov_resource_rail_%d' % i, 'network': 'default/sriov-network-rail-%d' % i}
+         for i in range(4)]
+NVKE_NET_SHAPE = {
+    'annotations': {'k8s.v1.cni.cncf.io/networks': ','.join('default/sriov-network-rail-%d' % i for i in range(4))},
+    'limits': {'nvidia.com/gpu': 4, 'nvidia.com/sriov_resource_rail_0': 1, 'nvidia.com/sriov_resource_rail_1': 1,
+               'nvidia.com/sriov_resource_rail_2': 1, 'nvidia.com/sriov_resource_rail_3': 1},
+}
+
+
+def spec(**over):
+    out = dict(run_id='20261204101500-k3x9a', variant='net', workload='job', image='nvcr.io/nvidia/pytorch:25.06-py3',
+               trays=2, gpus_per_tray=4, timeout=1800, min_bytes='1K', max_bytes='16G', step_factor=2, rails=RAILS,
+               ssh_private_key='-----BEGIN OPENSSH PRIVATE KEY-----\nAAAA\n-----END OPENSSH PRIVATE KEY-----\n',
+               ssh_public_key='ssh-ed25519 AAAAC3Nz gpu-tray-nccl')
+    out.update(over)
+    return out
+
+
+def by_kind(plan):
+    out = {}
+    for obj in plan['prepare'] + plan['workload']:
+        out.setdefault(obj['kind'], []).append(obj)
+    return out
+
+
+def worker_pod(plan):
+    kinds = by_kind(plan)
+    if 'TrainingRuntime' in kinds:
+        job = [j for j in kinds['TrainingRuntime'][0]['spec']['template']['spec']['replicatedJobs'] if j['name'] == 'node'][0]
+        return job['template']['spec']['template']
+    return [j for j in kinds['Job'] if j['metadata']['name'] == nl.WORKERS][0]['spec']['template']
+
+
+def test_nvke_net_job_is_the_guides_pod_shape_in_a_namespace_of_its_own():
+    plan = nccl_run_plan(spec())
+    ns = 'gpu-tray-nccl-net-20261204101500-k3x9a'
+    assert plan['namespace'] == ns
+    kinds = by_kind(plan)
+    assert [o['kind'] for o in plan['prepare']] == ['Namespace', 'ConfigMap', 'Secret', 'Service']
+    assert [o['kind'] for o in plan['workload']] == ['Job', 'Job']
+    assert kinds['Namespace'][0]['metadata']['labels']['pod-security.kubernetes.io/enforce'] == 'privileged'
+    assert all(o['metadata']['namespace'] == ns for o in plan['prepare'][1:] + plan['workload'])
+    assert all(o['metadata']['labels'][nl.LABEL_RUN] == '20261204101500-k3x9a' for o in plan['prepare'] + plan['workload'])
+    template = worker_pod(plan)
+    assert template['metadata']['annotations'] == NVKE_NET_SHAPE['annotations']
+    container = template['spec']['containers'][0]
+    assert container['resources']['limits'] == NVKE_NET_SHAPE['limits'] == container['resources']['requests']
+    assert container['securityContext'] == {'capabilities': {'add': ['IPC_LOCK']}}
+    assert 'resourceClaims' not in template['spec'] and 'claims' not in container['resources']
+    workers = kinds['Job'][0]['spec']
+    assert (workers['completionMode'], workers['completions'], workers['parallelism'], workers['backoffLimit']) == (
+        'Indexed', 2, 2, 0)
+    assert template['spec']['subdomain'] == kinds['Service'][0]['metadata']['name'] == nl.WORKERS
+    assert kinds['Service'][0]['spec']['clusterIP'] == 'None'
+    anti = template['spec']['affinity']['podAntiAffinity']['requiredDuringSchedulingIgnoredDuringExecution'][0]
+    assert anti['topologyKey'] == 'kubernetes.io/hostname'
+    assert kinds['ConfigMap'][0]['data']['hostfile'] == (
+        'nccl-workers-0.nccl-workers slots=4\nnccl-workers-1.nccl-workers slots=4\n')
+    assert kinds['Secret'][0]['stringData']['authorized_keys'] == 'ssh-ed25519 AAAAC3Nz gpu-tray-nccl\n'
+    launcher = kinds['Job'][1]
+    # the role's wait (timeout) ends first; the Job's deadline is the safety net of a role that died
+    assert launcher['spec']['activeDeadlineSeconds'] == 1920 and launcher['spec']['backoffLimit'] == 0
+    assert 'nvidia.com/gpu' not in launcher['spec']['template']['spec']['containers'][0]['resources']['limits']
+    assert plan['launcher']['kind'] == 'Job' and plan['launcher']['name'] == nl.LAUNCHER
+    assert plan['wait_for'] == []
+    assert plan['summary']['ranks'] == 8 and plan['summary']['sizes'] == '-b 1K -e 16G -f 2'
+
+
+def test_net_runs_nccl_over_ib_with_nvls_off_and_mpirun_exports_it():
+    script = by_kind(nccl_run_plan(spec()))['ConfigMap'][0]['data']['launch.sh']
+    line = [text for text in script.splitlines() if text.startswith('exec ')][0]
+    for setting in ('NCCL_DEBUG=INFO', 'NCCL_NVLS_ENABLE=0', 'NCCL_MNNVL_ENABLE=0', 'NCCL_NET_PLUGIN=none',
+                    'NCCL_IB_DISABLE=0', 'NCCL_SOCKET_IFNAME=eth0'):
+        assert '-x %s' % setting in line
+    assert '-np 8 --hostfile "$HOSTFILE"' in line
+    assert line.endswith('/bin/sh /etc/gpu-tray-nccl/bin/rank.sh /usr/local/bin/all_reduce_perf_mpi '
+                         '-b 1K -e 16G -f 2 -g 1')
+
+
+def test_nvls_claims_the_imex_channel_of_a_compute_domain():
+    plan = nccl_run_plan(spec(variant='nvls', rails=[]))
+    kinds = by_kind(plan)
+    domain = kinds['ComputeDomain'][0]
+    assert domain['apiVersion'] == 'resource.nvidia.com/v1beta1'
+    assert domain['spec']['channel']['resourceClaimTemplate']['name'] == nl.IMEX_TEMPLATE
+    assert [(w['kind'], w['name'], w['api_version']) for w in plan['wait_for']] == [
+        ('ResourceClaimTemplate', nl.IMEX_TEMPLATE, 'resource.k8s.io/v1')]
+    template = worker_pod(plan)
+    assert template['spec']['resourceClaims'] == [{'name': 'imex-channel', 'resourceClaimTemplateName': nl.IMEX_TEMPLATE}]
+    container = template['spec']['containers'][0]
+    assert container['resources']['claims'] == [{'name': 'imex-channel'}]
+    assert container['resources']['limits'] == {'nvidia.com/gpu': 4}
+    assert 'annotations' not in template['metadata']
+    script = kinds['ConfigMap'][0]['data']['launch.sh']
+    assert '-x NCCL_NVLS_ENABLE=1' in script and 'NCCL_NVLS_ENABLE=0' not in script
+
+
+def test_net_without_rails_requests_no_vf():
+    template = worker_pod(nccl_run_plan(spec(rails=[])))
+    assert template['spec']['containers'][0]['resources']['limits'] == {'nvidia.com/gpu': 4}
+    assert 'annotations' not in template['metadata']
+
+
+@pytest.mark.parametrize('variant', ['nvls', 'net'])
+def test_trainjob_runs_the_same_workers_through_a_training_runtime(variant):
+    plan = nccl_run_plan(spec(variant=variant, workload='trainjob', ssh_private_key=None, ssh_public_key=None))
+    kinds = by_kind(plan)
+    assert [o['kind'] for o in plan['workload']] == ['TrainingRuntime', 'TrainJob']
+    assert 'Secret' not in kinds and 'Service' not in kinds and 'hostfile' not in kinds['ConfigMap'][0]['data']
+    runtime = kinds['TrainingRuntime'][0]['spec']
+    assert runtime['mlPolicy'] == {'numNodes': 2, 'mpi': {'mpiImplementation': 'OpenMPI', 'numProcPerNode': 4,
+                                                          'runLauncherAsNode': False, 'sshAuthMountPath': '/tmp/mpi-keys'}}
+    jobs = runtime['template']['spec']['replicatedJobs']
+    assert [j['name'] for j in jobs] == ['node', 'launcher']
+    assert jobs[1]['dependsOn'] == [{'name': 'node', 'status': 'Ready'}]
+    trainjob = kinds['TrainJob'][0]['spec']
+    assert trainjob['runtimeRef'] == {'apiGroup': 'trainer.kubeflow.org', 'kind': 'TrainingRuntime',
+                                      'name': kinds['TrainingRuntime'][0]['metadata']['name']}
+    assert trainjob['trainer'] == {'numNodes': 2}
+    template = worker_pod(plan)
+    if variant == 'net':
+        assert template['metadata']['annotations'] == NVKE_NET_SHAPE['annotations']
+        assert template['spec']['containers'][0]['resources']['limits'] == NVKE_NET_SHAPE['limits']
+    else:
+        assert template['spec']['resourceClaims'][0]['resourceClaimTemplateName'] == nl.IMEX_TEMPLATE
+    launcher_env = dict((e['name'], e['value']) for e in jobs[1]['template']['spec']['template']['spec']['containers'][0]['env'])
+    assert launcher_env['HOSTFILE'] == '/etc/mpi/hostfile' and launcher_env['SSH_KEYS'] == '/tmp/mpi-keys'
+    assert plan['launcher']['kind'] == 'TrainJob'
+
+
+@pytest.mark.parametrize('over, message', [
+    ({'variant': 'default'}, 'variant must be one of nvls, net'),
+    ({'workload': 'mpijob'}, 'workload must be one of job, trainjob'),
+    ({'trays': 1}, 'option trays must be at least 2'),
+    ({'trays': 'two'}, 'option trays must be an integer'),
+    ({'timeout': 10}, 'option timeout must be at least 30'),
+    ({'image': ''}, 'option image is required'),
+    ({'max_bytes': '16GB'}, 'option max_bytes must be a size'),
+    ({'min_bytes': '1G', 'max_bytes': '1M'}, 'option min_bytes (1G) is above max_bytes (1M)'),
+    ({'run_id': 'Run_1'}, 'not a DNS label'),
+    ({'run_id': 'x' * 50}, 'not a DNS label'),
+    ({'rails': [{'resource': 'nvidia.com/sriov_resource_rail_0'}]}, 'each rail needs resource and network'),
+    ({'ssh_public_key': ''}, 'workload job needs ssh_private_key and ssh_public_key'),
+    ({'extra_env': {'NCCL IB': '1'}}, 'is not an environment variable name'),
+])
+def test_bad_input_is_named(over, message):
+    with pytest.raises(AnsibleFilterError, match='nccl_run_plan: .*%s' % message.replace('(', r'\(').replace(')', r'\)')):
+        nccl_run_plan(spec(**over))
+
+
+def test_size_bytes_is_binary_like_all_reduce_perf():
+    assert nl.size_bytes('1K') == 1024 and nl.size_bytes('16G') == 17179869184 and nl.size_bytes('8') == 8
+
+
+@pytest.mark.skipif(not shutil.which('sh'), reason='needs a POSIX sh')
+@pytest.mark.parametrize('variant, workload', [('net', 'job'), ('nvls', 'trainjob')])
+def test_every_script_is_valid_sh(tmp_path, variant, workload):
+    data = by_kind(nccl_run_plan(spec(variant=variant, workload=workload)))['ConfigMap'][0]['data']
+    for name in ('rank.sh', 'worker.sh', 'launch.sh'):
+        path = tmp_path / name
+        path.write_text(data[name])
+        res = subprocess.run(['sh', '-n', str(path)], capture_output=True, text=True, check=False)
+        assert res.returncode == 0, (name, res.stderr)
+
+
+def _netdev(sysfs, name, rdma=None):
+    base = sysfs / 'class' / 'net' / name / 'device' / 'infiniband'
+    base.mkdir(parents=True)
+    if rdma:
+        (base / rdma).mkdir()
+
+
+def test_rank_sh_sets_nccl_ib_hca_to_the_attached_vfs_only(tmp_path):
+    sysfs = tmp_path / 'sys'
+    _netdev(sysfs, 'eth0', 'mlx5_2')          # the primary network on a BlueField VF: never a rail
+    for index, dev in enumerate(['mlx5_7', 'mlx5_23', 'mlx5_40', 'mlx5_61'], start=1):
+        _netdev(sysfs, 'net%d' % index, dev)
+    script = tmp_path / 'rank.sh'
+    script.write_text(nl.rank_script())
+    env = dict(os.environ, GPU_TRAY_SYSFS=str(sysfs))
+    env.pop('NCCL_IB_HCA', None)
+    res = subprocess.run(['sh', str(script), 'sh', '-c', 'printf %s "$NCCL_IB_HCA"'], capture_output=True, text=True,
+                         env=env, check=False)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout == '=mlx5_7,mlx5_23,mlx5_40,mlx5_61'
+    # a pod without attachments (nvls) keeps NCCL's own choice
+    bare = tmp_path / 'bare'
+    _netdev(bare, 'eth0', 'mlx5_2')
+    res = subprocess.run(['sh', str(script), 'sh', '-c', 'printf %s "${NCCL_IB_HCA-unset}"'], capture_output=True,
+                         text=True, env=dict(env, GPU_TRAY_SYSFS=str(bare)), check=False)
+    assert res.stdout == 'unset'
+
+
+def test_workload_state_reads_jobs_and_trainjobs():
+    assert nl.workload_state(None)['state'] == 'missing'
+    assert nl.workload_state({'kind': 'Job', 'status': {'active': 1}})['state'] == 'running'
+    assert nl.workload_state({'kind': 'Job', 'status': {'succeeded': 1}})['state'] == 'succeeded'
+    failed = nl.workload_state({'kind': 'Job', 'status': {'failed': 1, 'conditions': [
+        {'type': 'Failed', 'status': 'True', 'reason': 'BackoffLimitExceeded', 'message': 'Job has reached the specified backoff limit'}]}})
+    assert failed == {'state': 'failed', 'reason': 'BackoffLimitExceeded: Job has reached the specified backoff limit'}
+    assert nl.workload_state({'kind': 'TrainJob', 'status': {'conditions': [
+        {'type': 'Complete', 'status': 'True', 'reason': 'JobSetCompleted'}]}})['state'] == 'succeeded'
+    assert nl.workload_state({'kind': 'TrainJob', 'status': {'conditions': [
+        {'type': 'Complete', 'status': 'False'}]}})['state'] == 'running'
+    assert nl.workload_state({'kind': 'Job', 'status': {'failed': 2, 'conditions': [
+        {'type': 'Failed', 'status': 'True', 'reason': 'DeadlineExceeded',
+         'message': 'Job was active longer than specified deadline'}]}})['state'] == 'timeout'
+
+
+def test_pod_findings_name_the_scheduler_reason():
+    lines = nl.pod_findings([
+        {'metadata': {'name': 'nccl-workers-1-abcde', 'labels': {nl.LABEL_ROLE: 'worker'}}, 'spec': {},
+         'status': {'phase': 'Pending', 'conditions': [{'type': 'PodScheduled', 'status': 'False', 'reason': 'Unschedulable',
+                                                        'message': '0/3 nodes are available: 3 Insufficient nvidia.com/sriov_resource_rail_2.'}]}},
+        {'metadata': {'name': 'nccl-launcher-x', 'labels': {nl.LABEL_ROLE: 'launcher'}}, 'spec': {'nodeName': 'tray01'},
+         'status': {'phase': 'Failed', 'containerStatuses': [{'name': 'node', 'state': {'terminated': {'exitCode': 1}}}]}},
+    ])
+    assert lines == ['launcher nccl-launcher-x: Failed on tray01 - node exited 1',
+                     'worker nccl-workers-1-abcde: Pending on (not scheduled) - Unschedulable: 0/3 nodes are available: '
+                     '3 Insufficient nvidia.com/sriov_resource_rail_2.']
+
+
+# ------------------------------------------------------------------------------------------------- the lock
+
+NOW = 1796378400.0   # 2026-12-04T10:00:00Z
+
+
+def lease(holder, renew, duration=600, version='42'):
+    return {'metadata': {'name': nl.LOCK_NAME, 'namespace': 'default', 'resourceVersion': version},
+            'spec': {'holderIdentity': holder, 'leaseDurationSeconds': duration,
+                     'acquireTime': renew, 'renewTime': renew}}
+
+
+def test_a_free_lock_is_created_with_holder_and_expiry():
+    out = nccl_lease(None, 'r1@ctl', 3900, NOW, 'default')
+    assert out['state'] == 'free' and out['body']['spec'] == {
+        'holderIdentity': 'r1@ctl', 'leaseDurationSeconds': 3900,
+        'acquireTime': '2026-12-04T10:00:00.000000Z', 'renewTime': '2026-12-04T10:00:00.000000Z'}
+    assert 'resourceVersion' not in out['body']['metadata']
+    assert nccl_lease({}, 'r1@ctl', 3900, NOW, 'default')['state'] == 'free'
+
+
+def test_a_held_lock_is_refused_until_it_expires():
+    held = nccl_lease(lease('r0@other', '2026-12-04T09:55:00.123456Z'), 'r1@ctl', 3900, NOW, 'default')
+    assert held['state'] == 'held' and held['body'] is None
+    assert held['expires'] == '2026-12-04T10:05:00.123456Z'
+    assert 'another NCCL run (r0@other) holds Lease default/gpu-tray-nccl-run-lock until 2026-12-04T10:05:00' in held['message']
+    expired = nccl_lease(lease('r0@other', '2026-12-04T09:49:59Z'), 'r1@ctl', 3900, NOW, 'default')
+    assert expired['state'] == 'expired' and expired['holder'] == 'r0@other'
+    assert expired['body']['metadata']['resourceVersion'] == '42'     # a concurrent taker gets a conflict
+    assert expired['body']['spec']['holderIdentity'] == 'r1@ctl'
+    # a time with an offset is the same instant
+    assert nccl_lease(lease('r0@other', '2026-12-04T11:04:00+01:00'), 'r1@ctl', 1, NOW, 'default')['state'] == 'held'
+    # a lease whose times cannot be read never blocks forever
+    assert nccl_lease(lease('r0@other', 'yesterday'), 'r1@ctl', 1, NOW, 'default')['state'] == 'expired'
+
+
+def test_our_own_lock_is_renewed_and_keeps_its_acquire_time():
+    out = nccl_lease(lease('r1@ctl', '2026-12-04T09:59:00Z'), 'r1@ctl', 3900, NOW, 'default')
+    assert out['state'] == 'ours'
+    assert out['body']['spec']['acquireTime'] == '2026-12-04T09:59:00Z'
+    assert out['body']['spec']['renewTime'] == '2026-12-04T10:00:00.000000Z'
+    with pytest.raises(AnsibleFilterError, match='positive number of seconds'):
+        nccl_lease(None, 'r1@ctl', 0, NOW, 'default')
+    with pytest.raises(AnsibleFilterError, match='the Lease'):
+        nccl_lease('lease', 'r1@ctl', 10, NOW, 'default')
+
+
+# ------------------------------------------------------------------------------------------------- NET preflight
+
+def read(name):
+    with open(fixture_path('nvidia', name)) as fh:
+        return fh.read()
+
+
+@pytest.mark.parametrize('params, version, status, text', [
+    ('params-r580-override', 'version-r580', 'passed', 'driver 580.173.02 runs with GrdmaPciTopoCheckOverride: 1'),
+    ('params-r580-default', 'version-r580', 'failed', 'GrdmaPciTopoCheckOverride: 0, the NET run needs 1'),
+    ('params-r595', 'version-r580', 'failed', 'has no GrdmaPciTopoCheckOverride line'),
+    ('params-r595', 'version-r595', 'skipped', 'driver 595.91.07 (R595): NVreg_GrdmaPciTopoCheckOverride is gone'),
+    (None, None, 'failed', 'no NVIDIA driver is loaded'),
+])
+def test_grdma_rule_on_the_driver_proc_files(params, version, status, text):
+    verdict = nl.grdma_topo_override(read(params) if params else None, read(version) if version else None)
+    assert verdict['status'] == status and text in verdict['message']
+    if version:
+        assert verdict['driver'] == ('580.173.02' if version == 'version-r580' else '595.91.07')
+
+
+def tray_read(tmp_path, name, params, version='version-r580'):
+    """A tray's tray_state ``files`` (module_utils.tray.read_files, what the module returns) of a proc tree."""
+    proc = tmp_path / name / 'proc'
+    (proc / 'driver' / 'nvidia').mkdir(parents=True)
+    if params:
+        shutil.copy(fixture_path('nvidia', params), str(proc / 'driver' / 'nvidia' / 'params'))
+        shutil.copy(fixture_path('nvidia', version), str(proc / 'driver' / 'nvidia' / 'version'))
+    paths = [str(proc / 'driver' / 'nvidia' / f) for f in ('params', 'version')]
+    return {'state': {'changed': False, 'files': read_files(paths)}, 'proc_root': str(proc)}
+
+
+def test_net_preflight_names_each_tray_that_cannot_run_it(tmp_path):
+    trays = {'tray01': tray_read(tmp_path, 'tray01', 'params-r580-override'),
+             'tray02': tray_read(tmp_path, 'tray02', 'params-r580-default'),
+             'tray03': tray_read(tmp_path, 'tray03', None),
+             'tray04': {'state': {'unreachable': True, 'msg': 'ssh: connect to host tray04 port 22: No route to host'},
+                        'proc_root': '/proc'}}
+    check = nccl_net_preflight(trays)
+    assert check['name'] == 'nccl-net-preflight' and check['status'] == 'failed'
+    assert check['object'] == 'tray02, tray03, tray04'
+    assert check['message'].startswith('3 of 4 trays cannot run the NET benchmark: tray02: driver 580.173.02 runs '
+                                       'with GrdmaPciTopoCheckOverride: 0')
+    assert check['details'][0] == 'tray01: driver 580.173.02 runs with GrdmaPciTopoCheckOverride: 1'
+    assert 'tray04: not read (ssh: connect to host tray04 port 22: No route to host)' in check['details']
+    assert 'kernel-module-params' in check['fix']
+
+
+def test_net_preflight_passes_and_warns_without_trays(tmp_path):
+    ok = nccl_net_preflight({'tray01': tray_read(tmp_path, 'tray01', 'params-r580-override'),
+                             'tray02': tray_read(tmp_path, 'tray02', 'params-r595', 'version-r595')})
+    assert ok['status'] == 'passed' and ok['object'] == ''
+    assert nccl_net_preflight({})['status'] == 'warning'
+    assert nccl_net_preflight({'tray01': {'state': None}})['status'] == 'failed'
+
+
+# ------------------------------------------------------------------------------------------------- capacity, checks
+
+def node(name, gpus='4', rails=4, ready='True', labels=None, unschedulable=False):
+    alloc = {'cpu': '143500m', 'nvidia.com/gpu': gpus}
+    for rail in range(rails):
+        alloc['nvidia.com/sriov_resource_rail_%d' % rail] = '16'
+    return {'metadata': {'name': name, 'labels': labels or {'nvidia.com/gpu.present': 'true'}},
+            'spec': {'unschedulable': unschedulable},
+            'status': {'allocatable': alloc, 'conditions': [{'type': 'Ready', 'status': ready}]}}
+
+
+def test_capacity_counts_the_nodes_a_worker_fits_on():
+    nodes = [node('tray01'), node('tray02', rails=3), node('tray03', ready='False'), node('tray04', unschedulable=True),
+             node('cp01', gpus=None, rails=0), node('tray05', gpus='2')]
+    net = nccl_run_plan(spec(nodes=nodes))['capacity']
+    assert net['eligible'] == ['tray01'] and not net['enough']
+    assert net['message'].startswith('1 node(s) can take a net worker (4 nvidia.com/gpu, 1 nvidia.com/sriov_resource_rail_0')
+    assert 'tray02 (nvidia.com/sriov_resource_rail_3)' in net['message']
+    assert 'tray05 (nvidia.com/gpu' in net['message'] and 'cp01' not in net['message'].split(':', 1)[1]
+    nvls = nccl_run_plan(spec(variant='nvls', nodes=nodes))['capacity']
+    assert nvls['eligible'] == ['tray01', 'tray02'] and nvls['enough']
+    selected = nccl_run_plan(spec(variant='nvls', nodes=nodes, node_selector={'nvidia.com/gpu.clique': 'a.1'}))
+    assert selected['capacity']['eligible'] == [] and "labels {'nvidia.com/gpu.clique': 'a.1'}" in selected['capacity']['message']
+    assert nccl_run_plan(spec())['capacity'] is None
+
+
+def _run(**over):
+    plan = nccl_run_plan(spec())
+    out = {'variant': 'net', 'summary': plan['summary'], 'namespace': plan['namespace'], 'timeout': 1800,
+           'error': None, 'launcher': {'kind': 'Job', 'status': {'succeeded': 1}}, 'pods': [],
+           'log': read_log('vr200_nvls_ib_mpirun.log'),
+           'nccl': {'busbw': 744.71, 'passed': True, 'msg': 'localhost: content: all_reduce_perf net OK', 'problems': [],
+                    'largest_size': 17179869184, 'threshold': 36.0, 'transport': 'IB', 'nvls': True, 'hosts': ['t1', 't2']},
+           'cleanup': {'changed': True}}
+    out.update(over)
+    return out
+
+
+def read_log(name):
+    with open(fixture_path('nccl', name)) as fh:
+        return fh.read()
+
+
+def test_run_check_passes_with_the_judged_log_and_says_where_it_ran():
+    check = nl.run_check(_run())
+    assert (check['name'], check['status'], check['message']) == (
+        'nccl-all-reduce-bw-net', 'passed', 'localhost: content: all_reduce_perf net OK')
+    assert check['object'] == 'gpu-tray-nccl-net-20261204101500-k3x9a'
+    assert check['details'][0].startswith('net run in namespace gpu-tray-nccl-net-20261204101500-k3x9a: job, 2 trays x 4 GPUs')
+    assert 'worker annotations: k8s.v1.cni.cncf.io/networks=default/sriov-network-rail-0' in check['details'][1]
+    assert 'busbw 744.71 GB/s at 17179869184 bytes (threshold 36.0 GB/s), transport IB' in ' '.join(check['details'])
+    assert check['details'][-1] == 'namespace gpu-tray-nccl-net-20261204101500-k3x9a removed'
+
+
+def test_run_check_fails_on_a_bad_log_a_failed_launcher_a_timeout_and_an_error():
+    bad = nl.run_check(_run(nccl={'busbw': 5.0, 'passed': False, 'msg': 'all_reduce_perf net check failed: Socket',
+                                  'problems': ['NCCL used the Socket transport']}))
+    assert bad['status'] == 'failed' and bad['message'] == 'all_reduce_perf net check failed: Socket' and bad['fix']
+    assert any(line.startswith('launcher log: ') for line in bad['details'])
+    failed = nl.run_check(_run(launcher={'kind': 'Job', 'status': {'failed': 1, 'conditions': [
+        {'type': 'Failed', 'status': 'True', 'reason': 'BackoffLimitExceeded', 'message': 'Job has reached the specified backoff limit'}]}},
+        nccl={'busbw': None, 'passed': False, 'problems': ['the log has no all_reduce_perf result rows']}))
+    assert failed['message'] == ('The NCCL net launcher failed (BackoffLimitExceeded: Job has reached the specified '
+                                 'backoff limit): the log has no all_reduce_perf result rows')
+    silent = nl.run_check(_run(launcher={'kind': 'Job', 'status': {'failed': 1}}, nccl=None, log=None))
+    assert silent['message'] == 'The NCCL net launcher failed (1 launcher pod(s) failed) without a log'
+    pending = {'metadata': {'name': 'nccl-workers-1-x', 'labels': {nl.LABEL_ROLE: 'worker'}}, 'spec': {},
+               'status': {'phase': 'Pending', 'conditions': [{'type': 'PodScheduled', 'status': 'False', 'reason': 'Unschedulable',
+                                                              'message': '0/3 nodes are available: 3 Insufficient nvidia.com/gpu.'}]}}
+    timeout = nl.run_check(_run(launcher={'kind': 'Job', 'status': {'active': 1}}, pods=[pending], nccl=None, log=None))
+    assert timeout['status'] == 'failed' and timeout['message'] == (
+        'The NCCL net run did not finish in 1800 s (namespace gpu-tray-nccl-net-20261204101500-k3x9a): worker '
+        'nccl-workers-1-x: Pending on (not scheduled) - Unschedulable: 0/3 nodes are available: 3 Insufficient nvidia.com/gpu.')
+    assert timeout['fix'] == nl.FIX_TIMEOUT
+    error = nl.run_check(_run(error='create: no matches for kind "ComputeDomain"', launcher=None, nccl=None, log=None))
+    assert error['message'].startswith('The NCCL net run could not start in gpu-tray-nccl-net-') and error['fix'] == nl.FIX_START
+
+
+def test_a_passed_run_nccl_result_could_not_verify_is_a_warning():
+    nccl = dict(_run()['nccl'], warnings=['localhost: content: no "NCCL INFO Using network" line: the transport cannot '
+                                          'be verified (run with NCCL_DEBUG=INFO)'])
+    check = nl.run_check(_run(nccl=nccl))
+    assert check['status'] == 'warning' and check['message'].endswith(
+        '(not verified: localhost: content: no "NCCL INFO Using network" line: the transport cannot be verified '
+        '(run with NCCL_DEBUG=INFO))')
+
+
+def test_a_passed_run_whose_namespace_stayed_is_a_warning():
+    check = nl.run_check(_run(cleanup={'failed': True, 'msg': 'Resource deletion timed out'}))
+    assert check['status'] == 'warning' and check['message'].endswith('(namespace gpu-tray-nccl-net-20261204101500-k3x9a was not removed)')
+    assert check['details'][-1].startswith('clean-up failed: namespace gpu-tray-nccl-net-20261204101500-k3x9a was not '
+                                           'removed (Resource deletion timed out); delete it: kubectl delete namespace')
+    with pytest.raises(AnsibleFilterError, match='variant'):
+        nccl_run_check({})
+
+
+def test_ssh_keypair_lookup_makes_a_fresh_openssh_ed25519_pair(tmp_path, collections_root):
+    """Through Ansible itself (the lookup's documented option is loaded the way a play loads it)."""
+    import json
+    import sys
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=collections_root, ANSIBLE_HOME=str(tmp_path / 'home'),
+               ANSIBLE_LOCAL_TEMP=str(tmp_path / 'tmp'), ANSIBLE_STDOUT_CALLBACK='ansible.builtin.json',
+               ANSIBLE_LOAD_CALLBACK_PLUGINS='1', ANSIBLE_NOCOLOR='1')
+    expr = ("{{ [lookup('gpu_tray.cluster.ssh_keypair', comment='gpu-tray-nccl-r1'), "
+            "lookup('gpu_tray.cluster.ssh_keypair')] }}")
+    proc = subprocess.run([os.path.join(os.path.dirname(sys.executable), 'ansible'), 'localhost', '-i', 'localhost,',
+                           '-c', 'local', '-e', 'ansible_python_interpreter=%s' % sys.executable,
+                           '-m', 'ansible.builtin.debug', '-a', json.dumps({'msg': expr})],
+                          env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    first, second = json.loads(proc.stdout)['plays'][0]['tasks'][0]['hosts']['localhost']['msg']
+    assert first['private'].startswith('-----BEGIN OPENSSH PRIVATE KEY-----\n')
+    assert first['public'].startswith('ssh-ed25519 AAAA') and first['public'].endswith(' gpu-tray-nccl-r1')
+    assert second['public'].endswith(' gpu-tray-cluster') and second['private'] != first['private']
+    if shutil.which('ssh-keygen'):
+        # OpenSSH reads the private key and derives the same public key from it
+        key = tmp_path / 'id'
+        key.write_text(first['private'])
+        key.chmod(0o600)
+        res = subprocess.run(['ssh-keygen', '-y', '-f', str(key)], capture_output=True, text=True, check=False)
+        assert res.returncode == 0, res.stderr
+        assert res.stdout.split()[:2] == first['public'].split()[:2]
