@@ -264,6 +264,42 @@ def test_gb200_modules_loaded_now_and_persisted(run_module, lab):
     assert rdma_modules.needs(off) == {} and rdma_modules.plan({}, off)['exports'] == {'names': []}
 
 
+def test_modules_restore_removes_its_file_or_only_its_block_and_refuses_what_it_cannot_read(run_module, lab):
+    tray = lab(platform='nvke-gb200')
+    inputs = tray.inputs(rdma_modules)
+    assert rdma_modules.restore_needs(inputs) == {'sysfs_root': inputs['sysfs_root'], 'files': [inputs['load_file']]}
+    tray.write_block(inputs['load_file'], 'rdma_ucm\nib_umad\nib_ipoib', rdma_modules.MARKER)
+    back = rdma_modules.restore(tray.read(run_module, rdma_modules.restore_needs(inputs)), inputs)
+    assert back['refuse'] is None and back['writes'] == {'remove_file': True, 'remove_block': False}
+    assert back['exports'] == {'names': []} and not back['reboot_required']
+    # a line of the site's own beside the role's block: only the block goes
+    with open(inputs['load_file'], 'a') as handle:
+        handle.write('site_module\n')
+    back = rdma_modules.restore(tray.read(run_module, rdma_modules.restore_needs(inputs)), inputs)
+    assert back['writes'] == {'remove_file': False, 'remove_block': True}
+    # never touched: nothing to remove
+    fresh = lab(platform='nvke-gb200')
+    none = rdma_modules.restore(fresh.read(run_module, rdma_modules.restore_needs(fresh.inputs(rdma_modules))),
+                                fresh.inputs(rdma_modules))
+    assert none['refuse'] is None and none['writes'] == {'remove_file': False, 'remove_block': False}
+    # a directory where the file would be
+    odd = lab(platform='nvke-gb200')
+    odd_inputs = odd.inputs(rdma_modules)
+    os.makedirs(odd_inputs['load_file'])
+    refused = rdma_modules.restore(odd.read(run_module, rdma_modules.restore_needs(odd_inputs)), odd_inputs)
+    assert refused['refuse']['msg'] == 'Could not read %s; nothing was removed.' % odd_inputs['load_file']
+    assert refused['writes'] == {}
+
+
+def test_netns_restore_refuses_a_file_it_cannot_read(run_module, lab):
+    tray = lab()
+    inputs = tray.inputs(rdma_netns)
+    os.makedirs(inputs['conf_file'])
+    back = rdma_netns.restore(tray.read(run_module, rdma_netns.restore_needs(inputs)), inputs)
+    assert back['refuse']['msg'] == 'Could not read %s; nothing was removed.' % inputs['conf_file']
+    assert back['writes'] == {}
+
+
 def test_imex_mask_relocate_and_enable(run_module, lab):
     unit = {'Id': 'nvidia-imex.service', 'LoadState': 'loaded', 'UnitFileState': 'enabled', 'ActiveState': 'active',
             'FragmentPath': '/etc/systemd/system/nvidia-imex.service', 'MainPID': '7'}
