@@ -2,7 +2,7 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The lab's BMC model (lab/gpu_tray_lab/bmc.py, trays.Tray power): what a tray's BMC reports from the supervisor's
 files, and what a Redfish reset type does to the supervisor. A stand-in process plays the supervisor (its command
-line names supervisor.py and the tray's state dir, as the real one's does); the lab tests (tests/lab/test_bmc.py)
+line names supervisor.py and the tray's state dir, as the real one's does); the lab tests (tests/lab/test_bmc_rollout.py)
 drive the real one through the real emulator."""
 import json
 import os
