@@ -351,10 +351,10 @@ def cmd_up(args):
         subprocess.run([os.path.join(HERE, "build.sh"), "k8s"], check=True)
     if not os.access(ETCD_BIN, os.X_OK):
         raise Fail("%s not found: install Debian's etcd-server (tests/cluster/build.sh does)" % ETCD_BIN)
-    for port in (ETCD_CLIENT_PORT, ETCD_PEER_PORT, APISERVER_PORT):
+    for port in (ETCD_CLIENT_PORT, ETCD_PEER_PORT, APISERVER_PORT, KUBELET_PORT):
         if not port_free(port):
             raise Fail("127.0.0.1:%d is in use by another program; set KCLUSTER_ETCD_PORT/KCLUSTER_ETCD_PEER_PORT/"
-                       "KCLUSTER_APISERVER_PORT to free ports" % port)
+                       "KCLUSTER_APISERVER_PORT/KCLUSTER_KUBELET_PORT to free ports" % port)
 
     os.makedirs(p("logs"), mode=0o700, exist_ok=True)
     os.makedirs(p("etcd"), mode=0o700, exist_ok=True)

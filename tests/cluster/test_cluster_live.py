@@ -294,7 +294,8 @@ def test_fault_injection_node_unreachable(kcluster, core, namespace):
 
 # A second cluster next to the session's one: own state directory and ports, so neither touches the other.
 HOOK_ENV = {"KCLUSTER_STATE": "/run/gpu-tray-kcluster-hook", "KCLUSTER_ETCD_PORT": "23890",
-            "KCLUSTER_ETCD_PEER_PORT": "23900", "KCLUSTER_APISERVER_PORT": "16543"}
+            "KCLUSTER_ETCD_PEER_PORT": "23900", "KCLUSTER_APISERVER_PORT": "16543",
+            "KCLUSTER_KUBELET_PORT": "16550"}
 
 
 def _playbook(path, env, *extra):

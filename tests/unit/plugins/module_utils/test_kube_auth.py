@@ -75,7 +75,11 @@ def test_the_token_option_is_never_logged(run_module):
                                             'recipe': 'gb200-nvke-ubuntu-training', 'checks': ['server-version']})
     assert result.failed and 'cannot reach the API server' in result['msg']
     assert 'secret-api-key-4567' not in str(result)
-    assert result['invocation']['module_args']['api_key'] == 'VALUE_SPECIFIED_IN_NO_LOG_PARAMETER'
+    assert kube.AUTH_ARG_SPEC['api_key']['no_log'] is True
+    # ansible-core <= 2.20 returns the invocation of a failed module with the no_log value masked; 2.21 returns
+    # no invocation there: where there is one, the value is masked
+    if 'invocation' in result:
+        assert result['invocation']['module_args']['api_key'] == 'VALUE_SPECIFIED_IN_NO_LOG_PARAMETER'
 
 
 @pytest.mark.parametrize('auth, text', [
