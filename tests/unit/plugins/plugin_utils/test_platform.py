@@ -97,6 +97,22 @@ def test_a_malformed_profile_names_the_file_and_key(profiles):
         platform.load('nope', str(profiles))
 
 
+def test_an_intent_needs_both_the_tuned_arguments_and_the_sysctl_profile(profiles):
+    """The profile of an intent is its [bootloader] arguments AND its [sysctl] sections: one without the other is
+    refused, whichever is missing."""
+    tuned_path = profiles / '_nvidia-tuned.yml'
+    shipped = yaml.safe_load(tuned_path.read_text())
+    for part in ('cmdline', 'sysctl_profiles'):
+        tuned = yaml.safe_load(yaml.safe_dump(shipped))
+        tuned[part].pop('inference')
+        tuned_path.write_text(yaml.safe_dump(tuned))
+        with pytest.raises(platform.ProfileError, match='tuning.intents.inference: .* has no nvidia-tuned profile '
+                                                        'inference'):
+            platform.load('rke2-vr200', str(profiles))
+    tuned_path.write_text(yaml.safe_dump(shipped))
+    assert platform.load('rke2-vr200', str(profiles))['name'] == 'rke2-vr200'
+
+
 def test_every_stack_recipe_has_one_platform_and_the_cluster_rules_agree():
     """The chart recipes (roles/stack), the cluster rules the API-host modules ship with (module_utils, which
     cannot read the controller's profiles) and the profiles name the same recipes for the same platforms."""
