@@ -192,12 +192,18 @@ def test_restore_removes_what_the_role_wrote_and_names_the_arguments_to_verify_g
     assert not nothing['reboot_required'] and nothing['exports']['cmdline_forbidden'] == []
 
 
-def test_restore_refuses_a_file_it_cannot_read(run_module, lab):
-    tray = lab()
-    inputs = tray.inputs(kernel_tuning)
-    os.makedirs(inputs['grub_dropin'])            # a directory where the drop-in file would be
-    back = kernel_tuning.restore(tray.read(run_module, kernel_tuning.restore_needs(inputs)), inputs)
-    assert back['refuse']['msg'] == 'Could not read %s; nothing was removed.' % inputs['grub_dropin']
+@pytest.mark.parametrize('planner, key, platform', [
+    (kernel_tuning, 'grub_dropin', 'rke2-vr200'),
+    (rdma_modules, 'load_file', 'nvke-gb200'),
+    (rdma_netns, 'conf_file', 'rke2-vr200'),
+], ids=['kernel_tuning', 'rdma_modules', 'rdma_netns'])
+def test_restore_refuses_a_file_it_cannot_read(run_module, lab, planner, key, platform):
+    tray = lab(platform=platform)
+    inputs = tray.inputs(planner)
+    os.makedirs(inputs[key])                      # a directory where the role's file would be
+    back = planner.restore(tray.read(run_module, planner.restore_needs(inputs)), inputs)
+    assert back['refuse']['msg'] == 'Could not read %s; nothing was removed.' % inputs[key]
+    assert back['writes'] == {}
 
 
 # ---- rdma_netns ----------------------------------------------------------------------------------------------------
@@ -264,7 +270,7 @@ def test_gb200_modules_loaded_now_and_persisted(run_module, lab):
     assert rdma_modules.needs(off) == {} and rdma_modules.plan({}, off)['exports'] == {'names': []}
 
 
-def test_modules_restore_removes_its_file_or_only_its_block_and_refuses_what_it_cannot_read(run_module, lab):
+def test_modules_restore_removes_its_file_or_only_its_block(run_module, lab):
     tray = lab(platform='nvke-gb200')
     inputs = tray.inputs(rdma_modules)
     assert rdma_modules.restore_needs(inputs) == {'sysfs_root': inputs['sysfs_root'], 'files': [inputs['load_file']]}
@@ -282,22 +288,6 @@ def test_modules_restore_removes_its_file_or_only_its_block_and_refuses_what_it_
     none = rdma_modules.restore(fresh.read(run_module, rdma_modules.restore_needs(fresh.inputs(rdma_modules))),
                                 fresh.inputs(rdma_modules))
     assert none['refuse'] is None and none['writes'] == {'remove_file': False, 'remove_block': False}
-    # a directory where the file would be
-    odd = lab(platform='nvke-gb200')
-    odd_inputs = odd.inputs(rdma_modules)
-    os.makedirs(odd_inputs['load_file'])
-    refused = rdma_modules.restore(odd.read(run_module, rdma_modules.restore_needs(odd_inputs)), odd_inputs)
-    assert refused['refuse']['msg'] == 'Could not read %s; nothing was removed.' % odd_inputs['load_file']
-    assert refused['writes'] == {}
-
-
-def test_netns_restore_refuses_a_file_it_cannot_read(run_module, lab):
-    tray = lab()
-    inputs = tray.inputs(rdma_netns)
-    os.makedirs(inputs['conf_file'])
-    back = rdma_netns.restore(tray.read(run_module, rdma_netns.restore_needs(inputs)), inputs)
-    assert back['refuse']['msg'] == 'Could not read %s; nothing was removed.' % inputs['conf_file']
-    assert back['writes'] == {}
 
 
 def test_imex_mask_relocate_and_enable(run_module, lab):
