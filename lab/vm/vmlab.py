@@ -68,6 +68,9 @@ VM_VARS = {
     # a 1 GiB VM cannot hold the profile's 5128 x 2M pages (the kernel would take all memory at boot): the
     # same size, a count that fits; everything else is the platform's group_vars
     "gpu_tray_tuning_hugepages": [{"size": "2M", "count": 64}],
+    # a VM has no BMC (the container lab's Redfish emulator is where the BMC checks are rehearsed): the VM trays
+    # are prepared as a site that opted out of the BMC checks is
+    "gpu_tray_bmc_required": False,
 }
 
 

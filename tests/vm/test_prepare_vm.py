@@ -6,8 +6,9 @@ systemd applies sysctl.d and unit drop-ins. Only the HCA sysfs tree, mstconfig a
 (os-release, kernel release string) are the lab's fixtures (docs/lab.md "VM backend").
 
 Inventory differences from a rack, both in the VM inventory or here and said in docs/lab.md: 64 huge pages of
-2M instead of 5128 (a 1 GiB VM), and the rdma_modules role is given the nvke-gb200 module list (the vr200
-recipe loads none) so that module loading and its modules-load.d persistence are proven on a real kernel.
+2M instead of 5128 (a 1 GiB VM), no BMC (gpu_tray_bmc_required false), and the rdma_modules role is given the
+nvke-gb200 module list (the vr200 recipe loads none) so that module loading and its modules-load.d persistence
+are proven on a real kernel.
 
 One module-scoped fixture runs the whole scenario (up, snapshot, run 1, snapshot, run 2, snapshot, down);
 the tests judge the snapshots. Expected values come from the roles' vars and the inventory, not from the run.
