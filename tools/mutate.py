@@ -332,6 +332,7 @@ class LineTracer(object):
         self.prefix = prefix
         self.lines = None
         self.by_test = {}
+        self.collected = {}             # test file node id -> lines run while pytest imported it
         self.real = {}                  # code file name -> real path under prefix, or None
 
     def _ours(self, filename):
@@ -361,8 +362,23 @@ class LineTracer(object):
     def pytest_runtest_logfinish(self, nodeid, location):
         sys.settrace(None)
         threading.settrace(None)
-        self.by_test[nodeid] = sorted(set('%s:%d' % item for item in self.lines or ()))
+        lines = set(self.lines or ()) | self.collected.get(nodeid.split('::')[0], set())
+        self.by_test[nodeid] = sorted(set('%s:%d' % item for item in lines))
         self.lines = None
+
+    # What a test file runs while it is imported (``FILTER = FilterModule().filters()['name']`` at module level)
+    # counts for every test of the file: a mutant there breaks the file's collection, so its tests are the ones to run.
+    def pytest_collectstart(self, collector):
+        import pytest                                    # pylint: disable=import-outside-toplevel
+        if isinstance(collector, pytest.Module):
+            self.lines = set()
+            sys.settrace(self._global)
+
+    def pytest_collectreport(self, report):
+        if self.lines is not None and report.nodeid.endswith('.py'):
+            sys.settrace(None)
+            self.collected[report.nodeid] = self.lines
+            self.lines = None
 
 
 class Select(object):
@@ -403,7 +419,7 @@ def worker_main(copy, timeout):
         target = os.path.join(copy, request['path'])
         with open(target) as handle:
             original = handle.read()
-        status = None
+        status = rc = None
         if request.get('replacement') is not None:
             mutated = original[:request['start']] + request['replacement'] + original[request['end']:]
             try:
@@ -437,7 +453,8 @@ def worker_main(copy, timeout):
                     del sys.modules[name]
                 sys.path[:] = path
                 sys.meta_path[:] = meta_path
-            status = {0: 'survived', 1: 'killed', 5: 'survived'}.get(int(rc), 'error')
+            rc = int(rc)
+            status = {0: 'survived', 1: 'killed', 5: 'survived'}.get(rc, 'error')
             if tracer is not None:
                 with open(os.path.join(copy, '.mutant-run.log')) as handle:
                     output = handle.read()
@@ -448,7 +465,7 @@ def worker_main(copy, timeout):
                 sys.__stdout__.write(json.dumps(answer) + '\n')
                 sys.__stdout__.flush()
                 continue
-        sys.__stdout__.write(json.dumps({'status': status}) + '\n')
+        sys.__stdout__.write(json.dumps({'status': status, 'rc': rc}) + '\n')
         sys.__stdout__.flush()
     return 0
 
@@ -511,6 +528,10 @@ class Worker(object):
             # process state and was cut short): every later run would error too. A fresh worker runs it again.
             self.stop(kill=True)
             answer = self.ask(request)
+            if answer['status'] == 'error' and answer.get('rc') == 2:
+                # pytest's "interrupted: errors during collection" in a fresh interpreter: the tests that collected
+                # in the unmutated trace cannot even be imported with the mutant - they noticed it
+                answer['status'] = 'killed'
         return answer['status']
 
 
@@ -525,8 +546,9 @@ def covering_tests(mutant, lines_by_test, module_level):
 
 
 def module_level_lines(path):
-    """Lines of ``path`` that run at import time (outside any function): module statements and the statements of
-    class bodies (``TRANSFERS_FILES = False`` in an action plugin), which no test executes while it runs."""
+    """Lines of ``path`` that run at import time (outside any function): module statements, the statements of
+    class bodies (``TRANSFERS_FILES = False`` in an action plugin) and the decorators and default values of their
+    functions (``attempted=False`` on the second line of a wrapped ``def``), which no test executes while it runs."""
     with open(os.path.join(REPO, path)) as handle:
         tree = ast.parse(handle.read())
     out = set()
@@ -535,7 +557,11 @@ def module_level_lines(path):
         for stmt in body:
             if isinstance(stmt, ast.ClassDef):
                 walk(stmt.body)
-            elif not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                evaluated = stmt.decorator_list + stmt.args.defaults + [d for d in stmt.args.kw_defaults if d]
+                for node in evaluated:
+                    out.update(range(node.lineno, node.end_lineno + 1))
+            else:
                 out.update(range(stmt.lineno, stmt.end_lineno + 1))
 
     walk(tree.body)

@@ -29,6 +29,11 @@ def test_bmc_state_passes_count_recover_and_attempted():
     assert not bmc_state(ANSWER, SETTINGS, None, 'S1', 5, 'power_cycle', True)['recovery']['power_cycle']
 
 
+def test_bmc_state_defaults_no_power_cycle_and_a_tray_not_yet_cycled():
+    assert not bmc_state(ANSWER, SETTINGS)['recovery']['power_cycle']
+    assert bmc_state(ANSWER, SETTINGS, None, 'S1', 5, 'power_cycle')['recovery']['power_cycle']
+
+
 @pytest.mark.parametrize('call', [
     lambda: bmc_access('text', SETTINGS),
     lambda: bmc_access(ANSWER, None),

@@ -7,6 +7,7 @@ import os
 
 import pytest
 import yaml
+from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpu_tray.cluster.plugins.filter.inventory_problems import inventory_problems
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
@@ -46,3 +47,9 @@ def test_a_value_the_spec_refuses_is_reported_once():
     assert inventory_problems({'gpu_tray_platform': 'rke2-vr200', 'gpu_tray_tuned_intent': 'x'},
                               dict(SPEC, gpu_tray_tuned_intent={'type': 'str'})) == [
         'value of gpu_tray_tuned_intent must be one of: inference, multiNodeTraining, performance, got: x']
+
+
+@pytest.mark.parametrize('values, spec', [(['gpu_tray_recipe'], SPEC), ({'gpu_tray_recipe': 'x'}, None), (None, None)])
+def test_anything_but_two_mappings_is_refused_with_a_filter_error(values, spec):
+    with pytest.raises(AnsibleFilterError, match='the input and spec must be mappings'):
+        inventory_problems(values, spec)

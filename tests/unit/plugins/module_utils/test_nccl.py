@@ -129,6 +129,47 @@ def test_row_parsing_edge_cases():
     assert nccl.strip_prefix('[1,12]<stderr>:  0: x') == 'x'
 
 
+def test_a_memory_limited_run_ends_at_its_reduced_maxbytes_and_noise_between_rows_is_skipped():
+    """nccl-tests prints ``# Reducing maxBytes to N due to memory limitation`` after the device list and then
+    measures up to N; an ssh or MPI warning printed between two rows is no row and the table goes on after it."""
+    lines = [line for line in read('vr200_nocheck.log').splitlines()
+             if not line.strip().startswith(('8589934592', '17179869184'))]
+    at = next(i for i, line in enumerate(lines) if 'out-of-place' in line)
+    lines[at:at] = ['# Reducing maxBytes to 4294967296 due to memory limitation', '#']
+    at = next(i for i, line in enumerate(lines) if line.strip().startswith('1073741824'))
+    lines.insert(at, "Warning: Permanently added 'vr200-tray-02' (ED25519) to the list of known hosts.")
+    result = nccl.parse_all_reduce('\n'.join(lines))
+    assert result['header']['max_bytes'] == 4294967296 and result['header']['min_bytes'] == 1048576
+    assert result['largest_size'] == 4294967296 and result['busbw'] == 755.42 and len(result['rows']) == 13
+    assert not any('maxBytes' in problem for problem in nccl.evaluate(result, 'default', 600.0, 0.1)[0])
+
+
+@pytest.mark.parametrize('line, root, out_busbw, in_busbw', [
+    # broadcast / reduce print the root rank (0 here) where reductions print -1: 13, 15, 21 and 23 tokens
+    ('1048576  262144  float  none  0  61.4  17.08  17.08  0  60.1  17.45  17.45  0', 0, 17.08, 17.45),
+    ('1048576  262144  float  none  0  61.4  17.08  17.08  0  60.1  17.45  17.45  0  2026-11-02 10:00:01',
+     0, 17.08, 17.45),
+    ('1048576  262144  float  none  0  61.4  17.08  17.08  0  60.0  61.9  63.1  1.10'
+     '  60.1  17.45  17.45  0  59.9  60.2  61.0  1.00', 0, 17.08, 17.45),
+    ('1048576  262144  float  none  0  61.4  17.08  17.08  0  60.0  61.9  63.1  1.10'
+     '  60.1  17.45  17.45  0  59.9  60.2  61.0  1.00  2026-11-02 10:00:01', 0, 17.08, 17.45),
+    # an old release without the root column, whose time is a whole number: 12 and 14 (timestamp) tokens
+    ('1048576  262144  float  sum  61  17.08  29.89  0  60  17.45  30.08  0', None, 29.89, 30.08),
+    ('1048576  262144  float  sum  61  17.08  29.89  0  60  17.45  30.08  0  2026-11-02 10:00:01', None, 29.89, 30.08),
+    # per-iteration columns of a reduction without the timestamp: 16 values after the root
+    ('1048576  262144  float  sum  -1  61.4  17.08  29.89  0  60.1  62.0  63.5  1.20'
+     '  61.0  17.19  30.08  0  60.0  61.9  63.1  1.10', -1, 29.89, 30.08),
+])
+def test_rows_without_a_column_header_are_read_by_their_root_value_and_width(line, root, out_busbw, in_busbw):
+    row = nccl.parse_row(line)
+    assert (row['root'], row['out_of_place']['busbw'], row['in_place']['busbw']) == (root, out_busbw, in_busbw)
+
+
+def test_a_reduction_row_cut_before_its_last_value_is_partial_without_a_header():
+    assert nccl.parse_row('1048576  262144  float  sum  -1  61.4  17.08  29.89  0  60.1  17.45  30.08') == {
+        'partial': True, 'size': 1048576}
+
+
 def test_lowest_busbw_counts_when_sizes_repeat():
     text = ('#  size count type redop root time algbw busbw #wrong time algbw busbw #wrong\n'
             '  1024  256  float  sum  -1  10.0  0.10  0.18  0  10.0  0.10  0.18  0\n'

@@ -138,6 +138,7 @@ def test_ready_cr():
     result = rs.check_ready(spec, {'status': {'state': 'notReady'}})
     assert result['status'] == 'failed' and 'status.state=notReady (expected ready' in result['message']
     assert rs.check_ready(spec, {})['status'] == 'failed' and 'does not exist' in rs.check_ready(spec, None)['message']
+    assert rs.check_ready(spec, None)['status'] == 'failed'
 
 
 def test_select_workloads():

@@ -162,6 +162,9 @@ def test_registered_results_name_and_status_from_every_field():
     assert by({'check_name': 'n', 'warnings': ['w']})[0]['message'] == ' (warnings: w)'
     assert by({'check_name': 'n', 'skipped': True, 'checks': [{'name': 'x', 'status': 'passed'}]})[0]['status'] == \
         'skipped'
+    assert by({'check_name': 'n', 'skipped': True, 'skip_reason': 'no NCCL log given'})[0]['message'] == \
+        'no NCCL log given'
+    assert by({'check_name': 'n', 'skipped': True})[0]['message'] == 'skipped'
 
 
 def test_phase_result_counts_the_failures_it_does_not_show():

@@ -440,6 +440,14 @@ def test_a_passed_run_whose_namespace_stayed_is_a_warning():
         nccl_run_check({})
 
 
+@pytest.mark.parametrize('run', [None, 'net', ['net'], {'variant': ''}])
+def test_the_run_check_filter_judges_a_run_and_refuses_anything_else(run):
+    judged = nccl_run_check(_run(variant='nvls'))
+    assert judged == nl.run_check(_run(variant='nvls')) and judged['name'] == 'nccl-all-reduce-bw-nvls'
+    with pytest.raises(AnsibleFilterError, match="the input must be a dict with the run's variant"):
+        nccl_run_check(run)
+
+
 def test_ssh_keypair_lookup_makes_a_fresh_openssh_ed25519_pair(tmp_path, collections_root):
     """Through Ansible itself (the lookup's documented option is loaded the way a play loads it)."""
     import json

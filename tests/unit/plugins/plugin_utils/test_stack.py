@@ -4,6 +4,7 @@
 composition (each recipe's expected order is test data: fixtures/stack/expected_order.yml) and the digest."""
 
 import glob
+import hashlib
 import os
 
 import jinja2
@@ -13,7 +14,9 @@ import yaml
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import stack
-from ansible_collections.gpu_tray.cluster.plugins.filter import stack_resolve, stack_tiers, rail_ippools
+from ansible_collections.gpu_tray.cluster.plugins.filter import (
+    rail_ippools, stack_digest, stack_forbidden_values, stack_merge_values, stack_plan, stack_resolve, stack_tiers,
+    stack_values_files)
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..', '..'))
 ROLE = os.path.join(REPO, 'roles', 'stack')
@@ -96,8 +99,12 @@ def test_missing_or_ranged_versions_are_refused(version):
 def test_manifest_sets_may_pin_an_image_digest_but_charts_may_not():
     digest = 'sha256:' + 'a' * 64
     assert stack.check_version('m', digest, 'manifests') == digest
-    with pytest.raises(stack.StackError):
+    with pytest.raises(stack.StackError) as chart:
         stack.check_version('c', digest, 'helm')
+    assert str(chart.value).endswith('set an exact version such as 1.2.3 or v1.2.3')
+    with pytest.raises(stack.StackError) as manifests:
+        stack.check_version('m', 'latest', 'manifests')
+    assert str(manifests.value).endswith('such as 1.2.3 or v1.2.3 (or sha256:<digest> for a manifest set)')
 
 
 @pytest.mark.parametrize('repo, ok', [('https://charts.jetstack.io/', True), ('oci://ghcr.io/nvidia', True),
@@ -301,6 +308,30 @@ def test_recipe_refusals():
     assert 'abs' not in str(info.value).split('known: ')[1].split(', ') and 'r1' in str(info.value)
 
 
+def test_an_abstract_recipe_is_refused_offering_only_the_deployable_ones():
+    recipes = {'base': {'abstract': True, 'components': {}}, 'leaf': {'base': 'base', 'components': {}},
+               'other': {'components': {}}, 'empty': None}
+    with pytest.raises(stack.StackError) as info:
+        stack.resolve({}, recipes, 'base')
+    assert str(info.value) == ('recipe base is a base for other recipes, not deployable; choose one of '
+                               'empty, leaf, other')
+
+
+def test_component_defaults_and_what_a_catalog_entry_sets_instead():
+    catalog = {'chart': {'kind': 'helm', 'chart': 'c', 'repository': 'oci://r', 'version': '1.0.0', 'namespace': 'n'},
+               'crds': {'kind': 'manifests', 'manifests': ['crds.yaml'], 'version': 'v1.0.0', 'namespace': 'n'},
+               'set': {'kind': 'helm', 'chart': 's', 'repository': 'oci://r', 'version': '1.0.0', 'namespace': 'n',
+                       'wait': False, 'timeout': '5m', 'description': 'set', 'manifests_phase': 'pre'}}
+    resolved = stack.resolve(catalog, {'r': {'components': {'chart': {}, 'crds': {}, 'set': {}}}}, 'r')
+    got = dict((c['name'], (c['manifests_phase'], c['wait'], c['timeout'], c['description'], c['chart']))
+               for c in resolved['components'])
+    assert got == {'chart': ('post', True, '10m', '', 'c'), 'crds': ('pre', True, '10m', '', ''),
+                   'set': ('pre', False, '5m', 'set', 's')}
+    catalog['set']['wait'] = 0
+    resolved = stack.resolve(catalog, {'r': {'components': {'set': {}}}}, 'r')
+    assert resolved['components'][0]['wait'] is False
+
+
 def test_a_dependency_left_out_by_the_recipe_counts_as_satisfied():
     catalog = {'a': {'kind': 'helm', 'chart': 'a', 'repository': 'oci://r', 'version': '1.0.0', 'namespace': 'n'},
                'b': {'kind': 'helm', 'chart': 'b', 'repository': 'oci://r', 'version': '1.0.0', 'namespace': 'n',
@@ -317,6 +348,31 @@ def test_filter_plugin_reports_errors_as_filter_errors(data):
         resolve(catalog, recipes, 'gb300', None, files)
 
 
+def test_the_stack_filters_answer_what_the_stack_functions_answer(data):
+    """What the playbooks call - each filter plugin through its FilterModule - over a real recipe."""
+    catalog, recipes, files = data
+
+    def call(module, *args):
+        return module.FilterModule().filters()[module.__name__.rsplit('.', 1)[1]](*args)
+
+    recipe = 'gb200-nvke-ubuntu-training'
+    assert call(stack_values_files, catalog, recipes, recipe) == stack.values_files(catalog, recipes, recipe)
+    assert 'network-operator/nvke-gb200.yaml' in call(stack_values_files, catalog, recipes, recipe, {})
+    with pytest.raises(AnsibleFilterError, match='unknown recipe'):
+        call(stack_values_files, catalog, recipes, 'gb300')
+    resolved = stack.resolve(catalog, recipes, recipe, files=files)
+    assert call(stack_digest, resolved) == stack.digest(resolved) and len(stack.digest(resolved)) == 64
+    assert call(stack_plan, resolved) == stack.plan(resolved)
+    assert call(stack_plan, resolved)['components'][0]['tier'] == 0
+    values = {'network-operator': {'ofedDriver': {'deploy': True}}, 'gpu-operator': {'driver': {'rdma': {}}}}
+    assert call(stack_forbidden_values, values) == stack.forbidden_values(values) != []
+    assert call(stack_merge_values, {'a': {'b': 1, 'l': [1]}}, {'a': {'c': 2}}, {'a': {'l': [2]}}) == {
+        'a': {'b': 1, 'c': 2, 'l': [2]}}
+    assert call(stack_merge_values, {'a': 1}) == {'a': 1}
+    with pytest.raises(AnsibleFilterError):
+        call(stack_merge_values, {'a': 1}, ['not a mapping'])
+
+
 # --- digest and plan -------------------------------------------------------------------------------------------
 
 def test_digest_is_stable_and_changes_with_what_would_be_deployed(data):
@@ -330,6 +386,16 @@ def test_digest_is_stable_and_changes_with_what_would_be_deployed(data):
     valued = stack.resolve(catalog, recipes, 'gb200-nvke-ubuntu-training', files=files,
                            overrides={'nfd': {'values': {'x': 1}}})
     assert len(set([stack.digest(one), stack.digest(bumped), stack.digest(valued)])) == 3
+
+
+def test_digest_is_the_sha256_of_the_sorted_ascii_json_of_recipe_and_components():
+    """The documented format, pinned: a change of it would make every deployed stack look changed."""
+    one = {'recipe': 'r', 'components': [{'name': 'c', 'description': 'caf\u00e9', 'values': {'b': 1, 'a': [2]}}],
+           'tiers': [['c']]}
+    other = {'tiers': [], 'components': [{'values': {'a': [2], 'b': 1}, 'description': 'caf\u00e9', 'name': 'c'}],
+             'recipe': 'r'}
+    text = '{"components":[{"description":"caf\\u00e9","name":"c","values":{"a":[2],"b":1}}],"recipe":"r"}'
+    assert stack.digest(one) == stack.digest(other) == hashlib.sha256(text.encode('ascii')).hexdigest()
 
 
 def test_plan_has_exactly_the_documented_keys(data):
@@ -408,6 +474,12 @@ def test_sriov_missing_rail_names_the_tray():
     facts = {'tray01': _facts({'mlx5_0': '0000:03:00.0', 'mlx5_1': '0000:04:00.0'}, skip=('mlx5_1',))}
     with pytest.raises(stack.StackError, match='tray tray01 has no rail mlx5_1'):
         stack.sriov_rails(facts, ['mlx5_0', 'mlx5_1'])
+
+
+def test_sriov_vf_count_is_at_least_one():
+    assert stack.sriov_rails({}, ['mlx5_0'], '1')[0]['num_vfs'] == 1
+    with pytest.raises(stack.StackError, match=r'the SR-IOV VF count must be at least 1 \(got 0\)'):
+        stack.sriov_rails({}, ['mlx5_0'], 0)
 
 
 def test_sriov_without_facts_has_no_root_devices():

@@ -1,0 +1,27 @@
+# Copyright: (c) 2026, gpu_tray.cluster contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Every filter plugin registers, under its file's name, the function that file defines - what Ansible's plugin
+loader calls for ``gpu_tray.cluster.<name>``. A plugin whose FilterModule registered nothing, another name or
+another function would fail every playbook that uses it; the other unit tests call the functions directly."""
+
+import glob
+import importlib
+import os
+
+import pytest
+
+FILTERS = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..', '..', 'plugins', 'filter'))
+NAMES = sorted(os.path.basename(path)[:-3] for path in glob.glob(os.path.join(FILTERS, '*.py'))
+               if not os.path.basename(path).startswith('_'))
+
+
+def test_the_filter_directory_was_found():
+    assert len(NAMES) >= 30 and 'stack_resolve' in NAMES
+
+
+@pytest.mark.parametrize('name', NAMES)
+def test_the_plugin_registers_its_own_function_under_its_file_name(name):
+    module = importlib.import_module('ansible_collections.gpu_tray.cluster.plugins.filter.' + name)
+    registered = module.FilterModule().filters()
+    assert registered == {name: getattr(module, name)}
+    assert callable(registered[name])
