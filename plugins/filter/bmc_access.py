@@ -54,10 +54,13 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import bmc
+# The collection's own code is imported inside the filter functions: to resolve any one filter, ansible-core
+# loads every filter file of the collection, in every worker, compiling collection code without a bytecode
+# cache (docs/performance.md, "Filter plugins and the workers").
 
 
 def bmc_access(result, settings, serial=None):
+    from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import bmc
     if result is not None and not isinstance(result, dict):
         raise AnsibleFilterError('bmc_access: expects a registered redfish_info result, got %r' % (result,))
     if not isinstance(settings, dict):

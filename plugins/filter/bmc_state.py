@@ -68,18 +68,20 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import bmc
+# The collection's own code is imported inside the filter functions: to resolve any one filter, ansible-core
+# loads every filter file of the collection, in every worker, compiling collection code without a bytecode
+# cache (docs/performance.md, "Filter plugins and the workers").
 
 
-def bmc_state(result, settings, logs=None, serial=None, count=bmc.DEFAULT_LOG_ENTRIES, recover='none',
-              attempted=False):
+def bmc_state(result, settings, logs=None, serial=None, count=None, recover='none', attempted=False):
+    from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import bmc
     if result is not None and not isinstance(result, dict):
         raise AnsibleFilterError('bmc_state: expects a registered redfish_info result, got %r' % (result,))
     if not isinstance(settings, dict):
         raise AnsibleFilterError('bmc_state: settings must be a dict (address, username, password, system_id)')
     try:
-        return bmc.state(settings, result, logs, serial=serial, count=int(count), recover=recover,
-                         attempted=bool(attempted))
+        count = bmc.DEFAULT_LOG_ENTRIES if count is None else int(count)
+        return bmc.state(settings, result, logs, serial=serial, count=count, recover=recover, attempted=bool(attempted))
     except (TypeError, ValueError) as exc:
         raise AnsibleFilterError('bmc_state: %s' % exc)
 

@@ -50,10 +50,13 @@ RETURN = r'''
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpu_tray.cluster.plugins.module_utils import reboot_controllers
+# The collection's own code is imported inside the filter functions: to resolve any one filter, ansible-core
+# loads every filter file of the collection, in every worker, compiling collection code without a bytecode
+# cache (docs/performance.md, "Filter plugins and the workers").
 
 
 def foreign_reboot_controllers(objects, nodes, trays):
+    from ansible_collections.gpu_tray.cluster.plugins.module_utils import reboot_controllers
     try:
         return reboot_controllers.foreign_reboot_controllers(objects, nodes, trays)
     except reboot_controllers.SelectorError as exc:

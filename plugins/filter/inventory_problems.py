@@ -66,8 +66,9 @@ from ansible.errors import AnsibleFilterError
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.module_utils.common.text.converters import to_native
 
-from ansible_collections.gpu_tray.cluster.plugins.module_utils.rdma import required_pkey
-from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import platform
+# The collection's own code is imported inside the filter functions: to resolve any one filter, ansible-core
+# loads every filter file of the collection, in every worker, compiling collection code without a bytecode
+# cache (docs/performance.md, "Filter plugins and the workers").
 
 
 def _choice(name, value, known):
@@ -77,6 +78,7 @@ def _choice(name, value, known):
 def platform_problems(values, spec):
     """gpu_tray_platform, gpu_tray_recipe and gpu_tray_tuned_intent against the platform profiles (a value the spec's
     own choices refuse is left to the spec: one message per problem)."""
+    from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import platform
     known = platform.names()
     name = values.get('gpu_tray_platform')
     if name is not None and name not in known:
@@ -98,6 +100,7 @@ def platform_problems(values, spec):
 
 
 def inventory_problems(values, spec, pkeys=None):
+    from ansible_collections.gpu_tray.cluster.plugins.module_utils.rdma import required_pkey
     if not isinstance(values, dict) or not isinstance(spec, dict):
         raise AnsibleFilterError('inventory_problems: the input and spec must be mappings')
     pkeys = ['gpu_tray_pkey'] if pkeys is None else list(pkeys)

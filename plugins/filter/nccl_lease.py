@@ -62,14 +62,18 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.nccl_launch import LOCK_NAME, PlanError, lease_decision
+# The collection's own code is imported inside the filter functions: to resolve any one filter, ansible-core
+# loads every filter file of the collection, in every worker, compiling collection code without a bytecode
+# cache (docs/performance.md, "Filter plugins and the workers").
 
 
-def nccl_lease(lease, holder, duration, now, namespace, name=LOCK_NAME):
+def nccl_lease(lease, holder, duration, now, namespace, name=None):
+    from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.nccl_launch import LOCK_NAME, lease_decision, PlanError
     if lease is not None and not isinstance(lease, dict):
         raise AnsibleFilterError('nccl_lease: the input must be the Lease (a dict) or none, got %s' % type(lease).__name__)
     try:
-        return lease_decision(lease or None, holder, int(duration), float(now), namespace, name)
+        return lease_decision(lease or None, holder, int(duration), float(now), namespace,
+                              LOCK_NAME if name is None else name)
     except (PlanError, TypeError, ValueError) as exc:
         raise AnsibleFilterError('nccl_lease: %s' % exc)
 

@@ -46,10 +46,13 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.nccl_launch import net_preflight
+# The collection's own code is imported inside the filter functions: to resolve any one filter, ansible-core
+# loads every filter file of the collection, in every worker, compiling collection code without a bytecode
+# cache (docs/performance.md, "Filter plugins and the workers").
 
 
 def nccl_net_preflight(trays):
+    from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.nccl_launch import net_preflight
     if not isinstance(trays, dict):
         raise AnsibleFilterError('nccl_net_preflight: the input must be a dict of trays, got %s' % type(trays).__name__)
     return net_preflight(trays)

@@ -50,10 +50,13 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.nccl_launch import run_check
+# The collection's own code is imported inside the filter functions: to resolve any one filter, ansible-core
+# loads every filter file of the collection, in every worker, compiling collection code without a bytecode
+# cache (docs/performance.md, "Filter plugins and the workers").
 
 
 def nccl_run_check(run):
+    from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.nccl_launch import run_check
     if not isinstance(run, dict) or not run.get('variant'):
         raise AnsibleFilterError('nccl_run_check: the input must be a dict with the run\'s variant, got %r' % (run,))
     return run_check(run)

@@ -67,10 +67,13 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.nccl_launch import PlanError, run_plan
+# The collection's own code is imported inside the filter functions: to resolve any one filter, ansible-core
+# loads every filter file of the collection, in every worker, compiling collection code without a bytecode
+# cache (docs/performance.md, "Filter plugins and the workers").
 
 
 def nccl_run_plan(spec):
+    from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.nccl_launch import PlanError, run_plan
     if not isinstance(spec, dict):
         raise AnsibleFilterError('nccl_run_plan: the input must be a dict, got %s' % type(spec).__name__)
     try:

@@ -69,11 +69,14 @@ _value:
 from ansible.errors import AnsibleFilterError
 from ansible.module_utils.common.text.converters import to_native
 
-from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.preflight import SpecError, evaluate, report
+# The collection's own code is imported inside the filter functions: to resolve any one filter, ansible-core
+# loads every filter file of the collection, in every worker, compiling collection code without a bytecode
+# cache (docs/performance.md, "Filter plugins and the workers").
 
 
 def preflight_report(state, spec, host=None):
     """``state``: a registered tray_state result; ``spec``: what the platform requires (see the docs)."""
+    from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.preflight import evaluate, report, SpecError
     if not isinstance(state, dict) or 'ansible_facts' not in state:
         raise AnsibleFilterError('preflight_report: expects a registered gpu_tray.cluster.tray_state result, got %s'
                                  % type(state).__name__)

@@ -56,10 +56,13 @@ RETURN = r'''
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import stack
+# The collection's own code is imported inside the filter functions: to resolve any one filter, ansible-core
+# loads every filter file of the collection, in every worker, compiling collection code without a bytecode
+# cache (docs/performance.md, "Filter plugins and the workers").
 
 
 def rail_ippools(base, rails, prefix=22, per_node_block_size=50, name_format='sriov-ib-rail-{rail}'):
+    from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import stack
     try:
         return stack.rail_ippools(base, rails, prefix, per_node_block_size, name_format)
     except stack.StackError as exc:

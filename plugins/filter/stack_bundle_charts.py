@@ -35,10 +35,13 @@ RETURN = r'''
     type: dict
 '''
 
-from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import bundle
+# The collection's own code is imported inside the filter functions: to resolve any one filter, ansible-core
+# loads every filter file of the collection, in every worker, compiling collection code without a bytecode
+# cache (docs/performance.md, "Filter plugins and the workers").
 
 
 def stack_bundle_charts(components):
+    from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import bundle
     return bundle.vendor_paths(components)
 
 

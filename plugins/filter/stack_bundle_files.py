@@ -66,7 +66,9 @@ import yaml
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import bundle, stack
+# The collection's own code is imported inside the filter functions: to resolve any one filter, ansible-core
+# loads every filter file of the collection, in every worker, compiling collection code without a bytecode
+# cache (docs/performance.md, "Filter plugins and the workers").
 
 
 def _builtin(value):
@@ -101,6 +103,7 @@ def dump(data):
 
 
 def stack_bundle_files(components, recipe, formats, settings=None, vendored=None):
+    from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import bundle, stack
     try:
         wanted = bundle.formats(_builtin(formats))
         comps, cfg, vend = _builtin(components), _builtin(settings), _builtin(vendored)

@@ -47,10 +47,13 @@ RETURN = r'''
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import bundle, stack
+# The collection's own code is imported inside the filter functions: to resolve any one filter, ansible-core
+# loads every filter file of the collection, in every worker, compiling collection code without a bytecode
+# cache (docs/performance.md, "Filter plugins and the workers").
 
 
 def stack_bundle_provenance(wanted, recipe, recipe_digest, digests):
+    from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import bundle, stack
     try:
         return bundle.provenance(recipe, recipe_digest, wanted, digests)
     except stack.StackError as exc:

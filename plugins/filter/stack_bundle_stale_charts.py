@@ -43,10 +43,13 @@ RETURN = r'''
     elements: str
 '''
 
-from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import bundle
+# The collection's own code is imported inside the filter functions: to resolve any one filter, ansible-core
+# loads every filter file of the collection, in every worker, compiling collection code without a bytecode
+# cache (docs/performance.md, "Filter plugins and the workers").
 
 
 def stack_bundle_stale_charts(wanted, previous, digests):
+    from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import bundle
     return bundle.stale_archives(wanted, previous, digests)
 
 

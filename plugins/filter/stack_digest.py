@@ -34,10 +34,13 @@ RETURN = r'''
     type: str
 '''
 
-from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import stack
+# The collection's own code is imported inside the filter functions: to resolve any one filter, ansible-core
+# loads every filter file of the collection, in every worker, compiling collection code without a bytecode
+# cache (docs/performance.md, "Filter plugins and the workers").
 
 
 def stack_digest(resolved):
+    from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import stack
     return stack.digest(resolved)
 
 

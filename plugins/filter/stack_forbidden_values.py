@@ -38,10 +38,13 @@ RETURN = r'''
     elements: dict
 '''
 
-from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import stack
+# The collection's own code is imported inside the filter functions: to resolve any one filter, ansible-core
+# loads every filter file of the collection, in every worker, compiling collection code without a bytecode
+# cache (docs/performance.md, "Filter plugins and the workers").
 
 
 def stack_forbidden_values(values_by_component):
+    from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import stack
     return stack.forbidden_values(values_by_component)
 
 

@@ -41,10 +41,13 @@ RETURN = r'''
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import stack
+# The collection's own code is imported inside the filter functions: to resolve any one filter, ansible-core
+# loads every filter file of the collection, in every worker, compiling collection code without a bytecode
+# cache (docs/performance.md, "Filter plugins and the workers").
 
 
 def stack_merge_values(first, *layers):
+    from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import stack
     try:
         return stack.merge_values([first] + list(layers))
     except stack.StackError as exc:

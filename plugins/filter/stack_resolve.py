@@ -68,10 +68,13 @@ RETURN = r'''
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import stack
+# The collection's own code is imported inside the filter functions: to resolve any one filter, ansible-core
+# loads every filter file of the collection, in every worker, compiling collection code without a bytecode
+# cache (docs/performance.md, "Filter plugins and the workers").
 
 
 def stack_resolve(catalog, recipes, recipe, overrides=None, files=None, options=None):
+    from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import stack
     try:
         return stack.resolve(catalog, recipes, recipe, overrides, files, options)
     except stack.StackError as exc:

@@ -63,11 +63,14 @@ _value:
 from ansible.errors import AnsibleFilterError
 from ansible.module_utils.common.text.converters import to_native
 
-from ansible_collections.gpu_tray.cluster.plugins.module_utils.common import natural_key
-from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.tray_validation import SpecError, evaluate, unread
+# The collection's own code is imported inside the filter functions: to resolve any one filter, ansible-core
+# loads every filter file of the collection, in every worker, compiling collection code without a bytecode
+# cache (docs/performance.md, "Filter plugins and the workers").
 
 
 def tray_validation(trays):
+    from ansible_collections.gpu_tray.cluster.plugins.module_utils.common import natural_key
+    from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.tray_validation import evaluate, SpecError, unread
     if not isinstance(trays, dict):
         raise AnsibleFilterError('tray_validation: expects a mapping of tray name to {state, spec}, got %s'
                                  % type(trays).__name__)

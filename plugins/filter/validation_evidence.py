@@ -57,10 +57,13 @@ RETURN = r'''
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.evidence import evidence_files
+# The collection's own code is imported inside the filter functions: to resolve any one filter, ansible-core
+# loads every filter file of the collection, in every worker, compiling collection code without a bytecode
+# cache (docs/performance.md, "Filter plugins and the workers").
 
 
 def validation_evidence(phases, meta=None):
+    from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.evidence import evidence_files
     if not isinstance(phases, list):
         raise AnsibleFilterError('validation_evidence: the input must be a list of phases, got %s' % type(phases).__name__)
     if meta is not None and not isinstance(meta, dict):

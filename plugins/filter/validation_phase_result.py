@@ -48,10 +48,13 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.evidence import phase_result
+# The collection's own code is imported inside the filter functions: to resolve any one filter, ansible-core
+# loads every filter file of the collection, in every worker, compiling collection code without a bytecode
+# cache (docs/performance.md, "Filter plugins and the workers").
 
 
 def validation_phase_result(phase, limit=3):
+    from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.evidence import phase_result
     if not isinstance(phase, dict):
         raise AnsibleFilterError('validation_phase_result: the input must be a phase dict, got %s' % type(phase).__name__)
     try:
