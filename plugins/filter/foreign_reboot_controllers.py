@@ -50,9 +50,7 @@ RETURN = r'''
 
 from ansible.errors import AnsibleFilterError
 
-# The collection's own code is imported inside the filter functions: to resolve any one filter, ansible-core
-# loads every filter file of the collection, in every worker, compiling collection code without a bytecode
-# cache (docs/performance.md, "Filter plugins and the workers").
+# the collection's own code is imported inside the functions (docs/performance.md "Filter plugins and the workers")
 
 
 def foreign_reboot_controllers(objects, nodes, trays):

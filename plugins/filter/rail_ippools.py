@@ -56,9 +56,7 @@ RETURN = r'''
 
 from ansible.errors import AnsibleFilterError
 
-# The collection's own code is imported inside the filter functions: to resolve any one filter, ansible-core
-# loads every filter file of the collection, in every worker, compiling collection code without a bytecode
-# cache (docs/performance.md, "Filter plugins and the workers").
+# the collection's own code is imported inside the functions (docs/performance.md "Filter plugins and the workers")
 
 
 def rail_ippools(base, rails, prefix=22, per_node_block_size=50, name_format='sriov-ib-rail-{rail}'):

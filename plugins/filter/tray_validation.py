@@ -63,9 +63,7 @@ _value:
 from ansible.errors import AnsibleFilterError
 from ansible.module_utils.common.text.converters import to_native
 
-# The collection's own code is imported inside the filter functions: to resolve any one filter, ansible-core
-# loads every filter file of the collection, in every worker, compiling collection code without a bytecode
-# cache (docs/performance.md, "Filter plugins and the workers").
+# the collection's own code is imported inside the functions (docs/performance.md "Filter plugins and the workers")
 
 
 def tray_validation(trays):
