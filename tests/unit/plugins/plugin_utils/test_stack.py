@@ -14,9 +14,12 @@ import yaml
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import stack
-from ansible_collections.gpu_tray.cluster.plugins.filter import (
-    rail_ippools, stack_digest, stack_forbidden_values, stack_merge_values, stack_plan, stack_resolve, stack_tiers,
-    stack_values_files)
+from ansible_collections.gpu_tray.cluster.plugins.filter import rail_ippools, stack_resolve, stack_tiers
+from ansible_collections.gpu_tray.cluster.plugins.filter.stack_digest import stack_digest
+from ansible_collections.gpu_tray.cluster.plugins.filter.stack_forbidden_values import stack_forbidden_values
+from ansible_collections.gpu_tray.cluster.plugins.filter.stack_merge_values import stack_merge_values
+from ansible_collections.gpu_tray.cluster.plugins.filter.stack_plan import stack_plan
+from ansible_collections.gpu_tray.cluster.plugins.filter.stack_values_files import stack_values_files
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..', '..'))
 ROLE = os.path.join(REPO, 'roles', 'stack')
@@ -349,28 +352,24 @@ def test_filter_plugin_reports_errors_as_filter_errors(data):
 
 
 def test_the_stack_filters_answer_what_the_stack_functions_answer(data):
-    """What the playbooks call - each filter plugin through its FilterModule - over a real recipe."""
+    """What the playbooks call, over a real recipe (test_filter_plugins.py: each plugin registers its function)."""
     catalog, recipes, files = data
-
-    def call(module, *args):
-        return module.FilterModule().filters()[module.__name__.rsplit('.', 1)[1]](*args)
-
     recipe = 'gb200-nvke-ubuntu-training'
-    assert call(stack_values_files, catalog, recipes, recipe) == stack.values_files(catalog, recipes, recipe)
-    assert 'network-operator/nvke-gb200.yaml' in call(stack_values_files, catalog, recipes, recipe, {})
+    assert stack_values_files(catalog, recipes, recipe) == stack.values_files(catalog, recipes, recipe)
+    assert 'network-operator/nvke-gb200.yaml' in stack_values_files(catalog, recipes, recipe, {})
     with pytest.raises(AnsibleFilterError, match='unknown recipe'):
-        call(stack_values_files, catalog, recipes, 'gb300')
+        stack_values_files(catalog, recipes, 'gb300')
     resolved = stack.resolve(catalog, recipes, recipe, files=files)
-    assert call(stack_digest, resolved) == stack.digest(resolved) and len(stack.digest(resolved)) == 64
-    assert call(stack_plan, resolved) == stack.plan(resolved)
-    assert call(stack_plan, resolved)['components'][0]['tier'] == 0
+    assert stack_digest(resolved) == stack.digest(resolved) and len(stack.digest(resolved)) == 64
+    assert stack_plan(resolved) == stack.plan(resolved)
+    assert stack_plan(resolved)['components'][0]['tier'] == 0
     values = {'network-operator': {'ofedDriver': {'deploy': True}}, 'gpu-operator': {'driver': {'rdma': {}}}}
-    assert call(stack_forbidden_values, values) == stack.forbidden_values(values) != []
-    assert call(stack_merge_values, {'a': {'b': 1, 'l': [1]}}, {'a': {'c': 2}}, {'a': {'l': [2]}}) == {
+    assert stack_forbidden_values(values) == stack.forbidden_values(values) != []
+    assert stack_merge_values({'a': {'b': 1, 'l': [1]}}, {'a': {'c': 2}}, {'a': {'l': [2]}}) == {
         'a': {'b': 1, 'c': 2, 'l': [2]}}
-    assert call(stack_merge_values, {'a': 1}) == {'a': 1}
+    assert stack_merge_values({'a': 1}) == {'a': 1}
     with pytest.raises(AnsibleFilterError):
-        call(stack_merge_values, {'a': 1}, ['not a mapping'])
+        stack_merge_values({'a': 1}, ['not a mapping'])
 
 
 # --- digest and plan -------------------------------------------------------------------------------------------
