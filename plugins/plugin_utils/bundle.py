@@ -82,7 +82,8 @@ def releases(components):
     """[{name, component, phase, kind: chart|manifests, namespace, tier, files}] in install order."""
     out = []
     for comp in components:
-        files = sorted((comp.get('objects') or {}).keys())
+        # the built objects' files and the fetched upstream manifests (stack_plan: comp['files'])
+        files = sorted(comp['files'] if 'files' in comp else (comp.get('objects') or {}).keys())
         base = {'component': comp['name'], 'namespace': comp['namespace'], 'tier': comp['tier']}
         if comp['kind'] == 'manifests':
             out.append(dict(base, name=comp['name'], phase='primary', kind='manifests', files=files))
