@@ -8,7 +8,6 @@
 * ``tiers(graph)``: the dependency DAG in tiers (stable: sorted by name inside a tier); fails on unknown
   names and cycles, naming them.
 * ``merge_values(layers)``: deep merge (dicts merge key by key, lists and scalars replace) - AICR's rule.
-* ``digest(resolved)``: sha256 of the canonical JSON of a resolved recipe.
 * ``rail_ippools(base, rails, ...)``: nv-ipam pools per rail with netaddr (the library ansible.utils'
   ipaddr filters are built on).
 * ``sriov_rails(rails, rail_pci, num_vfs)``: per-rail PF addresses (the site's explicit input) and the VF count.
@@ -18,8 +17,6 @@
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-import hashlib
-import json
 import re
 
 from collections.abc import Mapping
@@ -318,23 +315,6 @@ def resolve(catalog, recipes, recipe, overrides=None, files=None, options=None):
             'tiers': levels}
 
 
-def canonical(resolved):
-    """The canonical resolved recipe (what the digest covers): recipe name and components, no derived tiers."""
-    return {'recipe': resolved['recipe'], 'components': resolved['components']}
-
-
-def digest(resolved):
-    text = json.dumps(canonical(resolved), sort_keys=True, separators=(',', ':'), ensure_ascii=True)
-    return hashlib.sha256(text.encode('utf-8')).hexdigest()
-
-
-def plan(resolved):
-    """plan.yaml content: recipe, recipe_digest and the components in install order (the documented keys)."""
-    keys = ('name', 'kind', 'chart', 'repository', 'version', 'namespace', 'tier', 'depends_on')
-    return {'recipe': resolved['recipe'], 'recipe_digest': digest(resolved),
-            'components': [dict((k, c[k]) for k in keys) for c in resolved['components']]}
-
-
 def rail_ippools(base, rails, prefix=22, per_node_block_size=50, name_format='sriov-ib-rail-{rail}'):
     """One nv-ipam pool per rail: the rail-th /prefix subnet of `base` (10.255.0.0/16, /22: 10.255.<4n>.0/22)."""
     if not HAS_NETADDR:
@@ -388,8 +368,9 @@ def sriov_rails(rails, rail_pci, num_vfs=16):
                          % (RAIL_PCI_VARIABLE, type(rail_pci).__name__))
     extra = sorted(set(rail_pci) - set(rails))
     if extra:
-        raise StackError('%s names %s, which %s not a rail (rails: %s; gpu_tray_rails)'
-                         % (RAIL_PCI_VARIABLE, ', '.join(extra), 'is' if len(extra) == 1 else 'are',
+        one = len(extra) == 1
+        raise StackError('%s names %s, which %s (rails: %s; gpu_tray_rails)'
+                         % (RAIL_PCI_VARIABLE, ', '.join(extra), 'is not a rail' if one else 'are not rails',
                             ', '.join(rails)))
     missing = [rail for rail in rails if not rail_pci.get(rail)]
     if missing:

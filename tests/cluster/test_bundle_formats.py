@@ -28,7 +28,7 @@ from stackhelpers import recap, render_bundles, run_playbook
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CRDS = os.path.join(HERE, "files", "gitops-crds")
-RECIPES = ["gb200-nvke-ubuntu-training", "gb200-nvke-ubuntu-kubeflow", "vr200-rke2-ubuntu-training",
+RECIPES = ["gb200-nvke-ubuntu-training", "gb200-nvke-ubuntu-training-kubeflow", "vr200-rke2-ubuntu-training",
            "vr200-rke2-ubuntu-inference", "vr200-rke2-ubuntu-inference-dynamo"]
 GIT = "https://git.example.test/gpu/fleet.git"
 SUBDIR = "clusters/rack-a"

@@ -21,7 +21,7 @@ from stackhelpers import REPO, render_bundles
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROLE = os.path.join(REPO, "roles", "stack")
-RECIPES = ["gb200-nvke-ubuntu-training", "gb200-nvke-ubuntu-kubeflow", "vr200-rke2-ubuntu-training",
+RECIPES = ["gb200-nvke-ubuntu-training", "gb200-nvke-ubuntu-training-kubeflow", "vr200-rke2-ubuntu-training",
            "vr200-rke2-ubuntu-inference", "vr200-rke2-ubuntu-inference-dynamo"]
 PLAN_KEYS = ["name", "kind", "chart", "repository", "version", "namespace", "tier", "depends_on"]
 # the custom kinds the bundles contain (tests/upstream validates them against the real CRDs)
