@@ -348,8 +348,11 @@ def argocd_files(recipe, components, cfg, vendored=None):
 
 # --- Flux ----------------------------------------------------------------------------------------------------
 
+# each file its own document: a fetched upstream manifest starts without '---', and two files glued together would
+# be one document in which the second file's keys overwrite the first's
 WRAPPER_TEMPLATE = ('{{- /* gpu_tray.cluster: the manifests under files/ as they are (never templated) */ -}}\n'
                     '{{- range $path, $_ := .Files.Glob "files/*.yaml" }}\n'
+                    '---\n'
                     '{{ $.Files.Get $path }}\n'
                     '{{- end }}\n')
 

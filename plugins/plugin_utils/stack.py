@@ -87,7 +87,7 @@ def check_version(name, version, kind='helm'):
     """Refuse a missing, ranged, wildcard or floating version; returns the version as a string."""
     if version is None or str(version).strip() == '':
         raise StackError('component %s has no version: pin an exact one (for example 1.2.3 or v1.2.3) in the '
-                         'catalog or in stack_component_overrides.%s.version' % (name, name))
+                         'catalog or in gpu_tray_stack_overrides.%s.version' % (name, name))
     text = str(version).strip()
     if _PINNED.match(text) or (kind == 'manifests' and _DIGEST.match(text)):
         return text
@@ -105,7 +105,7 @@ def check_repository(name, kind, repository):
     if repo.startswith(('https://', 'oci://', '/')):
         return repo.rstrip('/') if repo != '/' else repo
     raise StackError('component %s repository %r must be an https:// or oci:// URL or an absolute local chart '
-                     'directory; set it in stack_repositories or stack_component_overrides.%s.repository'
+                     'directory; set it in stack_repositories or gpu_tray_stack_overrides.%s.repository'
                      % (name, repo, name))
 
 
@@ -237,11 +237,11 @@ def resolve(catalog, recipes, recipe, overrides=None, files=None, options=None):
     refs = compose(recipes, recipe)
     for name in sorted(overrides):
         if name not in refs:
-            raise StackError('stack_component_overrides names %s, which recipe %s does not contain (it has: %s)'
+            raise StackError('gpu_tray_stack_overrides names %s, which recipe %s does not contain (it has: %s)'
                              % (name, recipe, ', '.join(sorted(refs))))
         bad = sorted(set(overrides[name] or {}) - set(OVERRIDE_FIELDS))
         if bad:
-            raise StackError('stack_component_overrides.%s: unknown field(s) %s (allowed: %s)'
+            raise StackError('gpu_tray_stack_overrides.%s: unknown field(s) %s (allowed: %s)'
                              % (name, ', '.join(bad), ', '.join(OVERRIDE_FIELDS)))
     comps = {}
     for name in sorted(refs):

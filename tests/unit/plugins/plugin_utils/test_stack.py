@@ -259,7 +259,7 @@ def test_overrides_change_version_repository_and_values_without_editing_the_cata
     ({'gpu-operator': {'version': '>=26.7.0'}}, 'component gpu-operator version .>=26.7.0. is not pinned'),
     ({'gpu-operator': {'version': ''}}, 'component gpu-operator has no version'),
     ({'network-operator': {'version': '26.4.1'}}, 'names network-operator, which recipe vr200-rke2-ubuntu-training'),
-    ({'gpu-operator': {'chart_version': '1.0.0'}}, r'stack_component_overrides.gpu-operator: unknown field.s. chart_version'),
+    ({'gpu-operator': {'chart_version': '1.0.0'}}, r'gpu_tray_stack_overrides.gpu-operator: unknown field.s. chart_version'),
     ({'nfd': {'repository': 'http://plain.example'}}, 'component nfd repository .http://plain.example. must be'),
 ])
 def test_bad_overrides_are_refused_by_name(data, overrides, message):
