@@ -204,8 +204,8 @@ def _gate_rows(plan, fmt, cfg):
                        % (g['api_version'].rpartition('/')[0], g['kind']))
             else:
                 how = '`healthCheckExprs`: the release is not Ready, and its dependants wait, until then'
-            rows.append('| %s | %s `%s` `%s` == `%s` | %s |' % (comp['name'], g['kind'], g.get('name') or '*',
-                                                               g['path'], g['value'], how))
+            rows.append('| %s | %s `%s` `%s` == `%s` | %s |'
+                        % (comp['name'], g['kind'], g.get('name') or '*', g['path'], g['value'], how))
         if r.get('wait_for_crds'):
             later = r.get('crds_from_operator') or []
             note = (' (%s: created by an operator while it reconciles, after the components before it are ready)'
@@ -217,8 +217,8 @@ def _gate_rows(plan, fmt, cfg):
             else:
                 how = ('stand-in: `dependsOn` orders it after the components it depends on%s; an install that finds '
                        'no CRD fails and is retried (%d remediation retries)' % (note, cfg['retries']))
-            rows.append('| %s | CRDs %s created and Established | %s |' % (comp['name'], ', '.join(r['wait_for_crds']),
-                                                                            how))
+            rows.append('| %s | CRDs %s created and Established | %s |'
+                        % (comp['name'], ', '.join(r['wait_for_crds']), how))
         if r.get('dra_driver_migration'):
             rows.append('| %s | restart of the DRA kubelet plugin after a driver upgrade (AICR #973) | not expressible: '
                         'after a GPU driver upgrade run `kubectl -n %s rollout restart daemonset/%s-kubelet-plugin` '
@@ -239,8 +239,8 @@ def readme(plan, formats, cfg, vendored=None):
     staged = _staged(plan)
     fetched = [c for c in plan['components'] if c['manifest_urls']]
     out = ['# Chart-stack bundle: %s' % recipe, '',
-           'Rendered by `gpu_tray.cluster.render_bundle` (formats: %s%s).' % (', '.join(formats),
-                                                                             '; charts vendored' if vendored else ''),
+           'Rendered by `gpu_tray.cluster.render_bundle` (formats: %s%s).'
+           % (', '.join(formats), '; charts vendored' if vendored else ''),
            'Recipe digest `%s` (`plan.yaml`). Every file of the bundle is listed' % plan['digest'],
            'with its sha256 in `checksums.txt`; the bundle digest is the sha256 of that file:', '',
            '```bash', 'sha256sum -c checksums.txt && sha256sum checksums.txt', '```', '',
@@ -286,8 +286,8 @@ def readme(plan, formats, cfg, vendored=None):
                 '| component | file | source | sha256 |', '|---|---|---|---|']
         for comp in fetched:
             for entry in comp['manifest_urls']:
-                out.append('| %s | `components/%s/%s` | %s | `%s` |' % (comp['name'], folder(comp), entry['file'],
-                                                                      entry['url'], entry['sha256']))
+                out.append('| %s | `components/%s/%s` | %s | `%s` |'
+                           % (comp['name'], folder(comp), entry['file'], entry['url'], entry['sha256']))
     if vendored:
         out += ['', '## Vendored charts (air-gapped racks)', '',
                 'Every chart is in `charts/` and every format points at it, so nothing is pulled from a chart '
@@ -320,8 +320,8 @@ def readme(plan, formats, cfg, vendored=None):
         out += ['', '## Apply with Argo CD', '',
                 'Needs Argo CD 3.1 or later (OCI Helm charts as `oci://` sources; multi-source Applications). Commit '
                 'this directory',
-                'to `%s` at `%s` (revision `%s`), then:' % (cfg['repo_url'], prefix or '(the repository root)',
-                                                             cfg['revision']), '',
+                'to `%s` at `%s` (revision `%s`), then:'
+                % (cfg['repo_url'], prefix or '(the repository root)', cfg['revision']), '',
                 '```bash',
                 '# 1. Application health (Argo CD does not assess child Applications unless told to, so sync waves would '
                 'not wait)',

@@ -376,8 +376,9 @@ def sriov_rails(rails, rail_pci, num_vfs=16):
     if missing:
         raise StackError('%s has no PCI address for rail%s %s: set each rail\'s PF address on your tray model '
                          '(readlink /sys/class/infiniband/<rail>/device, or the rails table of the preflight report), '
-                         'e.g. %s: {%s}' % (RAIL_PCI_VARIABLE, 's' if len(missing) > 1 else '', ', '.join(missing),
-                                             RAIL_PCI_VARIABLE, ', '.join('%s: 0000:xx:00.0' % r for r in rails)))
+                         'e.g. %s: {%s}'
+                         % (RAIL_PCI_VARIABLE, 's' if len(missing) > 1 else '', ', '.join(missing),
+                            RAIL_PCI_VARIABLE, ', '.join('%s: 0000:xx:00.0' % r for r in rails)))
     owner = {}
     out = []
     for index, rail in enumerate(rails):

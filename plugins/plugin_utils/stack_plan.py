@@ -232,8 +232,8 @@ def plan(raw_site, files=None, render_template=None):
     if forbidden:
         raise StackError('%s: remove it - a DOCA-OFED driver container (ofedDriver) unloads the inbox mlx5_core and '
                          'takes the node\'s primary address with it, and driver.rdma (nvidia-peermem) has no build for '
-                         'the 64k Grace kernel' % '; '.join('component %s carries %s' % (f['component'], f['path'])
-                                                           for f in forbidden))
+                         'the 64k Grace kernel'
+                         % '; '.join('component %s carries %s' % (f['component'], f['path']) for f in forbidden))
     components = resolved['components']
     pools, sriov = _fabric(site, components)
     built = manifests.Site(pools, sriov, site['registries'])

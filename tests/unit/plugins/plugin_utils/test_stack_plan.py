@@ -458,7 +458,7 @@ def test_stale_and_layout_keep_what_is_written_and_what_argo_cd_reads():
     assert {'components', 'components/a', 'charts/a', 'charts/a/a-1.tgz', 'charts/a/a'} <= keep
     existing = ['README.md', 'components', 'components/a', 'components/a/values.yaml', 'components/old',
                 'components/old/x.yaml', 'charts/a/a/Chart.yaml', 'charts/b', 'helmfile.yaml', 'notes.txt']
-    assert bundle_files.stale(existing, keep, unpacked) == ['helmfile.yaml', 'components/old/x.yaml',
-                                                             'components/old', 'charts/b']
+    assert bundle_files.stale(existing, keep, unpacked) == [
+        'helmfile.yaml', 'components/old/x.yaml', 'components/old', 'charts/b']
     keep, unpacked = bundle_files.layout(written, vendored, ['helmfile'])
     assert unpacked == [] and 'charts/a/a/Chart.yaml' in bundle_files.stale(existing, keep, unpacked)
