@@ -375,7 +375,7 @@ def sriov_rails(rails, rail_pci, num_vfs=16):
     missing = [rail for rail in rails if not rail_pci.get(rail)]
     if missing:
         raise StackError('%s has no PCI address for rail%s %s: set each rail\'s PF address on your tray model '
-                         '(readlink /sys/class/infiniband/<rail>/device, or the rails table of the preflight report), '
+                         '(readlink /sys/class/infiniband/<rail>/device, or data.pci of the rails check in a preflight.json), '
                          'e.g. %s: {%s}'
                          % (RAIL_PCI_VARIABLE, 's' if len(missing) > 1 else '', ', '.join(missing),
                             RAIL_PCI_VARIABLE, ', '.join('%s: 0000:xx:00.0' % r for r in rails)))
