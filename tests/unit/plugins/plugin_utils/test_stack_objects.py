@@ -326,3 +326,86 @@ def test_a_recipe_without_gates_has_no_gate_table():
     plan = {'recipe': 'r', 'digest': 'd' * 64, 'tiers': [['a']], 'components': [_helm('a', 0)]}
     text = bundle_files.readme(plan, ['argocd', 'flux'], {'repo_url': 'https://g'})
     assert 'The readiness gates' not in text and '| component | gate |' not in text
+
+
+# --- the rest of the planner's and the bundle's branches (mutation survivors) ---------------------------------------
+
+def test_a_component_may_mix_built_manifests_and_site_templates():
+    site = dict(SITE, recipe='mine', extra_catalog={'m': {
+        'kind': 'manifests', 'version': '1.0.0', 'namespace': 'n',
+        'manifests': ['kernel-module-params.yaml', '/site/x.yaml.j2']}}, extra_recipes={'mine': {'components': {'m': {}}}})
+    result = stack_plan.plan(site, render_template=lambda path, variables: [
+        {'apiVersion': 'v1', 'kind': 'ConfigMap', 'metadata': {'name': 'x'}}])
+    assert sorted(result['components'][0]['objects']) == ['kernel-module-params.yaml', 'x.yaml']
+
+
+@pytest.mark.parametrize('second', [
+    {'vendor': '15b3', 'deviceID': '1021'},
+    {'deviceID': '1021', 'vendor': '15b3'},          # the same selector written in another key order
+])
+def test_duplicate_selectors_are_found_behind_other_objects_and_in_any_key_order(second):
+    def policy(name, nic):
+        return {'apiVersion': 'sriovnetwork.openshift.io/v1', 'kind': 'SriovNetworkNodePolicy',
+                'metadata': {'name': name}, 'spec': {'nicSelector': nic, 'nodeSelector': {'a': 'b'}}}
+    objects = [{'apiVersion': 'v1', 'kind': 'ConfigMap', 'metadata': {'name': 'c'}},
+               policy('one', {'vendor': '15b3', 'deviceID': '1021'}), policy('two', second)]
+    with pytest.raises(stack_plan.StackError, match='^SriovNetworkNodePolicies one and two select the same PFs'):
+        stack_plan._check_selectors([{'objects': {'f.yaml': objects}}])
+
+
+def test_helmfile_repositories_are_sorted_by_name_and_oci_ones_say_so():
+    plan = {'recipe': 'r', 'digest': 'd' * 64, 'tiers': [['a', 'b']], 'components': [
+        dict(_helm('a', 0), repository='oci://z.example/charts'), dict(_helm('b', 0), repository='https://a.example')]}
+    doc = yaml.safe_load(bundle_files.helmfile(plan, {'alpha': 'oci://z.example/charts', 'zulu': 'https://a.example'}))
+    assert doc['repositories'] == [{'name': 'alpha', 'url': 'z.example/charts', 'oci': True},
+                                   {'name': 'zulu', 'url': 'https://a.example'}]
+    assert all(r['createNamespace'] is True for r in doc['releases'])
+
+
+@pytest.mark.parametrize('readiness, wait', [({'ready': [{'api_version': 'x/v1', 'kind': 'K', 'path': 's', 'value': 1}]},
+                                              True),
+                                             ({'wait_for_crds': ['k.x']}, True),
+                                             ({'dra_driver_migration': True}, True),
+                                             ({}, False)])
+def test_any_one_gate_makes_the_gate_table(readiness, wait):
+    plan = {'recipe': 'r', 'digest': 'd' * 64, 'tiers': [['a']],
+            'components': [dict(_helm('a', 0, wait=wait), readiness=readiness)]}
+    text = bundle_files.readme(plan, ['argocd'], {'repo_url': 'https://g'})
+    assert '| component | gate | in Argo CD |' in text
+
+
+def test_the_staged_helmfile_instructions_name_one_crd_as_it_and_close_their_block():
+    text = _readme('gb200-nvke-ubuntu-training', ['helmfile'])
+    assert ('helmfile has no CRD wait, and `sriov-ib-networks` needs ippools.nv-ipam.nvidia.com, which an operator '
+            'creates only while it reconciles (no chart ships it).') in text
+    assert text.split('helmfile -l name=sriov-ib-networks apply\n', 1)[1].startswith('```\n')
+    two = {'recipe': 'r', 'digest': 'd' * 64, 'tiers': [['a', 'b']], 'components': [
+        dict(_helm('a', 0), readiness={'crds_from_operator': ['x.io', 'y.io']}),
+        dict(_helm('b', 0), readiness={'crds_from_operator': ['x.io']})]}
+    text = bundle_files.readme(two, ['helmfile'], {})
+    assert '`a`, `b` need x.io, y.io, which an operator creates only while it reconciles (no chart ships them).' in text
+
+
+def test_the_flux_readme_names_the_repository_root_without_a_path():
+    text = _readme('vr200-rke2-ubuntu-training', ['flux'])
+    assert '`(the repository root)`, then let Flux apply `flux/`:' in text
+    assert '  --path=./flux --prune=true --interval=10m' in text
+
+
+def test_files_hold_every_format_and_the_provenance_of_a_vendored_bundle():
+    from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import bundle
+    plan = stack_plan.plan(dict(SITE, recipe='vr200-rke2-ubuntu-training'))
+    vendored = bundle.vendor_paths(plan['components'])
+    provenance = bundle.provenance(plan['recipe'], plan['digest'], vendored,
+                                   dict((v['archive'], 'a' * 64) for v in vendored.values()))
+    files = dict((f['path'], f['content']) for f in bundle_files.files(
+        plan, ['helmfile', 'argocd', 'flux'], {'repo_url': 'https://g'}, vendored, provenance))
+    assert 'argocd/apps/gpu-operator.yaml' in files and 'argocd/argocd-cm-patch.yaml' in files
+    assert 'flux/releases/gpu-operator.yaml' in files and 'flux/kustomization.yaml' in files
+    assert files['flux/charts/dranet/templates/manifests.yaml'].startswith('{{- /* gpu_tray.cluster')   # text as is
+    assert yaml.safe_load(files['argocd/apps/gpu-operator.yaml'])['kind'] == 'Application'
+    assert files['provenance.yaml'].startswith(bundle_files.PROVENANCE_HEADER + '---\n')
+    assert yaml.safe_load(files['provenance.yaml']) == provenance
+    plain = dict((f['path'], f['content']) for f in bundle_files.files(plan, ['helmfile'], {}))
+    assert not [p for p in plain if p.startswith(('argocd/', 'flux/')) or p == 'provenance.yaml']
+    assert bundle_files.sha256_text('abc') == 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad'
