@@ -121,6 +121,7 @@ def write(platform, trays, tray_faults, host_vars=None):
             "gpu_tray_lab_index": i,
             "gpu_tray_lab_faults": sorted(tray_faults.get(i, ())),
         })
+        hv.update(rail_pci_addresses(platform))
         hv.update((host_vars or {}).get(i, {}))
         hosts[util.tray_name(i)] = hv
     # the platform group is a child of gpu_trays: each tray is listed once
@@ -142,6 +143,17 @@ def write(platform, trays, tray_faults, host_vars=None):
         os.symlink(str(target), str(link))
     write_ssh_config(trays)
     return hosts_file()
+
+
+def rail_pci_addresses(platform):
+    """The site fact gpu_tray_rail_pci_addresses of the lab's tray model (its rails' PF addresses), for a platform
+    whose recipes create SR-IOV networks (the stack refuses to plan them without it)."""
+    from gpu_tray_lab import platforms
+    spec = platforms.PLATFORMS[platform]
+    if not spec.get('sriov_num_vfs'):
+        return {}
+    return {"gpu_tray_rail_pci_addresses": dict((h['name'], h['bdf']) for h in spec['hcas']
+                                                if h.get('rail') is not None)}
 
 
 def platform_group_vars(platform):

@@ -21,6 +21,8 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.gpu_tray.cluster.plugins.module_utils import recipes
+
 try:
     from packaging.version import InvalidVersion, Version
     HAS_PACKAGING = True
@@ -37,23 +39,10 @@ _VERSION = re.compile(r'^\s*[vV]?(\d+(?:\.\d+){0,3})(?:[-.]?(alpha|beta|rc)\.?(\
 _OPS = ('>=', '<=', '==', '!=', '>', '<', '=')
 _CLAUSE = re.compile(r'(>=|<=|==|!=|>|<|=)?\s*([vV]?\d[^\s,<>=!]*)')
 
-RECIPES = {
-    'gb200-nvke-ubuntu-training': dict(platform='gb200', service='nvke', intent='training'),
-    'gb200-nvke-ubuntu-kubeflow': dict(platform='gb200', service='nvke', intent='kubeflow'),
-    'vr200-rke2-ubuntu-training': dict(platform='vr200', service='rke2', intent='training'),
-    'vr200-rke2-ubuntu-inference': dict(platform='vr200', service='rke2', intent='inference'),
-    'vr200-rke2-ubuntu-inference-dynamo': dict(platform='vr200', service='rke2', intent='inference-dynamo'),
-}
-
-_INFERENCE_REASON = ("RKE2 1.36 makes Traefik the default ingress and its rke2-traefik-crd chart collides with the "
-                     "Gateway API CRDs the inference gateway needs, so the inference recipes stop below 1.36.0")
-_VR200_REASON = ("VR200 needs containerd 2.1 for the GPU Operator's NRI/CDI mode, which RKE2 ships from "
-                 "v1.34.1+rke2r1")
-SERVER_WINDOWS = {
-    'nvke': ('>= 1.34', 'the GB200 NVKE recipes are validated on Kubernetes 1.34 and later'),
-    'vr200-training': ('>= 1.34.1', _VR200_REASON),
-    'vr200-inference': ('>= 1.34.1, < 1.36.0', _VR200_REASON + '; ' + _INFERENCE_REASON),
-}
+# the recipes' platform (accelerator), service, intent and Kubernetes window: the registry's, generated into
+# module_utils/recipes.py (the modules run on the API host, where the controller's data files are not)
+RECIPES = dict((name, dict(platform=r['accelerator'], service=r['service'], intent=r['intent']))
+               for name, r in recipes.RECIPES.items())
 
 # providerID scheme -> Kubernetes service. nico:// is NVIDIA's NVKE; rke2:// and k3s:// come from the
 # embedded cloud controller of RKE2/K3s.
@@ -149,20 +138,18 @@ def check_constraint(version, constraint):
 
 
 def recipe_info(recipe):
-    """platform/service/intent of a recipe name; ValueError naming the known recipes otherwise."""
-    if recipe not in RECIPES:
+    """platform/service/intent of a recipe name (an old name: its alias's); ValueError naming the known recipes
+    otherwise."""
+    name = recipes.canonical(recipe)
+    if name not in RECIPES:
         raise ValueError('unknown recipe %r (known: %s)' % (recipe, ', '.join(sorted(RECIPES))))
-    return dict(RECIPES[recipe], recipe=recipe)
+    return dict(RECIPES[name], recipe=name)
 
 
 def server_window(recipe):
     """(constraint, reason) of the Kubernetes server versions a recipe supports."""
-    info = recipe_info(recipe)
-    if info['service'] == 'nvke':
-        return SERVER_WINDOWS['nvke']
-    if info['intent'].startswith('inference'):
-        return SERVER_WINDOWS['vr200-inference']
-    return SERVER_WINDOWS['vr200-training']
+    window = recipes.RECIPES[recipe_info(recipe)['recipe']]['kubernetes']
+    return window['version'], window['reason']
 
 
 def check_server_version(recipe, git_version):

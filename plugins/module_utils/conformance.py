@@ -22,22 +22,14 @@ Each rule takes plain API dicts (camelCase, None when absent) and returns one ch
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-from ansible_collections.gpu_tray.cluster.plugins.module_utils import resources
+from ansible_collections.gpu_tray.cluster.plugins.module_utils import recipes, resources
 
 CHECKS = ('gpu-operator-health', 'dra-support', 'ai-service-metrics', 'pod-autoscaling', 'inference-gateway',
           'secure-accelerator-access')
-# AICR conformance lists per recipe (aicr.md 1.2.2), limited to the checks above. NVKE GB200's list is not
-# public (aicr.md provenance): it gets the training list.
-_TRAINING = ('gpu-operator-health', 'dra-support', 'ai-service-metrics', 'pod-autoscaling',
-             'secure-accelerator-access')
-_INFERENCE = _TRAINING + ('inference-gateway',)
-RECIPE_CHECKS = {
-    'gb200-nvke-ubuntu-training': _TRAINING,
-    'gb200-nvke-ubuntu-kubeflow': _TRAINING,
-    'vr200-rke2-ubuntu-training': _TRAINING,
-    'vr200-rke2-ubuntu-inference': _INFERENCE,
-    'vr200-rke2-ubuntu-inference-dynamo': _INFERENCE,
-}
+# the conformance checks each recipe runs: the registry's (AICR's lists limited to CHECKS), generated into
+# module_utils/recipes.py; an old name is its alias's recipe
+RECIPE_CHECKS = dict((name, tuple(r['conformance'])) for name, r in recipes.RECIPES.items())
+RECIPE_CHECKS.update((old, RECIPE_CHECKS[new]) for old, new in recipes.ALIASES.items())
 # newest first: the version DRA is used at (GA v1 in 1.34, v1beta2 in 1.33, v1beta1 in 1.32)
 DRA_VERSIONS = ('v1', 'v1beta2', 'v1beta1')
 NVIDIA_DRA_DRIVERS = ('gpu.nvidia.com', 'compute-domain.nvidia.com')

@@ -82,7 +82,8 @@ def releases(components):
     """[{name, component, phase, kind: chart|manifests, namespace, tier, files}] in install order."""
     out = []
     for comp in components:
-        files = sorted((comp.get('objects') or {}).keys())
+        # the built objects' files and the fetched upstream manifests (stack_plan: comp['files'])
+        files = sorted(comp['files'] if 'files' in comp else (comp.get('objects') or {}).keys())
         base = {'component': comp['name'], 'namespace': comp['namespace'], 'tier': comp['tier']}
         if comp['kind'] == 'manifests':
             out.append(dict(base, name=comp['name'], phase='primary', kind='manifests', files=files))
@@ -347,8 +348,11 @@ def argocd_files(recipe, components, cfg, vendored=None):
 
 # --- Flux ----------------------------------------------------------------------------------------------------
 
+# each file its own document: a fetched upstream manifest starts without '---', and two files glued together would
+# be one document in which the second file's keys overwrite the first's
 WRAPPER_TEMPLATE = ('{{- /* gpu_tray.cluster: the manifests under files/ as they are (never templated) */ -}}\n'
                     '{{- range $path, $_ := .Files.Glob "files/*.yaml" }}\n'
+                    '---\n'
                     '{{ $.Files.Get $path }}\n'
                     '{{- end }}\n')
 

@@ -22,6 +22,8 @@ import os
 
 import yaml
 
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import registry
+
 PLATFORM_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'platforms')
 TUNED_FILE = '_nvidia-tuned.yml'
 NETNS_MODES = ('exclusive', 'shared', 'unmanaged')
@@ -38,7 +40,6 @@ _SHAPE = {
     'imex': {'host_service': str},
     'rdma': {'netns_mode': str, 'modules': list},
     'default_recipe': str,
-    'recipes': dict,
     'tuning': {'intents': dict},
 }
 _INTENT_SHAPE = {'hugepages': list, 'upstream_hugepages': list, 'default_hugepagesz': str}
@@ -76,7 +77,8 @@ def names(directory=None):
 
 
 def validate(profile, tuned, where):
-    """Raise ProfileError for a profile whose values do not fit together (beyond the shape)."""
+    """Raise ProfileError for a profile whose values do not fit together (beyond the shape); ``profile['recipes']``
+    is the registry's list for the platform (attached by :func:`load`)."""
     _check_shape(where, profile, _SHAPE)
     if profile['imex']['host_service'] not in IMEX_SERVICES:
         raise ProfileError('%s.imex.host_service: %s is not one of %s'
@@ -100,11 +102,13 @@ def validate(profile, tuned, where):
                                % (where, recipe, intent, ', '.join(sorted(intents))))
 
 
-def load(name, directory=None):
+def load(name, directory=None, recipe_table=None):
     """The profile of platform ``name`` (a deep copy: callers may change it), with ``tuned`` - the nvidia-tuned
-    data - attached. Read and checked once per process."""
+    data - and ``recipes`` - the registry's recipes of the platform with their nvidia-tuned intent
+    (registry.for_platform; ``recipe_table`` replaces the registry in tests) - attached. Read and checked once per
+    process."""
     directory = directory or PLATFORM_DIR
-    key = (directory, name)
+    key = (directory, name, id(recipe_table))
     if key not in _CACHE:
         known = names(directory)
         if name not in known:
@@ -113,6 +117,11 @@ def load(name, directory=None):
         where = '%s.yml' % name
         profile = _read_yaml(os.path.join(directory, where))
         tuned = _read_yaml(os.path.join(directory, TUNED_FILE))
+        if isinstance(profile, dict) and 'recipes' in profile:
+            raise ProfileError('%s: key recipes is not a platform fact - a recipe names its platform in the registry '
+                               '(plugins/plugin_utils/stack_data/recipes.yml)' % where)
+        if isinstance(profile, dict):
+            profile['recipes'] = registry.for_platform(name, recipe_table)
         validate(profile, tuned, where)
         if profile['name'] != name:
             raise ProfileError('%s: name is %s, expected the file name %s' % (where, profile['name'], name))
@@ -122,7 +131,8 @@ def load(name, directory=None):
 
 
 def for_recipe(recipe, directory=None):
-    """The profile of the platform whose recipes include ``recipe``."""
+    """The profile of the platform whose recipes include ``recipe`` (an old name: its alias's)."""
+    recipe = registry.aliases().get(recipe, recipe)
     found = [name for name in names(directory) if recipe in load(name, directory)['recipes']]
     if not found:
         known = sorted(r for name in names(directory) for r in load(name, directory)['recipes'])
@@ -131,7 +141,8 @@ def for_recipe(recipe, directory=None):
 
 
 def recipe_intent(profile, recipe):
-    """The nvidia-tuned intent of ``recipe`` ('' when the recipe tunes nothing)."""
+    """The nvidia-tuned intent of ``recipe`` ('' when the recipe tunes nothing); an old name is its alias's."""
+    recipe = registry.aliases().get(recipe, recipe)
     if recipe not in profile['recipes']:
         raise ProfileError('recipe %s is not one of platform %s\'s (%s)'
                            % (recipe, profile['name'], ', '.join(sorted(profile['recipes']))))

@@ -79,12 +79,35 @@ def check_os_image(state, spec):
                    fix='Reimage the tray with the platform\'s image.', data=data)
 
 
+def _addresses(value):
+    return [value] if isinstance(value, str) else list(value or [])
+
+
 def check_rails(state, spec):
-    found = state['ansible_facts']['gpu_tray_rdma']['rails']
+    """The rails are the expected InfiniBand devices and - where the site gives them (gpu_tray_rail_pci_addresses, the
+    PFs the chart stack's SR-IOV policies select) - at the expected PCI addresses. The addresses found are recorded
+    (``data.pci``): the values to give that variable."""
+    facts = state['ansible_facts']['gpu_tray_rdma']
+    found = facts['rails']
     want = wanted_rails(spec)
-    data = {'found': found, 'expected': want}
+    pci = dict((d['name'], d.get('pci_address')) for d in facts.get('devices') or []
+               if d.get('name') in found and d.get('kind', 'pf') == 'pf')
+    data = {'found': found, 'expected': want, 'pci': pci}
     if found and (not want or sorted(found) == sorted(want)):
-        return _result('rails', msg='Rails %s.' % ', '.join(found), data=data)
+        expected = spec.get('rail_pci') or {}
+        moved = [(rail, pci.get(rail), _addresses(expected[rail])) for rail in found
+                 if rail in expected and pci.get(rail) not in _addresses(expected[rail])]
+        if moved:
+            rail, at, wanted = moved[0]
+            return _result('rails', failed=True,
+                           msg='Rail %s is at PCI address %s, not at %s as gpu_tray_rail_pci_addresses says.'
+                               % (rail, at, ' or '.join(wanted)),
+                           details=['%s is at %s; gpu_tray_rail_pci_addresses gives %s' % (r, a, ', '.join(w))
+                                    for r, a, w in moved],
+                           fix='Set gpu_tray_rail_pci_addresses to the PCI addresses of this tray model\'s rails (a '
+                               'list per rail where tray models differ): the SR-IOV policy of each rail selects only '
+                               'its PF, so a tray whose rail is elsewhere would get no VFs on that rail.', data=data)
+        return _result('rails', msg='Rails %s.' % ', '.join('%s (%s)' % (r, pci.get(r)) for r in found), data=data)
     missing = [name for name in want if name not in found]
     extra = [name for name in found if want and name not in want]
     details = ['found InfiniBand rails %s under %s; expected %s'

@@ -8,19 +8,15 @@
 * ``tiers(graph)``: the dependency DAG in tiers (stable: sorted by name inside a tier); fails on unknown
   names and cycles, naming them.
 * ``merge_values(layers)``: deep merge (dicts merge key by key, lists and scalars replace) - AICR's rule.
-* ``digest(resolved)``: sha256 of the canonical JSON of a resolved recipe.
 * ``rail_ippools(base, rails, ...)``: nv-ipam pools per rail with netaddr (the library ansible.utils'
   ipaddr filters are built on).
-* ``sriov_rails(rdma_facts, rails, num_vfs)``: per-rail PF addresses and the VF count checked against the
-  firmware's sriov_totalvfs.
+* ``sriov_rails(rails, rail_pci, num_vfs)``: per-rail PF addresses (the site's explicit input) and the VF count.
 * ``forbidden_values(values_by_component)``: DOCA-OFED / nvidia-peermem keys that must never be deployed.
 """
 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-import hashlib
-import json
 import re
 
 from collections.abc import Mapping
@@ -44,10 +40,12 @@ _PINNED = re.compile(r'^v?(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z
 _DIGEST = re.compile(r'^sha256:[0-9a-f]{64}$')
 # fields of a catalog entry; a recipe reference may set any of them except name/kind/chart
 COMPONENT_FIELDS = ('kind', 'chart', 'repository', 'version', 'namespace', 'values_files', 'values', 'depends_on',
-                    'readiness', 'manifests', 'manifests_phase', 'wait', 'timeout', 'enabled_by', 'description')
+                    'readiness', 'manifests', 'manifest_urls', 'manifests_phase', 'wait', 'timeout', 'enabled_by',
+                    'description')
 REF_FIELDS = ('enabled', 'version', 'repository', 'namespace', 'values_files', 'values', 'depends_on',
               'readiness', 'manifests', 'manifests_phase', 'wait', 'timeout')
-OVERRIDE_FIELDS = ('enabled', 'version', 'repository', 'chart', 'namespace', 'values_files', 'values', 'timeout')
+OVERRIDE_FIELDS = ('enabled', 'version', 'repository', 'chart', 'namespace', 'values_files', 'values', 'timeout',
+                   'manifest_urls')
 
 
 def _plain(value):
@@ -89,7 +87,7 @@ def check_version(name, version, kind='helm'):
     """Refuse a missing, ranged, wildcard or floating version; returns the version as a string."""
     if version is None or str(version).strip() == '':
         raise StackError('component %s has no version: pin an exact one (for example 1.2.3 or v1.2.3) in the '
-                         'catalog or in stack_component_overrides.%s.version' % (name, name))
+                         'catalog or in gpu_tray_stack_overrides.%s.version' % (name, name))
     text = str(version).strip()
     if _PINNED.match(text) or (kind == 'manifests' and _DIGEST.match(text)):
         return text
@@ -107,8 +105,33 @@ def check_repository(name, kind, repository):
     if repo.startswith(('https://', 'oci://', '/')):
         return repo.rstrip('/') if repo != '/' else repo
     raise StackError('component %s repository %r must be an https:// or oci:// URL or an absolute local chart '
-                     'directory; set it in stack_repositories or stack_component_overrides.%s.repository'
+                     'directory; set it in stack_repositories or gpu_tray_stack_overrides.%s.repository'
                      % (name, repo, name))
+
+
+_SHA256 = re.compile(r'^[0-9a-f]{64}$')
+
+
+def check_manifest_urls(name, entries):
+    """[{url, sha256, file}]: a fetched manifest needs an https://, file:// URL or an absolute path (made a file://
+    URL) and the sha256 it is pinned by; two entries may not share a file name (they land in one folder)."""
+    out = []
+    for entry in entries or []:
+        url = str((entry or {}).get('url') or '').strip()
+        sha = str((entry or {}).get('sha256') or '').strip().lower()
+        if url.startswith('/'):
+            url = 'file://' + url
+        if not url.startswith(('https://', 'file:///')):
+            raise StackError('component %s: manifest URL %r must be https:// or an absolute path (a mirror of '
+                             'stack_repositories.github_raw)' % (name, url))
+        if not _SHA256.match(sha):
+            raise StackError('component %s: manifest %s is not pinned by a sha256 (64 hex digits)' % (name, url))
+        out.append({'url': url, 'sha256': sha, 'file': url.rstrip('/').rsplit('/', 1)[1]})
+    files = [e['file'] for e in out]
+    clash = sorted(set(f for f in files if files.count(f) > 1))
+    if clash:
+        raise StackError('component %s fetches two manifests named %s' % (name, ', '.join(clash)))
+    return out
 
 
 def tiers(graph):
@@ -214,11 +237,11 @@ def resolve(catalog, recipes, recipe, overrides=None, files=None, options=None):
     refs = compose(recipes, recipe)
     for name in sorted(overrides):
         if name not in refs:
-            raise StackError('stack_component_overrides names %s, which recipe %s does not contain (it has: %s)'
+            raise StackError('gpu_tray_stack_overrides names %s, which recipe %s does not contain (it has: %s)'
                              % (name, recipe, ', '.join(sorted(refs))))
         bad = sorted(set(overrides[name] or {}) - set(OVERRIDE_FIELDS))
         if bad:
-            raise StackError('stack_component_overrides.%s: unknown field(s) %s (allowed: %s)'
+            raise StackError('gpu_tray_stack_overrides.%s: unknown field(s) %s (allowed: %s)'
                              % (name, ', '.join(bad), ', '.join(OVERRIDE_FIELDS)))
     comps = {}
     for name in sorted(refs):
@@ -236,7 +259,7 @@ def resolve(catalog, recipes, recipe, overrides=None, files=None, options=None):
         if kind not in KINDS:
             raise StackError('catalog component %s: kind %r is not one of %s' % (name, kind, ', '.join(KINDS)))
         comp = dict((k, entry.get(k)) for k in ('kind', 'chart', 'namespace', 'readiness', 'manifests',
-                                                'manifests_phase', 'wait', 'timeout', 'description'))
+                                                'manifest_urls', 'manifests_phase', 'wait', 'timeout', 'description'))
         for key in ('version', 'repository', 'namespace', 'depends_on', 'readiness', 'manifests',
                     'manifests_phase', 'wait', 'timeout'):
             if key in ref:
@@ -244,7 +267,7 @@ def resolve(catalog, recipes, recipe, overrides=None, files=None, options=None):
         comp.setdefault('version', entry.get('version'))
         comp.setdefault('repository', entry.get('repository'))
         comp.setdefault('depends_on', list(entry.get('depends_on') or []))
-        for key in ('version', 'repository', 'chart', 'namespace', 'timeout'):
+        for key in ('version', 'repository', 'chart', 'namespace', 'timeout', 'manifest_urls'):
             if key in over:
                 comp[key] = over[key]
         layers = []
@@ -259,9 +282,10 @@ def resolve(catalog, recipes, recipe, overrides=None, files=None, options=None):
         comp['repository'] = check_repository(name, kind, comp.get('repository'))
         if kind == 'helm' and not comp.get('chart'):
             raise StackError('catalog component %s is kind helm but names no chart' % name)
+        comp['manifest_urls'] = check_manifest_urls(name, comp.get('manifest_urls'))
         if kind == 'manifests':
             comp['chart'] = ''
-            if not comp.get('manifests'):
+            if not comp.get('manifests') and not comp['manifest_urls']:
                 raise StackError('catalog component %s is kind manifests but lists no manifests' % name)
         if not comp.get('namespace'):
             raise StackError('component %s has no namespace' % name)
@@ -289,23 +313,6 @@ def resolve(catalog, recipes, recipe, overrides=None, files=None, options=None):
             ordered.append(comps[name])
     return {'recipe': recipe, 'chain': recipe_chain(recipes, recipe), 'components': ordered,
             'tiers': levels}
-
-
-def canonical(resolved):
-    """The canonical resolved recipe (what the digest covers): recipe name and components, no derived tiers."""
-    return {'recipe': resolved['recipe'], 'components': resolved['components']}
-
-
-def digest(resolved):
-    text = json.dumps(canonical(resolved), sort_keys=True, separators=(',', ':'), ensure_ascii=True)
-    return hashlib.sha256(text.encode('utf-8')).hexdigest()
-
-
-def plan(resolved):
-    """plan.yaml content: recipe, recipe_digest and the components in install order (the documented keys)."""
-    keys = ('name', 'kind', 'chart', 'repository', 'version', 'namespace', 'tier', 'depends_on')
-    return {'recipe': resolved['recipe'], 'recipe_digest': digest(resolved),
-            'components': [dict((k, c[k]) for k in keys) for c in resolved['components']]}
 
 
 def rail_ippools(base, rails, prefix=22, per_node_block_size=50, name_format='sriov-ib-rail-{rail}'):
@@ -339,37 +346,53 @@ def rail_ippools(base, rails, prefix=22, per_node_block_size=50, name_format='sr
     return pools
 
 
-def sriov_rails(rdma_facts, rails, num_vfs=16):
-    """Per rail index: the rail device name, every tray's PF address for it, and the VF count to request.
+_BDF = re.compile(r'^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$')
+RAIL_PCI_VARIABLE = 'gpu_tray_rail_pci_addresses'
 
-    `rdma_facts` is a {host: gpu_tray_rdma facts} mapping (from rdma_facts on each tray). The VF count may not
-    exceed the smallest sriov_totalvfs any tray reports for that rail (the firmware NUM_OF_VFS): with the SR-IOV
-    config daemon's mellanox plugin disabled, VFs above the firmware count cannot be created.
+
+def sriov_rails(rails, rail_pci, num_vfs=16):
+    """Per rail index: the rail device, its PF PCI address(es) on the trays, and the VF count to request.
+
+    ``rail_pci`` maps each rail device to the PCI address of its PF (a string, or a list when tray models differ) -
+    the site's tray model, an explicit input that the preflight verifies on every tray. A rail without an address,
+    an address in another form than the kernel's (0000:03:00.0), an address on two rails or an entry for a device that
+    is not a rail is refused: without rootDevices every policy would select every ConnectX-7 PF, and the SR-IOV
+    operator gives all VFs to one rail's resource.
     """
     num_vfs = int(num_vfs)
     if num_vfs < 1:
-        raise StackError('the SR-IOV VF count must be at least 1 (got %d)' % num_vfs)
+        raise StackError('the SR-IOV VF count must be at least 1 (got %d; gpu_tray_num_vfs)' % num_vfs)
+    rail_pci = rail_pci or {}
+    if not isinstance(rail_pci, Mapping):
+        raise StackError('%s must map each rail device to its PF PCI address (got %s)'
+                         % (RAIL_PCI_VARIABLE, type(rail_pci).__name__))
+    extra = sorted(set(rail_pci) - set(rails))
+    if extra:
+        one = len(extra) == 1
+        raise StackError('%s names %s, which %s (rails: %s; gpu_tray_rails)'
+                         % (RAIL_PCI_VARIABLE, ', '.join(extra), 'is not a rail' if one else 'are not rails',
+                            ', '.join(rails)))
+    missing = [rail for rail in rails if not rail_pci.get(rail)]
+    if missing:
+        raise StackError('%s has no PCI address for rail%s %s: set each rail\'s PF address on your tray model '
+                         '(readlink /sys/class/infiniband/<rail>/device, or data.pci of the rails check in a preflight.json), '
+                         'e.g. %s: {%s}'
+                         % (RAIL_PCI_VARIABLE, 's' if len(missing) > 1 else '', ', '.join(missing),
+                            RAIL_PCI_VARIABLE, ', '.join('%s: 0000:xx:00.0' % r for r in rails)))
+    owner = {}
     out = []
     for index, rail in enumerate(rails):
-        bdfs, limits = [], []
-        for host in sorted(rdma_facts or {}):
-            facts = rdma_facts[host] or {}
-            dev = [d for d in facts.get('devices') or [] if d.get('name') == rail and d.get('kind', 'pf') == 'pf']
-            if not dev:
-                raise StackError('tray %s has no rail %s in its rdma facts (rails found: %s); fix the rail list '
-                                 '(gpu_tray_rails) or the tray' % (host, rail, ', '.join(facts.get('rails') or [])))
-            if dev[0].get('pci_address') and dev[0]['pci_address'] not in bdfs:
-                bdfs.append(dev[0]['pci_address'])
-            total = dev[0].get('sriov_totalvfs')
-            if total is not None:
-                limits.append((int(total), host))
-        if limits:
-            lowest, host = min(limits)
-            if num_vfs > lowest:
-                raise StackError('numVfs %d for rail %s is above the firmware count on %s (sriov_totalvfs %d); '
-                                 'lower gpu_tray_num_vfs or raise NUM_OF_VFS in the firmware first'
-                                 % (num_vfs, rail, host, lowest))
-        out.append({'rail': index, 'device': rail, 'root_devices': sorted(bdfs), 'num_vfs': num_vfs})
+        value = rail_pci[rail]
+        addresses = [value] if isinstance(value, str) else list(value)
+        for address in addresses:
+            if not isinstance(address, str) or not _BDF.match(address):
+                raise StackError('%s.%s: %r is not a PCI address as the kernel writes it (0000:03:00.0, lower case)'
+                                 % (RAIL_PCI_VARIABLE, rail, address))
+            if address in owner:
+                raise StackError('%s gives %s to rails %s and %s: two policies would select the same PF'
+                                 % (RAIL_PCI_VARIABLE, address, owner[address], rail))
+            owner[address] = rail
+        out.append({'rail': index, 'device': rail, 'root_devices': sorted(addresses), 'num_vfs': num_vfs})
     return out
 
 

@@ -33,7 +33,7 @@ KCLUSTER = os.path.join(HERE, "kcluster")
 BENCH_ENV = {"KCLUSTER_STATE": "/run/gpu-tray-kcluster-stackbench", "KCLUSTER_ETCD_PORT": "23690",
              "KCLUSTER_ETCD_PEER_PORT": "23700", "KCLUSTER_APISERVER_PORT": "16343",
              "KCLUSTER_KUBELET_PORT": "16350"}
-RECIPES = ["gb200-nvke-ubuntu-training", "gb200-nvke-ubuntu-kubeflow", "vr200-rke2-ubuntu-training",
+RECIPES = ["gb200-nvke-ubuntu-training", "gb200-nvke-ubuntu-training-kubeflow", "vr200-rke2-ubuntu-training",
            "vr200-rke2-ubuntu-inference", "vr200-rke2-ubuntu-inference-dynamo"]
 
 

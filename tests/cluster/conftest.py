@@ -48,6 +48,15 @@ class Cluster(object):
 
 
 @pytest.fixture(scope="session")
+def stack_bundles(tmp_path_factory):
+    """The five recipes rendered once for the offline stack and bundle tests: playbooks/render_bundle.yml (the user's
+    command) against an inventory of each recipe (stackhelpers.stack_inventory), every format. {recipe: bundle dir};
+    the inventories are beside the bundles (inventory-<recipe>.yml)."""
+    from stackhelpers import FORMAT_ARGS, RECIPES, render_bundles
+    return render_bundles(tmp_path_factory.mktemp("bundles"), RECIPES, *FORMAT_ARGS)
+
+
+@pytest.fixture(scope="session")
 def kcluster():
     with running_cluster(on_cannot_start=_cannot_start) as (st, _started):
         yield Cluster(st)

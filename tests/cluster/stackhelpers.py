@@ -22,7 +22,10 @@ def ansible_env(**extra):
 
 
 def playbook_argv(playbook, *args, inventory="localhost,"):
-    # an explicit localhost gets no implicit interpreter: use this venv's (it has the kubernetes client)
+    # an explicit localhost gets no implicit interpreter: use this venv's (it has the kubernetes client); an
+    # inventory file (stack_inventory) says how it reaches localhost and its trays itself
+    if inventory != "localhost,":
+        return [os.path.join(BIN, "ansible-playbook"), "-i", inventory, playbook] + list(args)
     return [os.path.join(BIN, "ansible-playbook"), "-i", inventory, "-c", "local", playbook,
             "-e", "ansible_python_interpreter=%s" % sys.executable] + list(args)
 
@@ -48,13 +51,70 @@ def recap(output, host="localhost"):
     raise AssertionError("no PLAY RECAP line for %s in:\n%s" % (host, output[-3000:]))
 
 
-def render_bundles(root, recipes, *extra):
-    """playbooks/render_bundle.yml for each recipe (the user's command), with NodeWright on so every manifest template
-    is rendered, in parallel, into root/<recipe>; returns {recipe: bundle dir}, asserts that every render passed.
-    `extra`: more ansible-playbook arguments (e.g. "-e", "gpu_tray_bundle_format=argocd,flux")."""
-    procs = dict((r, start_playbook("gpu_tray.cluster.render_bundle", "-e", "gpu_tray_recipe=%s" % r,
-                                    "-e", "gpu_tray_bundle_dir=%s" % os.path.join(str(root), r),
-                                    "-e", "gpu_tray_stack_use_nodewright=true", *extra)) for r in recipes)
+RECIPES = ["gb200-nvke-ubuntu-training", "gb200-nvke-ubuntu-training-kubeflow", "vr200-rke2-ubuntu-training",
+           "vr200-rke2-ubuntu-inference", "vr200-rke2-ubuntu-inference-dynamo"]
+GIT = "https://git.example.test/gpu/fleet.git"
+SUBDIR = "clusters/rack-a"
+# every format at once, the bundle in a sub-directory of its Git repository
+FORMAT_ARGS = ("-e", "gpu_tray_bundle_format=helmfile,argocd,flux", "-e", "gpu_tray_bundle_repo_url=%s" % GIT,
+               "-e", "stack_bundle_repo_path=%s" % SUBDIR)
+# the lab tray model's rails (lab/gpu_tray_lab/platforms.py): the site fact every NVKE plan needs
+RAIL_PCI = {"mlx5_0": "0000:03:00.0", "mlx5_1": "0002:03:00.0", "mlx5_3": "0010:03:00.0", "mlx5_4": "0012:03:00.0"}
+PLATFORM = {"gb200": "nvke-gb200", "vr200": "rke2-vr200"}
+
+
+def standin_crds(root):
+    """Two small CRD files served from ``root`` (file://) and the override that makes agentgateway-crds fetch them
+    instead of the real Gateway API / InferencePool CRDs (tests/upstream fetches those from ../shared/upstream): the
+    fetch, the sha256 check and the bundle layout are the same."""
+    import hashlib
+    out = []
+    for group, kind in (("gateway.networking.k8s.io", "Gateway"), ("inference.networking.k8s.io", "InferencePool")):
+        plural = kind.lower() + "s"
+        text = ("apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: %s.%s\n"
+                "spec:\n  group: %s\n  names: {kind: %s, listKind: %sList, plural: %s, singular: %s}\n"
+                "  scope: Namespaced\n  versions:\n  - name: v1\n    served: true\n    storage: true\n"
+                "    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}\n"
+                % (plural, group, group, kind, kind, plural, kind.lower()))
+        path = os.path.join(str(root), "standin-%s.%s.yaml" % (group, plural))
+        with open(path, "w") as fh:
+            fh.write(text)
+        out.append({"url": "file://" + path, "sha256": hashlib.sha256(text.encode()).hexdigest()})
+    return {"agentgateway-crds": {"manifest_urls": out}}
+
+
+def stack_inventory(root, recipe, group_vars=None):
+    """An inventory as a site writes one: localhost (the API host and the controller) and two trays of the recipe's
+    platform (never contacted by the stack's plays), the recipe and the rails' PCI addresses in the trays' group
+    vars - the stack reads them from the first tray, as it does from a real inventory. Returns its path."""
+    import yaml
+    trays = dict(("tray%02d" % i, {"ansible_host": "192.0.2.%d" % i}) for i in (1, 2))
+    gvars = {"gpu_tray_platform": PLATFORM[recipe.split("-")[0]], "gpu_tray_recipe": recipe,
+             "gpu_tray_rail_pci_addresses": RAIL_PCI, "gpu_tray_stack_use_nodewright": True}
+    gvars.update(group_vars or {})
+    doc = {"all": {"hosts": {"localhost": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}},
+                   "children": {"gpu_trays": {"hosts": trays, "vars": gvars}}}}
+    path = os.path.join(str(root), "inventory-%s.yml" % recipe)
+    with open(path, "w") as fh:
+        yaml.safe_dump(doc, fh)
+    return path
+
+
+def render_bundles(root, recipes, *extra, **group_vars):
+    """playbooks/render_bundle.yml for each recipe (the user's command) against stack_inventory (NodeWright on, so
+    every manifest is built; the inference recipes' CRDs from standin_crds unless ``group_vars`` say otherwise), in
+    parallel, into root/<recipe>; returns {recipe: bundle dir}, asserts that every render passed. ``extra``: more
+    ansible-playbook arguments (e.g. "-e", "gpu_tray_bundle_format=argocd,flux")."""
+    standin = standin_crds(root)
+    procs = {}
+    for recipe in recipes:
+        own = dict(group_vars)
+        if "inference" in recipe:
+            own.setdefault("gpu_tray_stack_overrides", standin)
+        inventory = stack_inventory(root, recipe, own)
+        procs[recipe] = start_playbook("gpu_tray.cluster.render_bundle",
+                                       "-e", "gpu_tray_bundle_dir=%s" % os.path.join(str(root), recipe), *extra,
+                                       inventory=inventory)
     failed = {}
     for recipe, proc in procs.items():
         out = proc.communicate()[0]

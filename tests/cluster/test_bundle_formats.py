@@ -24,22 +24,16 @@ import yaml
 
 import offline_schema as osc
 from clusterhelpers import helm_binary
-from stackhelpers import recap, render_bundles, run_playbook
+from stackhelpers import FORMAT_ARGS, GIT, RECIPES, SUBDIR, recap, run_playbook
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CRDS = os.path.join(HERE, "files", "gitops-crds")
-RECIPES = ["gb200-nvke-ubuntu-training", "gb200-nvke-ubuntu-kubeflow", "vr200-rke2-ubuntu-training",
-           "vr200-rke2-ubuntu-inference", "vr200-rke2-ubuntu-inference-dynamo"]
-GIT = "https://git.example.test/gpu/fleet.git"
-SUBDIR = "clusters/rack-a"
 PHASE = {"pre": 0, "primary": 1, "post": 2}
-FORMAT_ARGS = ("-e", "gpu_tray_bundle_format=helmfile,argocd,flux", "-e", "gpu_tray_bundle_repo_url=%s" % GIT,
-               "-e", "stack_bundle_repo_path=%s" % SUBDIR)
 
 
 @pytest.fixture(scope="module")
-def bundles(tmp_path_factory):
-    return render_bundles(tmp_path_factory.mktemp("formats"), RECIPES, *FORMAT_ARGS)
+def bundles(stack_bundles):
+    return stack_bundles
 
 
 @pytest.fixture(scope="module")
@@ -336,9 +330,9 @@ def test_a_field_the_real_crds_do_not_name_fails(bundles, crds):
 
 def test_a_second_render_changes_nothing(bundles):
     recipe = "gb200-nvke-ubuntu-training"
-    rc, out = run_playbook("gpu_tray.cluster.render_bundle", "-e", "gpu_tray_recipe=%s" % recipe,
-                           "-e", "gpu_tray_bundle_dir=%s" % bundles[recipe], "-e", "gpu_tray_stack_use_nodewright=true",
-                           *FORMAT_ARGS)
+    inventory = os.path.join(os.path.dirname(bundles[recipe]), "inventory-%s.yml" % recipe)
+    rc, out = run_playbook("gpu_tray.cluster.render_bundle", "-e", "gpu_tray_bundle_dir=%s" % bundles[recipe],
+                           *FORMAT_ARGS, inventory=inventory)
     assert rc == 0, out[-4000:]
     assert recap(out)["changed"] == 0, out[-4000:]
 

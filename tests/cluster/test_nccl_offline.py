@@ -28,7 +28,7 @@ from stackhelpers import ansible_env, playbook_argv
 HERE = os.path.dirname(os.path.abspath(__file__))
 TRAINER = os.path.join(HERE, "files", "kubeflow-trainer")
 RECIPES = {"gb200-nvke-ubuntu-training": ("job", ["nvls", "net"]),
-           "gb200-nvke-ubuntu-kubeflow": ("trainjob", ["nvls", "net"]),
+           "gb200-nvke-ubuntu-training-kubeflow": ("trainjob", ["nvls", "net"]),
            "vr200-rke2-ubuntu-training": ("job", ["nvls"]),
            "vr200-rke2-ubuntu-inference": ("job", [])}
 CUSTOM = ("ComputeDomain", "TrainingRuntime", "TrainJob")
@@ -82,7 +82,7 @@ def test_each_recipe_runs_its_variants_on_its_workload_api(plans, recipe):
 
 
 def test_nvke_net_workers_take_every_rail_the_recipe_renders(plans):
-    for recipe in ("gb200-nvke-ubuntu-training", "gb200-nvke-ubuntu-kubeflow"):
+    for recipe in ("gb200-nvke-ubuntu-training", "gb200-nvke-ubuntu-training-kubeflow"):
         summary = plans[recipe]["plans"]["net"]["summary"]
         assert summary["worker_annotations"] == {"k8s.v1.cni.cncf.io/networks": ",".join(
             "default/sriov-network-rail-%d" % i for i in range(4))}
@@ -91,7 +91,7 @@ def test_nvke_net_workers_take_every_rail_the_recipe_renders(plans):
     assert plans["vr200-rke2-ubuntu-training"]["spec"]["rails"] == []        # no SR-IOV rails on VR200
 
 
-@pytest.mark.parametrize("recipe", ["gb200-nvke-ubuntu-training", "gb200-nvke-ubuntu-kubeflow",
+@pytest.mark.parametrize("recipe", ["gb200-nvke-ubuntu-training", "gb200-nvke-ubuntu-training-kubeflow",
                                     "vr200-rke2-ubuntu-training"])
 def test_every_core_object_validates_against_1_34_strict(plans, recipe):
     core = []
@@ -110,7 +110,7 @@ def test_every_core_object_validates_against_1_34_strict(plans, recipe):
 
 def test_the_trainer_objects_validate_strictly_against_the_real_crds(plans, trainer_crds):
     checked = 0
-    for plan in plans["gb200-nvke-ubuntu-kubeflow"]["plans"].values():
+    for plan in plans["gb200-nvke-ubuntu-training-kubeflow"]["plans"].values():
         for obj in plan["workload"]:
             osc.validate_custom_resource(obj, trainer_crds[obj["kind"]])
             checked += 1
@@ -118,7 +118,7 @@ def test_the_trainer_objects_validate_strictly_against_the_real_crds(plans, trai
 
 
 def test_the_checks_can_fail(plans, trainer_crds):
-    plan = plans["gb200-nvke-ubuntu-kubeflow"]["plans"]["net"]
+    plan = plans["gb200-nvke-ubuntu-training-kubeflow"]["plans"]["net"]
     trainjob = copy.deepcopy([o for o in plan["workload"] if o["kind"] == "TrainJob"][0])
     trainjob["spec"]["trainer"]["numNodez"] = 2
     with pytest.raises(osc.SchemaError, match="numNodez"):

@@ -357,7 +357,7 @@ def test_kubeflow_recipe_launches_a_trainjob_served_unpruned_and_cleans_up_after
     # no Trainer controller runs here: the TrainJob never makes a launcher, the run times out and is removed
     evidence = tmp_path / 'evidence'
     with Observer(api) as seen:
-        res = _validate(kubeconfig, str(tmp_path), dict(BASE, validate_recipe='gb200-nvke-ubuntu-kubeflow',
+        res = _validate(kubeconfig, str(tmp_path), dict(BASE, validate_recipe='gb200-nvke-ubuntu-training-kubeflow',
                                                          validate_nccl_variants=['net'], validate_nccl_timeout=30,
                                                          validate_evidence_dir=str(evidence)))
     assert res.returncode != 0, res.stdout[-3000:]

@@ -1,38 +1,34 @@
 # Copyright: (c) 2026, gpu_tray.cluster contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Bundles of the five recipes (playbooks/render_bundle.yml, no cluster): layout, plan, digest, helmfile levels,
-every rendered core object against Kubernetes 1.34 (kubernetes-validate --strict), and every values file for its
-shape and the forbidden DOCA-OFED / nvidia-peermem keys.
+"""Bundles of the five recipes (playbooks/render_bundle.yml, no cluster): layout, plan, the same objects from every
+playbook, helmfile levels, every rendered core object against Kubernetes 1.34 (kubernetes-validate --strict), and
+every values file for its shape and the forbidden DOCA-OFED / nvidia-peermem keys.
 
 Custom resources, values key paths and readiness gates are held against the REAL charts and CRDs of the pinned
 components in tests/upstream (which needs ../shared/upstream); nothing here is checked against copies we wrote."""
 
 import copy
 import glob
+import json
 import os
+import re
 import sys
 
-import jinja2
 import pytest
 import yaml
 
 import offline_schema as osc
-from stackhelpers import REPO, render_bundles
+from stackhelpers import RAIL_PCI, RECIPES, REPO, start_playbook
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROLE = os.path.join(REPO, "roles", "stack")
-RECIPES = ["gb200-nvke-ubuntu-training", "gb200-nvke-ubuntu-kubeflow", "vr200-rke2-ubuntu-training",
-           "vr200-rke2-ubuntu-inference", "vr200-rke2-ubuntu-inference-dynamo"]
 PLAN_KEYS = ["name", "kind", "chart", "repository", "version", "namespace", "tier", "depends_on"]
 # the custom kinds the bundles contain (tests/upstream validates them against the real CRDs)
 CUSTOM_KINDS = ("NicClusterPolicy", "IPPool", "SriovNetworkNodePolicy", "SriovIBNetwork", "MaintenanceOperatorConfig",
-                "NodeWright", "Gateway")
+                "NodeWright", "Gateway", "CustomResourceDefinition")
 
 
 @pytest.fixture(scope="module")
-def bundles(tmp_path_factory):
-    """Each recipe rendered with NodeWright on (so every manifest template is exercised), in parallel."""
-    return render_bundles(tmp_path_factory.mktemp("bundles"), RECIPES)
+def bundles(stack_bundles):
+    return stack_bundles
 
 
 def _load(path):
@@ -40,22 +36,10 @@ def _load(path):
         return [d for d in yaml.safe_load_all(fh) if d is not None]
 
 
-def _python_resolution(recipe):
-    """The same recipe resolved in this process (templated with the role defaults), for the digest comparison."""
+def _forbidden(values):
     sys.path.insert(0, os.path.join(REPO, ".collections"))
     from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import stack
-    with open(os.path.join(ROLE, "defaults", "main.yml")) as fh:
-        defaults = yaml.safe_load(fh)
-    ctx = {"stack_repositories": defaults["stack_repositories"], "stack_registries": defaults["stack_registries"]}
-
-    def render(path):
-        with open(path) as fh:
-            return yaml.safe_load(jinja2.Template(fh.read(), undefined=jinja2.StrictUndefined).render(ctx))
-    base = os.path.join(ROLE, "files", "values")
-    files = dict((os.path.relpath(p, base), render(p)) for p in glob.glob(os.path.join(base, "*", "*.yaml")))
-    return stack, stack.resolve(render(os.path.join(ROLE, "vars", "catalog.yml"))["__stack_catalog"],
-                                render(os.path.join(ROLE, "vars", "recipes.yml"))["__stack_recipes"], recipe,
-                                files=files, options={"use_nodewright": True})
+    return stack.forbidden_values(values)
 
 
 @pytest.mark.parametrize("recipe", RECIPES)
@@ -81,15 +65,32 @@ def test_plan_lists_every_component_in_install_order(bundles, recipe):
             assert glob.glob(os.path.join(folder, "*.yaml")) and not os.path.exists(os.path.join(folder, "values.yaml"))
 
 
-@pytest.mark.parametrize("recipe", RECIPES)
-def test_digest_is_the_sha256_of_the_canonical_resolved_recipe(bundles, recipe):
-    plan = _load(os.path.join(bundles[recipe], "plan.yaml"))[0]
-    stack, resolved = _python_resolution(recipe)
-    assert plan["recipe_digest"] == stack.digest(resolved)
-    assert [c["name"] for c in plan["components"]] == [c["name"] for c in resolved["components"]]
-    changed = copy.deepcopy(resolved)
-    changed["components"][0]["version"] += "-x"
-    assert stack.digest(changed) != plan["recipe_digest"]
+def test_the_same_inventory_plans_the_same_objects_from_every_playbook(bundles, tmp_path):
+    """render_bundle, deploy_stack --check and site.yml --check from one inventory plan the same components, objects
+    included (the digest covers them): the plan depends on the inventory only. The deploy and site runs are limited to
+    the API host (the trays of the inventory are never contacted) and carry a fact cache in which both trays hold
+    rdma facts with OTHER PF addresses - what a preflight leaves behind - which must change nothing."""
+    cache = tmp_path / "facts"
+    cache.mkdir()
+    for tray in ("tray01", "tray02"):
+        devices = [{"name": rail, "kind": "pf", "pci_address": "0000:%02x:00.0" % (0x40 + i), "sriov_totalvfs": 16}
+                   for i, rail in enumerate(RAIL_PCI)]
+        (cache / tray).write_text(json.dumps({"gpu_tray_rdma": {"rails": sorted(RAIL_PCI), "devices": devices}}))
+    env = {"ANSIBLE_CACHE_PLUGIN": "jsonfile", "ANSIBLE_CACHE_PLUGIN_CONNECTION": str(cache),
+           "ANSIBLE_CACHE_PLUGIN_TIMEOUT": "0"}
+    runs = {}
+    for recipe in RECIPES:
+        inventory = os.path.join(os.path.dirname(bundles[recipe]), "inventory-%s.yml" % recipe)
+        runs[(recipe, "deploy_stack")] = start_playbook("gpu_tray.cluster.deploy_stack", "--check", "--limit",
+                                                        "localhost", inventory=inventory, **env)
+        runs[(recipe, "site")] = start_playbook("gpu_tray.cluster.site", "--check", "--limit", "localhost", "-e",
+                                                "gpu_tray_validate=false", inventory=inventory, **env)
+    for (recipe, playbook), proc in runs.items():
+        out = proc.communicate()[0]
+        assert proc.returncode == 0, "%s %s:\n%s" % (playbook, recipe, out[-4000:])
+        want = _load(os.path.join(bundles[recipe], "plan.yaml"))[0]["recipe_digest"]
+        assert re.findall(r"%s: \d+ components in \d+ tiers, digest ([0-9a-f]{64})" % recipe, out) == [want], \
+            (playbook, recipe, out[-3000:])
 
 
 def test_vr200_training_bundle_holds_aicrs_thirteen_components(bundles):
@@ -141,6 +142,13 @@ def _objects(bundle):
     return out
 
 
+def test_nvke_policies_select_the_inventorys_rail_addresses_and_nothing_else(bundles):
+    policies = [d for _p, d in _objects(bundles["gb200-nvke-ubuntu-training"]) if d["kind"] == "SriovNetworkNodePolicy"]
+    assert sorted((p["metadata"]["name"], json.dumps(p["spec"]["nicSelector"], sort_keys=True)) for p in policies) == [
+        ("sriov-ib-rail-%d" % i, json.dumps({"rootDevices": [RAIL_PCI[rail]], "vendor": "15b3"}, sort_keys=True))
+        for i, rail in enumerate(RAIL_PCI)]
+
+
 @pytest.mark.parametrize("recipe", RECIPES)
 def test_every_rendered_core_object_validates_and_every_custom_kind_is_known(bundles, recipe):
     objects = _objects(bundles[recipe])
@@ -155,21 +163,20 @@ def test_every_rendered_core_object_validates_and_every_custom_kind_is_known(bun
 
 @pytest.mark.parametrize("recipe", RECIPES)
 def test_values_files_are_one_mapping_without_doca_ofed_or_peermem(bundles, recipe):
-    stack, _resolved = _python_resolution(recipe)
     values = {}
     for path in glob.glob(os.path.join(bundles[recipe], "components", "*", "values.yaml")):
         docs = _load(path)
         assert len(docs) == 1 and isinstance(docs[0], dict), path
         values[os.path.basename(os.path.dirname(path))] = docs[0]
-    assert values and stack.forbidden_values(values) == []
+    assert values and _forbidden(values) == []
     # each forbidden key, planted in the values file where a user would add it, is found (not only in the
     # NicClusterPolicy object): nvidia-peermem through the GPU Operator, DOCA-OFED through the Network Operator
     planted = dict(values, **{"gpu-operator": dict(values["gpu-operator"], driver={"rdma": {"enabled": True}})})
-    assert stack.forbidden_values(planted) == [{"component": "gpu-operator", "path": "driver.rdma"}]
+    assert _forbidden(planted) == [{"component": "gpu-operator", "path": "driver.rdma"}]
     assert "network-operator" in values or not recipe.startswith("gb200-nvke"), sorted(values)
     if "network-operator" in values:
         ofed = dict(values, **{"network-operator": dict(values["network-operator"], ofedDriver={"deploy": True})})
-        assert stack.forbidden_values(ofed) == [{"component": "network-operator", "path": "ofedDriver"}]
+        assert _forbidden(ofed) == [{"component": "network-operator", "path": "ofedDriver"}]
 
 
 def test_nvke_fabric_objects(bundles):

@@ -8,6 +8,7 @@ import re
 import subprocess
 
 import pytest
+import yaml
 
 from labtools import BIN, ROOT, ansible_env, ansible_json, lab, lab_up, playbook, ssh, ssh_rc
 
@@ -114,6 +115,20 @@ def test_healthy_gb200_trays_pass_and_rerun_changes_nothing(tmp_path):
         assert ev["skipped_checks"] == ["hugepages"]          # NVKE requests no huge page pools
     summary = (report / "preflight-summary.md").read_text()
     assert "| tray01 | nvke-gb200 | PASS |" in summary and "| tray02 | nvke-gb200 | PASS |" in summary
+    # the chart stack the preflight checked (after it read the trays: their rdma facts are set) is the one a GitOps
+    # bundle of the same inventory holds - the stack plan depends on the inventory only, not on the trays' facts
+    checked = re.findall(r"gb200-nvke-ubuntu-training: \d+ components, .*\(digest ([0-9a-f]{64})\)", first.stdout)
+    render = playbook(inventory, ROOT / "playbooks" / "render_bundle.yml",
+                      extra_vars={"gpu_tray_bundle_dir": str(tmp_path / "bundle")})
+    assert render.returncode == 0, render.stdout[-4000:]
+    bundle_plan = yaml.safe_load((tmp_path / "bundle" / "plan.yaml").read_text())
+    assert checked == [bundle_plan["recipe_digest"]], first.stdout[-3000:]
+    policies = list(yaml.safe_load_all(
+        (tmp_path / "bundle" / "components" / "sriov-ib-networks" / "sriov-node-policies.yaml").read_text()))
+    selected = sorted(a for p in policies for a in p["spec"]["nicSelector"]["rootDevices"])
+    for tray in ("tray01", "tray02"):
+        pci = [c for c in evidence(report, tray)["checks"] if c["check"] == "rails"][0]["data"]["pci"]
+        assert sorted(pci.values()) == selected, (tray, pci, selected)
     second = run_preflight(inventory, report)
     assert second.returncode == 0, second.stdout[-6000:]
     counts = recap(second.stdout)

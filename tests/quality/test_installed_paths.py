@@ -38,6 +38,11 @@ def _installed(tmp_path):
     return env, work, installed / "ansible_collections" / "gpu_tray" / "cluster"
 
 
+# an NVKE recipe's SR-IOV policies need each rail's PF address (the lab tray model's)
+RAIL_PCI = ('{"gpu_tray_rail_pci_addresses": {"mlx5_0": "0000:03:00.0", "mlx5_1": "0002:03:00.0", '
+            '"mlx5_3": "0010:03:00.0", "mlx5_4": "0012:03:00.0"}}')
+
+
 def _play(env, work, playbook, *extra):
     argv = [str(BIN / "ansible-playbook"), "-i", "localhost,", "-c", "local", "gpu_tray.cluster." + playbook,
             "-e", "ansible_python_interpreter=%s" % sys.executable]
@@ -48,7 +53,7 @@ def _play(env, work, playbook, *extra):
 
 def test_relative_bundle_dir_is_the_start_directory_and_dropped_components_go(tmp_path):
     env, work, collection = _installed(tmp_path)
-    first = _play(env, work, "render_bundle", "gpu_tray_recipe=vr200-rke2-ubuntu-inference-dynamo",
+    first = _play(env, work, "render_bundle", "gpu_tray_recipe=gb200-nvke-ubuntu-training", RAIL_PCI,
                   "gpu_tray_bundle_dir=./bundle")
     assert first.returncode == 0, first.stdout[-4000:]
     rendered = set(os.listdir(work / "bundle" / "components"))
@@ -68,7 +73,7 @@ def test_relative_bundle_dir_is_the_start_directory_and_dropped_components_go(tm
 
 def test_relative_report_dir_gets_the_evidence_and_loses_stale_ctrf(tmp_path):
     env, work, collection = _installed(tmp_path)
-    common = ["gpu_tray_recipe=gb200-nvke-ubuntu-training", "gpu_tray_report_dir=report"]
+    common = ["gpu_tray_recipe=gb200-nvke-ubuntu-training", RAIL_PCI, "gpu_tray_report_dir=report"]
     perf = _play(env, work, "validate", *common, '{"gpu_tray_validate_phases": ["performance"], "gpu_tray_nccl_logs": '
                  '[{"path": "%s", "variant": "nvls"}]}' % NCCL_LOG)
     assert perf.returncode == 0, perf.stdout[-4000:]

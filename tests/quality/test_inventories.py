@@ -94,12 +94,13 @@ def test_intent_presets_win_over_the_platform_vars(group, tmp_path):
     assert hostvars[tray]["gpu_tray_recipe"] == INTENTS[group]
     assert hostvars[tray]["gpu_tray_platform"] == "rke2-vr200"               # still a VR200 tray
     assert tray in members(data, "rke2_vr200")
-    recipes = yaml.safe_load((ROOT / "roles" / "stack" / "vars" / "recipes.yml").read_text())
-    assert INTENTS[group] in json.dumps(recipes), "unknown recipe %s" % INTENTS[group]
-    # the recipe's nvidia-tuned intent comes from the platform profile, and the platform has that intent
+    recipes = yaml.safe_load((ROOT / "plugins" / "plugin_utils" / "stack_data" / "recipes.yml").read_text())["recipes"]
+    assert INTENTS[group] in recipes, "unknown recipe %s" % INTENTS[group]
+    # the recipe's nvidia-tuned intent comes from the registry, and the platform profile has that intent
     profile = yaml.safe_load((ROOT / "plugins" / "plugin_utils" / "platforms" / "rke2-vr200.yml").read_text())
     assert "gpu_tray_tuned_intent" not in hostvars[tray], "the inventory keeps site facts only"
-    assert profile["recipes"][INTENTS[group]]["tuned_intent"] in profile["tuning"]["intents"]
+    assert recipes[INTENTS[group]]["platform"] == "rke2-vr200"
+    assert recipes[INTENTS[group]]["tuned_intent"] in profile["tuning"]["intents"]
     proc = subprocess.run([str(BIN / "ansible"), "-i", str(tmp_path), "k8s_api", "-m", "ansible.builtin.debug",
                            "-a", "var=gpu_tray_recipe"], cwd=ROOT, env=ENV, capture_output=True, text=True,
                           check=False)

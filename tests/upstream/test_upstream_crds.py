@@ -13,6 +13,7 @@ IPPool exclusion range and make fields immutable, which the objects here do not 
 import copy
 import glob
 import os
+import sys
 
 import pytest
 import yaml
@@ -85,23 +86,22 @@ def test_every_custom_resource_validates_strictly_against_its_real_crd(bundles, 
 
 
 def _catalog_gates():
-    """(component, gate kind, entry) for every readiness gate in the catalog and the recipes."""
+    """(component, gate kind, entry) for every readiness gate in the catalog and the recipes (the registry)."""
+    sys.path.insert(0, os.path.join(REPO, ".collections"))
+    from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import registry
     out = []
-    for rel in ("roles/stack/vars/catalog.yml", "roles/stack/vars/recipes.yml"):
-        with open(os.path.join(REPO, rel)) as fh:
-            data = yaml.safe_load(fh)
-        table = data.get("__stack_catalog") or {}
-        for recipe in (data.get("__stack_recipes") or {}).values():
-            for name, ref in ((recipe or {}).get("components") or {}).items():
-                if (ref or {}).get("readiness"):
-                    table.setdefault("%s (recipe)" % name, {})["readiness"] = ref["readiness"]
-        for name, entry in table.items():
-            readiness = (entry or {}).get("readiness") or {}
-            for crd in readiness.get("wait_for_crds") or []:
-                out.append((name, "wait_for_crds", crd))
-            for key in ("ready", "after_removal"):
-                for gate in readiness.get(key) or []:
-                    out.append((name, key, gate))
+    table = registry.catalog()
+    for recipe in registry.recipes().values():
+        for name, ref in ((recipe or {}).get("components") or {}).items():
+            if (ref or {}).get("readiness"):
+                table.setdefault("%s (recipe)" % name, {})["readiness"] = ref["readiness"]
+    for name, entry in table.items():
+        readiness = (entry or {}).get("readiness") or {}
+        for crd in (readiness.get("wait_for_crds") or []) + (readiness.get("crds_from_operator") or []):
+            out.append((name, "wait_for_crds", crd))
+        for key in ("ready", "after_removal"):
+            for gate in readiness.get(key) or []:
+                out.append((name, key, gate))
     return out
 
 
@@ -154,9 +154,6 @@ def _role_and_playbook_refs():
         with open(path) as fh:
             for doc in yaml.safe_load_all(fh):
                 _api_refs(doc, os.path.relpath(path, REPO), out)
-    with open(os.path.join(REPO, "roles", "stack", "vars", "main.yml")) as fh:
-        for kind, api_version in yaml.safe_load(fh)["__stack_crd_group_versions"].items():
-            out.append(("roles/stack/vars/main.yml __stack_crd_group_versions", api_version, kind))
     # read by the validation modules in Python (plugins/module_utils/conformance.py, plugins/modules/expected_resources.py)
     out.append(("plugins/module_utils/conformance.py", "nvidia.com/v1", "ClusterPolicy"))
     out.append(("plugins/modules/expected_resources.py", "sriovnetwork.openshift.io/v1", "SriovNetworkNodeState"))

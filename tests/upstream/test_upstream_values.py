@@ -136,7 +136,7 @@ def test_merged_values_pass_the_charts_values_schema(bundles, upstream_root, rec
 
 # (d) What the guides insist on, at the key path the pinned chart reads.
 # (recipes, component, key path, expected, where the chart reads it)
-NVKE = ("gb200-nvke-ubuntu-training", "gb200-nvke-ubuntu-kubeflow")
+NVKE = ("gb200-nvke-ubuntu-training", "gb200-nvke-ubuntu-training-kubeflow")
 VR200 = ("vr200-rke2-ubuntu-training", "vr200-rke2-ubuntu-inference", "vr200-rke2-ubuntu-inference-dynamo")
 GUIDE_SETTINGS = [
     # NVKE GB200, "SR-IOV InfiniBand"

@@ -20,7 +20,7 @@ import yaml
 
 import offline_schema as osc
 
-RECIPES = ["gb200-nvke-ubuntu-training", "gb200-nvke-ubuntu-kubeflow", "vr200-rke2-ubuntu-training",
+RECIPES = ["gb200-nvke-ubuntu-training", "gb200-nvke-ubuntu-training-kubeflow", "vr200-rke2-ubuntu-training",
            "vr200-rke2-ubuntu-inference", "vr200-rke2-ubuntu-inference-dynamo"]
 
 

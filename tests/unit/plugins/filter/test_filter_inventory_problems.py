@@ -42,7 +42,7 @@ def test_a_value_the_spec_refuses_is_reported_once():
     # without choices in the spec, the profiles' check names the known recipes
     bare = dict(SPEC, gpu_tray_recipe={'type': 'str'})
     assert inventory_problems({'gpu_tray_recipe': 'x'}, bare) == [
-        'value of gpu_tray_recipe must be one of: gb200-nvke-ubuntu-kubeflow, gb200-nvke-ubuntu-training, '
+        'value of gpu_tray_recipe must be one of: gb200-nvke-ubuntu-training, gb200-nvke-ubuntu-training-kubeflow, '
         'vr200-rke2-ubuntu-inference, vr200-rke2-ubuntu-inference-dynamo, vr200-rke2-ubuntu-training, got: x']
     assert inventory_problems({'gpu_tray_platform': 'rke2-vr200', 'gpu_tray_tuned_intent': 'x'},
                               dict(SPEC, gpu_tray_tuned_intent={'type': 'str'})) == [

@@ -113,7 +113,7 @@ def test_check_constraint_names_failed_clause():
 
 @pytest.mark.parametrize('recipe, version, status', [
     ('gb200-nvke-ubuntu-training', 'v1.34.0', 'passed'),
-    ('gb200-nvke-ubuntu-kubeflow', 'v1.33.7', 'failed'),
+    ('gb200-nvke-ubuntu-training-kubeflow', 'v1.33.7', 'failed'),
     ('gb200-nvke-ubuntu-training', 'v1.20.15', 'failed'),
     ('vr200-rke2-ubuntu-training', 'v1.34.0+rke2r1', 'failed'),
     ('vr200-rke2-ubuntu-training', 'v1.34.1+rke2r1', 'passed'),
@@ -122,7 +122,7 @@ def test_check_constraint_names_failed_clause():
     ('vr200-rke2-ubuntu-inference', 'v1.36.0+rke2r1', 'failed'),
     ('vr200-rke2-ubuntu-inference-dynamo', 'v1.36.0-rc.2+rke2r1', 'passed'),
     # every intent at the bounds of its window (the upper bound of the inference presets included)
-    ('gb200-nvke-ubuntu-kubeflow', 'v1.34.0', 'passed'),
+    ('gb200-nvke-ubuntu-training-kubeflow', 'v1.34.0', 'passed'),
     ('gb200-nvke-ubuntu-training', 'v1.36.2', 'passed'),
     ('vr200-rke2-ubuntu-training', 'v1.34.0', 'failed'),
     ('vr200-rke2-ubuntu-inference', 'v1.34.0+rke2r1', 'failed'),

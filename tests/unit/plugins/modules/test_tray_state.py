@@ -306,11 +306,34 @@ def test_rails_missing_and_none(run_module, tray, tools, tmp_path):
     res = by_check(preflight_report(state, dict(GB200_SPEC, rails=RAILS + ['mlx5_7'])))['rails']
     assert res['failed'] and res['msg'] == 'Rail mlx5_7 is missing or not InfiniBand.'
     auto = by_check(preflight_report(state, dict(GB200_SPEC, rails='')))['rails']
-    assert not auto['failed'] and auto['msg'] == 'Rails mlx5_0, mlx5_1, mlx5_3, mlx5_4.'
+    assert not auto['failed'] and auto['msg'] == ('Rails mlx5_0 (0000:03:00.0), mlx5_1 (0000:04:00.0), '
+                                                  'mlx5_3 (0000:06:00.0), mlx5_4 (0000:07:00.0).')
+    assert auto['data']['pci'] == {'mlx5_0': '0000:03:00.0', 'mlx5_1': '0000:04:00.0', 'mlx5_3': '0000:06:00.0',
+                                   'mlx5_4': '0000:07:00.0'}
     bare = build_tray(str(tmp_path / 'bare'), devices=[])
     none = by_check(preflight_report(gather(run_module, bare, tools, tmp_path, rails=None),
                                      dict(GB200_SPEC, rails=[])))['rails']
     assert none['failed'] and none['msg'] == 'No InfiniBand rails found.'
+
+
+def test_rails_at_other_pci_addresses_than_the_site_gives_fail_naming_the_variable(run_module, tray, tools, tmp_path):
+    """gpu_tray_rail_pci_addresses is what the chart stack's SR-IOV policies select: a tray whose rail is elsewhere
+    would get no VFs on that rail, so the preflight fails it before anything is changed."""
+    state = gather(run_module, tray, tools, tmp_path)
+    here = {'mlx5_0': '0000:03:00.0', 'mlx5_1': '0000:04:00.0', 'mlx5_3': '0000:06:00.0', 'mlx5_4': '0000:07:00.0'}
+    same = by_check(preflight_report(state, dict(GB200_SPEC, rail_pci=here)))['rails']
+    assert not same['failed']
+    models = dict(here, mlx5_1=['0002:03:00.0', '0000:04:00.0'])          # a list: tray models differ
+    assert not by_check(preflight_report(state, dict(GB200_SPEC, rail_pci=models)))['rails']['failed']
+    partial = {'mlx5_0': '0000:03:00.0'}                                    # rails it does not name are not checked
+    assert not by_check(preflight_report(state, dict(GB200_SPEC, rail_pci=partial)))['rails']['failed']
+    moved = dict(here, mlx5_3='0010:03:00.0', mlx5_4=['0012:03:00.0', '0013:03:00.0'])
+    res = by_check(preflight_report(state, dict(GB200_SPEC, rail_pci=moved)))['rails']
+    assert res['failed']
+    assert res['msg'] == 'Rail mlx5_3 is at PCI address 0000:06:00.0, not at 0010:03:00.0 as gpu_tray_rail_pci_addresses says.'
+    assert res['details'] == ['mlx5_3 is at 0000:06:00.0; gpu_tray_rail_pci_addresses gives 0010:03:00.0',
+                              'mlx5_4 is at 0000:07:00.0; gpu_tray_rail_pci_addresses gives 0012:03:00.0, 0013:03:00.0']
+    assert 'gpu_tray_rail_pci_addresses' in res['fix']
 
 
 @pytest.mark.parametrize('spec, words', [

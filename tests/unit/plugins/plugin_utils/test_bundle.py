@@ -10,11 +10,9 @@ import hashlib
 import pytest
 import yaml
 
-from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import bundle
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import bundle, bundle_files
 from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.stack import StackError
-from ansible_collections.gpu_tray.cluster.plugins.filter import stack_bundle_files, stack_bundle_provenance
 
 GIT = {'repo_url': 'https://git.example.test/fleet.git'}
 
@@ -196,8 +194,8 @@ def test_a_chart_is_pulled_only_when_it_is_not_there_as_recorded():
 
 def test_provenance_needs_every_archive():
     wanted = bundle.vendor_paths(_stack())
-    with pytest.raises(AnsibleFilterError, match=r"the archive of crds \(charts/crds/crds-1.0.0.tgz\) is missing"):
-        stack_bundle_provenance.stack_bundle_provenance(wanted, 'r1', 'd', {})
+    with pytest.raises(StackError, match=r"the archive of crds \(charts/crds/crds-1.0.0.tgz\) is missing"):
+        bundle.provenance('r1', 'd', wanted, {})
 
 
 def test_checksums_and_the_bundle_digest():
@@ -229,19 +227,22 @@ def test_a_vendored_bundle_is_checked_against_the_recipe_before_an_install():
     assert 'names no archive inside the bundle' in bundle.vendored_archives(comps, prov, digests)['problems'][0]
 
 
-def test_the_filter_writes_yaml_with_literal_blocks_and_wraps_errors():
-    files = stack_bundle_files.stack_bundle_files(_stack(), 'r1', 'argocd,flux', GIT)
-    by_path = dict((f['path'], f['content']) for f in files)
-    assert [p for p in by_path if p.startswith('flux/charts/')] == [
+def test_the_gitops_files_are_yaml_with_literal_blocks_and_argocd_needs_the_repository():
+    result = {'recipe': 'r1', 'digest': 'd' * 64, 'tiers': [], 'components': _stack()}
+    gitops = {}
+    gitops.update(bundle.argocd_files('r1', _stack(), GIT))
+    gitops.update(bundle.flux_files('r1', _stack(), GIT))
+    by_path = dict((p, v if isinstance(v, str) else bundle_files.dump(v)) for p, v in gitops.items())
+    assert sorted(p for p in by_path if p.startswith('flux/charts/')) == [
         'flux/charts/%s/%s' % (r, f) for r in ('app-pre', 'networks', 'operator-post')
         for f in ('Chart.yaml', 'templates/manifests.yaml')]
     cm = by_path['argocd/argocd-cm-patch.yaml']
     assert 'resource.customizations.health.argoproj.io_Application: |' in cm
     assert yaml.safe_load(cm)['data']['resource.customizations.health.argoproj.io_Application'] == \
         bundle.APPLICATION_HEALTH_LUA
-    assert stack_bundle_files.stack_bundle_files(_stack(), 'r1', 'helmfile', GIT) == []
-    with pytest.raises(AnsibleFilterError, match='set gpu_tray_bundle_repo_url'):
-        stack_bundle_files.stack_bundle_files(_stack(), 'r1', ['argocd'], {})
+    assert result['components'] == _stack()
+    with pytest.raises(StackError, match='set gpu_tray_bundle_repo_url'):
+        bundle.argocd_files('r1', _stack(), {})
 
 
 # --- exact objects and edge cases (each line here failed a planted bug in tools/mutate.py) ------------------------
@@ -339,36 +340,16 @@ def test_vendored_archive_checks_in_any_order():
             'component crds: provenance.yaml names no archive inside the bundle')
 
 
-def test_every_filter_is_the_plugin_utils_function():
-    from ansible_collections.gpu_tray.cluster.plugins.filter import (stack_bundle_charts, stack_bundle_checksums,
-                                                                     stack_bundle_stale_charts, stack_bundle_vendored)
-    comps = _stack()
-    wanted = bundle.vendor_paths(comps)
-    digests = dict((w['archive'], 'a' * 64) for w in wanted.values())
-    prov = bundle.provenance('r1', 'd', wanted, digests)
-    filters = {}
-    for mod in (stack_bundle_charts, stack_bundle_checksums, stack_bundle_stale_charts, stack_bundle_vendored,
-                stack_bundle_provenance, stack_bundle_files):
-        filters.update(mod.FilterModule().filters())
-    assert filters['stack_bundle_charts'](comps) == wanted
-    assert filters['stack_bundle_checksums']({'a': 'b' * 64}) == {
-        'text': 'b' * 64 + '  a\n', 'digest': bundle.bundle_digest('b' * 64 + '  a\n')}
-    assert filters['stack_bundle_stale_charts'](wanted, {}, digests) == ['app', 'crds', 'operator']
-    assert filters['stack_bundle_vendored'](comps, prov, digests)['problems'] == []
-    assert filters['stack_bundle_provenance'](wanted, 'r1', 'd', digests) == prov
-    assert len(filters['stack_bundle_files'](comps, 'r1', 'flux')) > 0
-
-
 class _Tagged(str):
     pass
 
 
 def test_the_dumper_takes_ansible_s_tagged_values_and_writes_block_yaml():
-    value = stack_bundle_files._builtin({_Tagged('k'): [_Tagged('v'), True, None, 1.5, 2], 'o': {'x': False}})
+    value = bundle_files._builtin({_Tagged('k'): [_Tagged('v'), True, None, 1.5, 2], 'o': {'x': False}})
     assert value == {'k': ['v', True, None, 1.5, 2], 'o': {'x': False}}
     assert not isinstance(list(value)[0], _Tagged) and not isinstance(value['k'][0], _Tagged) and value['k'][2] is None
     assert value['k'][1] is True and value['o']['x'] is False            # not int(True)
     other = object()
-    assert stack_bundle_files._builtin(other) is other
-    text = stack_bundle_files.dump({'z': {'b': ['c'], 'long': 'x' * 200}, 'lua': 'one\ntwo\n'})
+    assert bundle_files._builtin(other) is other
+    text = bundle_files.dump({'z': {'b': ['c'], 'long': 'x' * 200}, 'lua': 'one\ntwo\n'})
     assert text == '---\nz:\n  b:\n  - c\n  long: %s\nlua: |\n  one\n  two\n' % ('x' * 200)   # keys in order

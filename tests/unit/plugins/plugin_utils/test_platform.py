@@ -19,8 +19,8 @@ def test_the_two_platforms_and_what_their_recipes_want():
     assert gb200['rdma'] == {'netns_mode': 'unmanaged', 'modules': ['rdma_ucm', 'ib_umad', 'ib_ipoib']}
     assert vr200['imex']['host_service'] == 'masked' and vr200['rdma']['netns_mode'] == 'exclusive'
     assert platform.recipe_intent(vr200, 'vr200-rke2-ubuntu-inference-dynamo') == 'inference'
-    assert platform.recipe_intent(gb200, 'gb200-nvke-ubuntu-kubeflow') == ''
-    assert platform.for_recipe('gb200-nvke-ubuntu-kubeflow')['name'] == 'nvke-gb200'
+    assert platform.recipe_intent(gb200, 'gb200-nvke-ubuntu-training-kubeflow') == ''
+    assert platform.for_recipe('gb200-nvke-ubuntu-training-kubeflow')['name'] == 'nvke-gb200'
     with pytest.raises(platform.ProfileError, match='no platform profile has recipe'):
         platform.for_recipe('rke2-vr200-common')
     with pytest.raises(platform.ProfileError, match="is not one of platform nvke-gb200's"):
@@ -68,13 +68,25 @@ def broken(profiles, change, name='rke2-vr200'):
     return str(caught.value)
 
 
-def test_a_new_platform_is_one_file(profiles):
+def test_a_new_platform_is_one_file_and_its_recipes_are_the_registrys(profiles):
     data = yaml.safe_load((profiles / 'rke2-vr200.yml').read_text())
-    data.update(name='rke2-vr300', recipes={'vr300-rke2-ubuntu-training': {'tuned_intent': 'performance'}},
-                default_recipe='vr300-rke2-ubuntu-training')
+    data.update(name='rke2-vr300', default_recipe='vr300-rke2-ubuntu-training')
     (profiles / 'rke2-vr300.yml').write_text(yaml.safe_dump(data))
     assert platform.names(str(profiles)) == ['nvke-gb200', 'rke2-vr200', 'rke2-vr300']
-    assert platform.for_recipe('vr300-rke2-ubuntu-training', str(profiles))['name'] == 'rke2-vr300'
+    table = {'vr300-rke2-ubuntu-training': {'platform': 'rke2-vr300', 'tuned_intent': 'performance'},
+             'vr200-rke2-ubuntu-training': {'platform': 'rke2-vr200', 'tuned_intent': 'multiNodeTraining'}}
+    assert platform.load('rke2-vr300', str(profiles), table)['recipes'] == {
+        'vr300-rke2-ubuntu-training': {'tuned_intent': 'performance'}}
+    # the shipped registry has no recipe of that platform: its default recipe is refused
+    with pytest.raises(platform.ProfileError, match='default_recipe: vr300-rke2-ubuntu-training is not one of its '
+                                                    r'recipes \(\)'):
+        platform.load('rke2-vr300', str(profiles))
+
+
+def test_a_profile_does_not_list_recipes(profiles):
+    assert broken(profiles, lambda d: d.update(recipes={'vr200-rke2-ubuntu-training': {'tuned_intent': ''}})) == (
+        'rke2-vr200.yml: key recipes is not a platform fact - a recipe names its platform in the registry '
+        '(plugins/plugin_utils/stack_data/recipes.yml)')
 
 
 def test_a_malformed_profile_names_the_file_and_key(profiles):
@@ -85,8 +97,6 @@ def test_a_malformed_profile_names_the_file_and_key(profiles):
     assert 'imex.host_service: off is not one of' in broken(profiles, lambda d: d['imex'].update(host_service='off'))
     assert 'rdma.netns_mode: on is not one of' in broken(profiles, lambda d: d['rdma'].update(netns_mode='on'))
     assert 'default_recipe: x is not one of its recipes' in broken(profiles, lambda d: d.update(default_recipe='x'))
-    assert 'tuned_intent: \'bogus\' is not ""' in broken(
-        profiles, lambda d: d['recipes']['vr200-rke2-ubuntu-training'].update(tuned_intent='bogus'))
     assert 'has no nvidia-tuned profile turbo' in broken(
         profiles, lambda d: d['tuning']['intents'].update(turbo=d['tuning']['intents']['inference']))
     assert 'tuning.intents.inference: key hugepages is missing' in broken(
@@ -95,6 +105,11 @@ def test_a_malformed_profile_names_the_file_and_key(profiles):
     assert broken(profiles, lambda d: d.update(os=[])) == 'rke2-vr200.yml.os: expected a mapping, got list'
     with pytest.raises(platform.ProfileError, match="no platform profile 'nope' .known: nvke-gb200, rke2-vr200"):
         platform.load('nope', str(profiles))
+    shutil.copy(os.path.join(platform.PLATFORM_DIR, 'rke2-vr200.yml'), str(profiles / 'rke2-vr200.yml'))
+    table = {'vr200-rke2-ubuntu-training': {'platform': 'rke2-vr200', 'tuned_intent': 'bogus'}}
+    with pytest.raises(platform.ProfileError, match='rke2-vr200.yml.recipes.vr200-rke2-ubuntu-training.tuned_intent: '
+                                                    '\'bogus\' is not "" or one of the tuning intents'):
+        platform.load('rke2-vr200', str(profiles), table)
 
 
 def test_an_intent_needs_both_the_tuned_arguments_and_the_sysctl_profile(profiles):
@@ -114,13 +129,12 @@ def test_an_intent_needs_both_the_tuned_arguments_and_the_sysctl_profile(profile
 
 
 def test_every_stack_recipe_has_one_platform_and_the_cluster_rules_agree():
-    """The chart recipes (roles/stack), the cluster rules the API-host modules ship with (module_utils, which
-    cannot read the controller's profiles) and the profiles name the same recipes for the same platforms."""
+    """The registry's recipes, the cluster rules the API-host modules ship with (module_utils/recipes.py, generated:
+    they cannot read the controller's data) and the profiles name the same recipes for the same platforms."""
     from ansible_collections.gpu_tray.cluster.plugins.module_utils import cluster_rules
+    from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import registry
 
-    repo = os.path.dirname(os.path.dirname(os.path.dirname(platform.PLATFORM_DIR)))
-    recipes = yaml.safe_load(open(os.path.join(repo, 'roles', 'stack', 'vars', 'recipes.yml')))['__stack_recipes']
-    deployable = sorted(name for name, recipe in recipes.items() if not recipe.get('abstract'))
+    deployable = registry.deployable()
     in_profiles = sorted(r for name in platform.names() for r in platform.load(name)['recipes'])
     assert deployable == in_profiles == sorted(cluster_rules.RECIPES)
     for name in platform.names():

@@ -1,46 +1,33 @@
 # Copyright: (c) 2026, gpu_tray.cluster contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Chart-stack data and filters: DAG/tiers, version pins, values merge, IPPool math, SR-IOV rails, recipe
-composition (each recipe's expected order is test data: fixtures/stack/expected_order.yml) and the digest."""
+"""Chart-stack data and its pure functions: DAG/tiers, version pins, values merge, IPPool math, SR-IOV rails, recipe
+composition (each recipe's expected order is test data: fixtures/stack/expected_order.yml). The planner over them is
+test_stack_plan.py."""
 
 import glob
-import hashlib
 import os
 
-import jinja2
 import pytest
 import yaml
 
-from ansible.errors import AnsibleFilterError
-
-from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import stack
-from ansible_collections.gpu_tray.cluster.plugins.filter import rail_ippools, stack_resolve, stack_tiers
-from ansible_collections.gpu_tray.cluster.plugins.filter.stack_digest import stack_digest
-from ansible_collections.gpu_tray.cluster.plugins.filter.stack_forbidden_values import stack_forbidden_values
-from ansible_collections.gpu_tray.cluster.plugins.filter.stack_merge_values import stack_merge_values
-from ansible_collections.gpu_tray.cluster.plugins.filter.stack_plan import stack_plan
-from ansible_collections.gpu_tray.cluster.plugins.filter.stack_values_files import stack_values_files
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import registry, stack
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..', '..'))
 ROLE = os.path.join(REPO, 'roles', 'stack')
 EXPECTED = os.path.join(REPO, 'tests', 'unit', 'fixtures', 'stack', 'expected_order.yml')
 
 
-def _render(path, ctx):
-    with open(path) as handle:
-        return yaml.safe_load(jinja2.Template(handle.read(), undefined=jinja2.StrictUndefined).render(ctx))
-
-
 @pytest.fixture(scope='module')
 def data():
-    """Catalog, recipes and values files as the role sees them (templated with the role defaults)."""
+    """Catalog, recipes and values files of the registry, rendered with the role defaults (as the planner does)."""
     with open(os.path.join(ROLE, 'defaults', 'main.yml')) as handle:
         defaults = yaml.safe_load(handle)
     ctx = {'stack_repositories': defaults['stack_repositories'], 'stack_registries': defaults['stack_registries']}
-    catalog = _render(os.path.join(ROLE, 'vars', 'catalog.yml'), ctx)['__stack_catalog']
-    recipes = _render(os.path.join(ROLE, 'vars', 'recipes.yml'), ctx)['__stack_recipes']
-    base = os.path.join(ROLE, 'files', 'values')
-    files = dict((os.path.relpath(p, base), _render(p, ctx)) for p in glob.glob(os.path.join(base, '*', '*.yaml')))
+    catalog = registry.render(registry.catalog(), ctx)
+    recipes = registry.render(registry.recipes(), ctx)
+    files = dict((os.path.relpath(p, registry.VALUES_DIR),
+                  registry.render(registry.values_file(os.path.relpath(p, registry.VALUES_DIR)), ctx))
+                 for p in glob.glob(os.path.join(registry.VALUES_DIR, '*', '*.yaml')))
     return catalog, recipes, files
 
 
@@ -49,7 +36,7 @@ def _expected():
         return yaml.safe_load(handle)
 
 
-RECIPES = ['gb200-nvke-ubuntu-training', 'gb200-nvke-ubuntu-kubeflow', 'vr200-rke2-ubuntu-training',
+RECIPES = ['gb200-nvke-ubuntu-training', 'gb200-nvke-ubuntu-training-kubeflow', 'vr200-rke2-ubuntu-training',
            'vr200-rke2-ubuntu-inference', 'vr200-rke2-ubuntu-inference-dynamo']
 
 
@@ -78,11 +65,6 @@ def test_cycles_fail_naming_the_cycle(graph, cycle):
 def test_unknown_dependency_fails_naming_both():
     with pytest.raises(stack.StackError, match='component b depends on unknown component.s. nope'):
         stack.tiers({'a': [], 'b': ['a', 'nope']})
-
-
-def test_filter_wraps_errors_for_ansible():
-    with pytest.raises(AnsibleFilterError, match='cycle'):
-        stack_tiers.FilterModule().filters()['stack_tiers']({'a': ['b'], 'b': ['a']})
 
 
 # --- versions and repositories ---------------------------------------------------------------------------------
@@ -238,7 +220,7 @@ def test_nvke_values_follow_the_guide(data):
     assert env == {'RUNTIME_CONFIG_SOURCE': 'file', 'ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED': 'false'}
     assert gpu['values']['driver']['enabled'] is True
     assert gpu['values']['driver']['kernelModuleConfig'] == {'name': 'kernel-module-params'}
-    assert gpu['manifests'] == ['kernel-module-params.yaml.j2'] and gpu['manifests_phase'] == 'pre'
+    assert gpu['manifests'] == ['kernel-module-params.yaml'] and gpu['manifests_phase'] == 'pre'
     net = comps['network-operator']['values']
     # the key paths network-operator 26.4.1 reads (tests/upstream holds them against the chart itself)
     assert 'sriovOperatorConfig' not in net
@@ -277,7 +259,7 @@ def test_overrides_change_version_repository_and_values_without_editing_the_cata
     ({'gpu-operator': {'version': '>=26.7.0'}}, 'component gpu-operator version .>=26.7.0. is not pinned'),
     ({'gpu-operator': {'version': ''}}, 'component gpu-operator has no version'),
     ({'network-operator': {'version': '26.4.1'}}, 'names network-operator, which recipe vr200-rke2-ubuntu-training'),
-    ({'gpu-operator': {'chart_version': '1.0.0'}}, r'stack_component_overrides.gpu-operator: unknown field.s. chart_version'),
+    ({'gpu-operator': {'chart_version': '1.0.0'}}, r'gpu_tray_stack_overrides.gpu-operator: unknown field.s. chart_version'),
     ({'nfd': {'repository': 'http://plain.example'}}, 'component nfd repository .http://plain.example. must be'),
 ])
 def test_bad_overrides_are_refused_by_name(data, overrides, message):
@@ -343,71 +325,6 @@ def test_a_dependency_left_out_by_the_recipe_counts_as_satisfied():
     assert [(c['name'], c['tier'], c['depends_on']) for c in res['components']] == [('b', 0, [])]
 
 
-def test_filter_plugin_reports_errors_as_filter_errors(data):
-    catalog, recipes, files = data
-    resolve = stack_resolve.FilterModule().filters()['stack_resolve']
-    assert resolve(catalog, recipes, 'vr200-rke2-ubuntu-training', None, files)['recipe'] == 'vr200-rke2-ubuntu-training'
-    with pytest.raises(AnsibleFilterError, match='unknown recipe'):
-        resolve(catalog, recipes, 'gb300', None, files)
-
-
-def test_the_stack_filters_answer_what_the_stack_functions_answer(data):
-    """What the playbooks call, over a real recipe (test_filter_plugins.py: each plugin registers its function)."""
-    catalog, recipes, files = data
-    recipe = 'gb200-nvke-ubuntu-training'
-    assert stack_values_files(catalog, recipes, recipe) == stack.values_files(catalog, recipes, recipe)
-    assert 'network-operator/nvke-gb200.yaml' in stack_values_files(catalog, recipes, recipe, {})
-    with pytest.raises(AnsibleFilterError, match='unknown recipe'):
-        stack_values_files(catalog, recipes, 'gb300')
-    resolved = stack.resolve(catalog, recipes, recipe, files=files)
-    assert stack_digest(resolved) == stack.digest(resolved) and len(stack.digest(resolved)) == 64
-    assert stack_plan(resolved) == stack.plan(resolved)
-    assert stack_plan(resolved)['components'][0]['tier'] == 0
-    values = {'network-operator': {'ofedDriver': {'deploy': True}}, 'gpu-operator': {'driver': {'rdma': {}}}}
-    assert stack_forbidden_values(values) == stack.forbidden_values(values) != []
-    assert stack_merge_values({'a': {'b': 1, 'l': [1]}}, {'a': {'c': 2}}, {'a': {'l': [2]}}) == {
-        'a': {'b': 1, 'c': 2, 'l': [2]}}
-    assert stack_merge_values({'a': 1}) == {'a': 1}
-    with pytest.raises(AnsibleFilterError):
-        stack_merge_values({'a': 1}, ['not a mapping'])
-
-
-# --- digest and plan -------------------------------------------------------------------------------------------
-
-def test_digest_is_stable_and_changes_with_what_would_be_deployed(data):
-    catalog, recipes, files = data
-    one = stack.resolve(catalog, recipes, 'gb200-nvke-ubuntu-training', files=files)
-    two = stack.resolve(catalog, recipes, 'gb200-nvke-ubuntu-training', files=dict(reversed(list(files.items()))))
-    assert stack.digest(one) == stack.digest(two)
-    assert len(stack.digest(one)) == 64 and int(stack.digest(one), 16) >= 0
-    bumped = stack.resolve(catalog, recipes, 'gb200-nvke-ubuntu-training', files=files,
-                           overrides={'nfd': {'version': '0.20.1'}})
-    valued = stack.resolve(catalog, recipes, 'gb200-nvke-ubuntu-training', files=files,
-                           overrides={'nfd': {'values': {'x': 1}}})
-    assert len(set([stack.digest(one), stack.digest(bumped), stack.digest(valued)])) == 3
-
-
-def test_digest_is_the_sha256_of_the_sorted_ascii_json_of_recipe_and_components():
-    """The documented format, pinned: a change of it would make every deployed stack look changed."""
-    one = {'recipe': 'r', 'components': [{'name': 'c', 'description': 'caf\u00e9', 'values': {'b': 1, 'a': [2]}}],
-           'tiers': [['c']]}
-    other = {'tiers': [], 'components': [{'values': {'a': [2], 'b': 1}, 'description': 'caf\u00e9', 'name': 'c'}],
-             'recipe': 'r'}
-    text = '{"components":[{"description":"caf\\u00e9","name":"c","values":{"a":[2],"b":1}}],"recipe":"r"}'
-    assert stack.digest(one) == stack.digest(other) == hashlib.sha256(text.encode('ascii')).hexdigest()
-
-
-def test_plan_has_exactly_the_documented_keys(data):
-    catalog, recipes, files = data
-    plan = stack.plan(stack.resolve(catalog, recipes, 'vr200-rke2-ubuntu-training', files=files))
-    assert sorted(plan) == ['components', 'recipe', 'recipe_digest']
-    for comp in plan['components']:
-        assert sorted(comp) == sorted(['name', 'kind', 'chart', 'repository', 'version', 'namespace', 'tier',
-                                       'depends_on'])
-    dranet = [c for c in plan['components'] if c['name'] == 'dranet'][0]
-    assert dranet['kind'] == 'manifests' and dranet['chart'] == '' and dranet['repository'] == ''
-
-
 # --- IPPool math -----------------------------------------------------------------------------------------------
 
 def test_rail_pools_are_10_255_4n_0_22():
@@ -440,49 +357,50 @@ def test_rail_pools_from_another_base_and_size():
 def test_bad_pool_input_is_refused(base, rails, prefix, block, message):
     with pytest.raises(stack.StackError, match=message):
         stack.rail_ippools(base, rails, prefix, block)
-    with pytest.raises(AnsibleFilterError):
-        rail_ippools.FilterModule().filters()['rail_ippools'](base, rails, prefix, block)
 
 
-# --- SR-IOV rails from rdma facts -------------------------------------------------------------------------------
+# --- SR-IOV rails from the site's rail PCI addresses -----------------------------------------------------------
 
-def _facts(bdfs, totalvfs=16, skip=()):
-    devices = [{'name': name, 'kind': 'pf', 'pci_address': bdf, 'sriov_totalvfs': totalvfs}
-               for name, bdf in bdfs.items() if name not in skip]
-    devices.append({'name': 'mlx5_0v0', 'kind': 'vf', 'pci_address': '0000:99:00.1', 'sriov_totalvfs': None})
-    return {'rails': sorted(bdfs), 'devices': devices}
+RAILS = ['mlx5_0', 'mlx5_1', 'mlx5_3', 'mlx5_4']
+PCI = {'mlx5_0': '0000:03:00.0', 'mlx5_1': '0002:03:00.0', 'mlx5_3': '0010:03:00.0', 'mlx5_4': '0012:03:00.0'}
 
 
-def test_sriov_rails_collect_every_trays_pf_per_rail():
-    facts = {'tray02': _facts({'mlx5_0': '0000:03:00.0', 'mlx5_1': '0000:04:00.0'}),
-             'tray01': _facts({'mlx5_0': '0000:03:00.0', 'mlx5_1': '0000:05:00.0'})}
-    rails = stack.sriov_rails(facts, ['mlx5_0', 'mlx5_1'], 16)
-    assert rails == [{'rail': 0, 'device': 'mlx5_0', 'root_devices': ['0000:03:00.0'], 'num_vfs': 16},
-                     {'rail': 1, 'device': 'mlx5_1', 'root_devices': ['0000:04:00.0', '0000:05:00.0'], 'num_vfs': 16}]
+def test_sriov_rails_select_each_rails_own_pf():
+    rails = stack.sriov_rails(RAILS, PCI, 16)
+    assert rails[0] == {'rail': 0, 'device': 'mlx5_0', 'root_devices': ['0000:03:00.0'], 'num_vfs': 16}
+    assert [r['root_devices'] for r in rails] == [[PCI[name]] for name in RAILS]
+    assert [r['rail'] for r in rails] == [0, 1, 2, 3]
 
 
-def test_sriov_vf_count_never_exceeds_the_firmware_count():
-    facts = {'tray01': _facts({'mlx5_0': '0000:03:00.0'}, 16), 'tray02': _facts({'mlx5_0': '0000:03:00.0'}, 8)}
-    assert stack.sriov_rails(facts, ['mlx5_0'], 8)[0]['num_vfs'] == 8
-    with pytest.raises(stack.StackError, match='numVfs 16 for rail mlx5_0 is above the firmware count on tray02 '
-                                               r'\(sriov_totalvfs 8\)'):
-        stack.sriov_rails(facts, ['mlx5_0'], 16)
+def test_sriov_rails_take_a_list_per_rail_for_several_tray_models():
+    rails = stack.sriov_rails(['mlx5_0'], {'mlx5_0': ['0000:05:00.0', '0000:03:00.0']}, '8')
+    assert rails == [{'rail': 0, 'device': 'mlx5_0', 'root_devices': ['0000:03:00.0', '0000:05:00.0'], 'num_vfs': 8}]
 
 
-def test_sriov_missing_rail_names_the_tray():
-    facts = {'tray01': _facts({'mlx5_0': '0000:03:00.0', 'mlx5_1': '0000:04:00.0'}, skip=('mlx5_1',))}
-    with pytest.raises(stack.StackError, match='tray tray01 has no rail mlx5_1'):
-        stack.sriov_rails(facts, ['mlx5_0', 'mlx5_1'])
+@pytest.mark.parametrize('rail_pci, message', [
+    ({}, r'gpu_tray_rail_pci_addresses has no PCI address for rails mlx5_0, mlx5_1, mlx5_3, mlx5_4: set each'),
+    (dict(PCI, mlx5_3=''), r'gpu_tray_rail_pci_addresses has no PCI address for rail mlx5_3: '),
+    (dict(PCI, mlx5_3=[]), r'no PCI address for rail mlx5_3: '),
+    (dict(PCI, mlx5_2='0006:01:00.0'), r'gpu_tray_rail_pci_addresses names mlx5_2, which is not a rail '
+                                       r'\(rails: mlx5_0, mlx5_1, mlx5_3, mlx5_4; gpu_tray_rails\)'),
+    (dict(PCI, mlx5_3=PCI['mlx5_1']), r'gives 0002:03:00.0 to rails mlx5_1 and mlx5_3: two policies would select '
+                                      r'the same PF'),
+    (dict(PCI, mlx5_3=['0010:03:00.0', PCI['mlx5_0']]), r'gives 0000:03:00.0 to rails mlx5_0 and mlx5_3'),
+    (dict(PCI, mlx5_0='0000:03:00'), r"gpu_tray_rail_pci_addresses.mlx5_0: '0000:03:00' is not a PCI address"),
+    (dict(PCI, mlx5_0='0000:0A:00.0'), r"'0000:0A:00.0' is not a PCI address as the kernel writes it"),
+    (dict(PCI, mlx5_0='03:00.0'), r"'03:00.0' is not a PCI address"),
+    (dict(PCI, mlx5_0='0000:03:00.8'), r"'0000:03:00.8' is not a PCI address"),
+    (['0000:03:00.0'], r'gpu_tray_rail_pci_addresses must map each rail device to its PF PCI address \(got list\)'),
+])
+def test_sriov_rails_refuse_what_would_give_two_rails_one_selector(rail_pci, message):
+    with pytest.raises(stack.StackError, match=message):
+        stack.sriov_rails(RAILS, rail_pci, 16)
 
 
 def test_sriov_vf_count_is_at_least_one():
-    assert stack.sriov_rails({}, ['mlx5_0'], '1')[0]['num_vfs'] == 1
-    with pytest.raises(stack.StackError, match=r'the SR-IOV VF count must be at least 1 \(got 0\)'):
-        stack.sriov_rails({}, ['mlx5_0'], 0)
-
-
-def test_sriov_without_facts_has_no_root_devices():
-    assert stack.sriov_rails({}, ['mlx5_0'])[0]['root_devices'] == []
+    assert stack.sriov_rails(RAILS, PCI, '1')[0]['num_vfs'] == 1
+    with pytest.raises(stack.StackError, match=r'the SR-IOV VF count must be at least 1 \(got 0; gpu_tray_num_vfs\)'):
+        stack.sriov_rails(RAILS, PCI, 0)
 
 
 # --- forbidden values ------------------------------------------------------------------------------------------
