@@ -27,11 +27,12 @@ OUT = ROOT / "roles" / "preflight" / "vars" / "inventory_spec.yml"
 FEEDS = re.compile(r'^\{\{\s*(gpu_tray_[a-z0-9_]+)\s*\|\s*default\(')
 ENV = jinja2.Environment()
 KEYS = ("type", "elements", "choices")
-# read by playbooks (not by a role default), each with the spec its `| bool` / use asks for
+# read by playbooks (not by a role default), each with the spec its `| bool` / use asks for and the default the
+# playbooks give it (tests/quality/test_input_defaults.py holds them equal)
 EXTRA = {
-    "gpu_tray_skip_preflight": {"type": "bool"},
-    "gpu_tray_stack_deploy": {"type": "bool"},
-    "gpu_tray_validate": {"type": "bool"},
+    "gpu_tray_skip_preflight": {"type": "bool", "default": False},
+    "gpu_tray_stack_deploy": {"type": "bool", "default": True},
+    "gpu_tray_validate": {"type": "bool", "default": True},
 }
 # set by the collection's own tasks and modules on the trays (facts), never by a user: known, not checked
 FACTS = ["gpu_tray_rdma", "gpu_tray_read"]

@@ -68,12 +68,15 @@ class ActionModule(ActionBase):
                 ok, value = resolve(name)
                 if ok:
                     values[name] = value
-        allowed = values.get('gpu_tray_site_variables')
+        # the site's own gpu_tray_* names: gpu_tray_site_variables, or the preflight role's option it feeds
+        allowed = [name for source in (values.get('gpu_tray_site_variables'),
+                                       resolve('preflight_site_variables', [])[1]) if isinstance(source, list)
+                   for name in source]
         extra = {}
         for name, source in inputs.EXTRA_CHOICES.items():
             found = resolve(source, {})[1]
             extra[name] = list(found) if isinstance(found, dict) else []
-        return names, values, allowed if isinstance(allowed, list) else [], extra, problems
+        return names, values, allowed, extra, problems
 
     def _helm(self, mode, task_vars):
         """None when helm is not needed or runs; else the clause saying what to do."""
