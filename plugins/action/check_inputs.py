@@ -120,13 +120,15 @@ class ActionModule(ActionBase):
         hostvars = task_vars.get('hostvars')
         findings = OrderedDict()
         allowed_everywhere = None
+        checked = []
         for host in hosts:
             if host == me:
                 variables = task_vars
             elif hostvars is not None and host in hostvars:
                 variables = hostvars.raw_get(host)
             else:
-                continue
+                continue          # not in the inventory (a group that names a host that is not there)
+            checked.append(host)
             names, values, allowed, extra, problems = self._values(variables, table['spec'])
             allowed_everywhere = set(allowed) if allowed_everywhere is None else allowed_everywhere & set(allowed)
             for clause in problems + inputs.host_findings(names, values, table['known'], table['removed'],
@@ -142,17 +144,17 @@ class ActionModule(ActionBase):
             try:
                 extra_vars[name] = self._templar.template(value)
             except AnsibleError as exc:
-                findings.setdefault('%s cannot be resolved: %s' % (name, first_line(exc.message)), []).extend(hosts)
+                findings.setdefault('%s cannot be resolved: %s' % (name, first_line(exc.message)), []).extend(checked)
         clauses, answers = inputs.run_findings(extra_vars, allowed_everywhere or ())
         for clause in clauses:
-            findings.setdefault(clause, []).extend(hosts)
+            findings.setdefault(clause, []).extend(checked)
         if not findings:
             helm_problem, warning = self._helm(args['helm'], task_vars)
             if helm_problem:
-                findings[helm_problem] = list(hosts)
+                findings[helm_problem] = list(checked)
             elif warning:
                 result.setdefault('warnings', []).append(warning)
-        result.update(changed=False, hosts=len(hosts), survey=answers,
+        result.update(changed=False, hosts=len(checked), survey=answers,
                       problems=[{'problem': clause, 'hosts': where} for clause, where in findings.items()])
         # what the playbook sets next (ansible.builtin.set_fact over this list, run_once: every host of the play):
         # the survey's answers, and that the inputs were checked (later plays of the run skip the check)
@@ -160,9 +162,9 @@ class ActionModule(ActionBase):
             [{'key': name, 'value': answers[name]} for name in sorted(answers)]
             + [{'key': CHECKED, 'value': True}])
         if findings:
-            result.update(failed=True, msg=inputs.refusal(findings, len(hosts)))
+            result.update(failed=True, msg=inputs.refusal(findings, len(checked)))
         else:
             result['msg'] = 'The inputs of %d host%s are fine%s.' % (
-                len(hosts), '' if len(hosts) == 1 else 's',
+                len(checked), '' if len(checked) == 1 else 's',
                 '; survey answers: %s' % ', '.join(sorted(answers)) if answers else '')
         return result
