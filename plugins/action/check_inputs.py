@@ -30,6 +30,8 @@ ARGUMENT_SPEC = dict(
     hosts=dict(type='list', elements='str'),
     helm=dict(type='raw', default=False),
 )
+# a value that cannot be templated (its problem is recorded)
+FAILED = object()
 # set on every host of the play once the inputs passed; the check is skipped while it is true
 CHECKED = '__gpu_tray_inputs_checked'
 # the stack role's default of stack_helm_binary (tests/quality/test_input_defaults.py holds them equal)
@@ -53,28 +55,27 @@ class ActionModule(ActionBase):
         problems = []
 
         def resolve(name, default=None):
+            """The templated value of ``name`` (``default`` when unset), FAILED when it cannot be templated."""
             if name not in variables:
-                return True, default
+                return default
             try:
-                return True, templar.template(variables[name])
+                return templar.template(variables[name])
             except AnsibleError as exc:
                 problems.append('%s cannot be resolved: %s' % (name, first_line(exc.message)))
-                return False, None
+                return FAILED
 
         names = [name for name in variables if name.startswith(inputs.PREFIX)]
         values = {}
         for name in names:
-            if name in spec:
-                ok, value = resolve(name)
-                if ok:
-                    values[name] = value
+            value = resolve(name) if name in spec else FAILED
+            if value is not FAILED:
+                values[name] = value
         # the site's own gpu_tray_* names: gpu_tray_site_variables, or the preflight role's option it feeds
-        allowed = [name for source in (values.get('gpu_tray_site_variables'),
-                                       resolve('preflight_site_variables', [])[1]) if isinstance(source, list)
-                   for name in source]
+        allowed = [name for source in (values.get('gpu_tray_site_variables'), resolve('preflight_site_variables', []))
+                   if isinstance(source, list) for name in source]
         extra = {}
         for name, source in inputs.EXTRA_CHOICES.items():
-            found = resolve(source, {})[1]
+            found = resolve(source, {})
             extra[name] = list(found) if isinstance(found, dict) else []
         return names, values, allowed, extra, problems
 

@@ -33,7 +33,7 @@ import yaml
 
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.module_utils.common.text.converters import to_native
-from ansible.module_utils.errors import ArgumentTypeError, ArgumentValueError
+from ansible.module_utils.errors import ArgumentTypeError, ArgumentValueError, ElementError
 
 PREFIX = 'gpu_tray_'
 # AWX survey answers reach the run as extra vars, which no other variable can override: a blank answer named like
@@ -241,9 +241,10 @@ def one_value(label, name, value, spec, extra_choices=()):
                 got = [item for item in result.validated_parameters.get(name) or [] if item not in spec['choices']]
                 return '%s must be %s, got %s' % (label, expected(spec), shown(name, ', '.join(map(to_native, got))))
             return '%s must be %s, got %s' % (label, expected(spec), shown(name, value))
-        if isinstance(error, ArgumentTypeError):
+        if isinstance(error, (ArgumentTypeError, ElementError)):
             return '%s must be %s, got %s' % (label, expected(spec), shown(name, value))
-        return '%s: %s' % (label, to_native(error.msg))
+        # one value against its own spec has no other kind of error (required, mutually exclusive ...): a fallback
+        return '%s: %s' % (label, to_native(error.msg))  # pragma: no mutate
     rule = RULES.get(name)
     problem = rule(value) if rule is not None else None
     return '%s %s' % (label, problem) if problem else None
@@ -288,9 +289,6 @@ def value_problems(values, spec, extra_choices=None):
             problems.append(problem)
             bad.add(name)
     good = dict((name, value) for name, value in values.items() if name in spec and name not in bad)
-    if 'gpu_tray_platform' in bad:
-        good.pop('gpu_tray_recipe', None)
-        good.pop('gpu_tray_tuned_intent', None)
     problems += platform_problems(good, extra_choices.get('gpu_tray_recipe', ()))
     return problems
 

@@ -79,7 +79,7 @@ def test_the_hosts_option_and_hosts_the_inventory_does_not_have(monkeypatch):
     hosts = {'api': {}, 't1': {'gpu_tray_bmc_required': None}}
     result, _calls = run(monkeypatch, hosts, args={'hosts': ['api', 'api', 'ghost']})
     assert not result.get('failed') and result['hosts'] == 1           # t1 not asked for; ghost not in the inventory
-    result, _calls = run(monkeypatch, hosts, args={'hosts': ['api', 't1']})
+    result, _calls = run(monkeypatch, hosts, args={'hosts': ['api', 'ghost', 't1']})
     assert result['problems'] == [{'problem': 'gpu_tray_bmc_required is empty (null): set true or false, or remove it '
                                               'for the default (true)', 'hosts': ['t1']}]
 
@@ -100,10 +100,46 @@ def test_site_variables_site_recipes_and_values_that_cannot_be_templated(monkeyp
     assert result['problems'][0]['problem'].startswith('gpu_tray_recipe must be one of: gb200-nvke-ubuntu-training')
 
 
+def test_a_role_variable_every_host_lists_as_the_sites_own_passes(monkeypatch):
+    hosts = {'t1': {'gpu_tray_site_variables': ['rolling_reboot_bach']},
+             't2': {'preflight_site_variables': ['rolling_reboot_bach']}}
+    result, _calls = run(monkeypatch, hosts, extra={'rolling_reboot_bach': 1})
+    assert not result.get('failed'), result
+    hosts['t2'] = {}
+    result, _calls = run(monkeypatch, hosts, extra={'rolling_reboot_bach': 1})
+    assert result['failed'], result
+
+
 def test_a_survey_answer_that_cannot_be_templated_is_refused(monkeypatch):
     result, _calls = run(monkeypatch, {'t1': {}}, extra={'survey_rolling_reboot_batch': trust_as_template('{{ nope }}')})
     assert result['failed'] and result['problems'][0]['problem'].startswith(
         'survey_rolling_reboot_batch cannot be resolved: ')
+
+
+def target_connection():
+    """The connection to the task's host, used only to ask it for helm (through _execute_module, patched here)."""
+    connection = MagicMock()
+    connection._shell.tmpdir = None
+    connection.exec_command.side_effect = AssertionError('check_inputs ran a command on the target')
+    connection.put_file.side_effect = AssertionError('check_inputs copied a file to the target')
+    return connection
+
+
+def test_the_target_is_never_touched_and_check_mode_asks_for_helm_too(monkeypatch):
+    """No remote temporary directory (TRANSFERS_FILES false); in check mode the helm question still runs (the
+    action supports check mode, which _execute_module requires)."""
+    monkeypatch.setattr(check_inputs.ActionModule, '_execute_module',
+                        lambda self, **kwargs: {'rc': 0, 'plugin_list': [{'name': 'diff'}]})
+    task = MagicMock()
+    task.async_val, task.check_mode, task.diff, task.args = 0, True, False, {'helm': True}
+    loader = DataLoader()
+    connection = target_connection()
+    action = check_inputs.ActionModule(task, connection, PlayContext(), loader, Templar(loader=loader), MagicMock())
+    monkeypatch.setattr(check_inputs, 'load_extra_vars', lambda _loader: {})
+    result = action.run(task_vars={'inventory_hostname': 'api', 'hostvars': HostVars({'api': {}})})
+    assert not result.get('failed') and result['hosts'] == 1, result
+    assert connection.exec_command.call_count == 0 and connection.put_file.call_count == 0
+    assert action._supports_check_mode is True
 
 
 def plugins(*names):
@@ -127,6 +163,7 @@ def test_helm_that_cannot_run_refuses_in_one_line_naming_the_fix(monkeypatch):
                            ({'failed': True, 'rc': 13, 'msg': 'Error executing command.'}, 'not executable'),
                            ({'failed': True, 'rc': 1, 'stdout': 'x', 'stderr': 'Error: boom\nmore', 'msg': 'm'},
                             'Error: boom'),
+                           ({'failed': True, 'rc': 1, 'stderr': 'E' * 200}, 'E' * 160),
                            ({'unreachable': True, 'msg': 'ssh: no route\nto host'}, 'ssh: no route')):
         result, calls = run(monkeypatch, {'api': {'stack_helm_binary': '/opt/helm'}}, args={'helm': True},
                             module=lambda _args, answer=answer: answer)

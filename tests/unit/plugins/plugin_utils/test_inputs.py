@@ -69,6 +69,12 @@ def test_a_misspelt_role_variable_is_refused_with_the_option_meant(name, role, s
     assert answers == {}
 
 
+def test_every_name_is_judged_whatever_comes_before_it():
+    """A name of no role (awx_x) and an option (preflight_fail) sort before the misspelt one."""
+    assert inputs.run_findings(dict.fromkeys(['awx_x', 'preflight_fail', 'rolling_reboot_bach']))[0] == [
+        'rolling_reboot_bach is not a variable of role rolling_reboot (did you mean rolling_reboot_batch?)']
+
+
 def test_role_variables_that_are_options_or_far_from_any_pass():
     """A role's options of any entry point (stack_recover_nodes: recover), a site variable sharing a role's prefix
     (validate_certs, stack_name), the run's own settings and a name listed in gpu_tray_site_variables."""
@@ -108,7 +114,32 @@ def test_a_secret_is_never_repeated_and_long_values_are_cut():
     assert inputs.shown('gpu_tray_bmc_password', 'hunter2') == '(hidden)'
     assert inputs.shown('survey_api_token', 'x') == '(hidden)'
     assert inputs.shown('gpu_tray_x', 'a' * 100) == "'" + 'a' * 56 + '...'
+    assert inputs.shown('gpu_tray_x', 'a' * 58) == "'" + 'a' * 58 + "'"          # 60 characters: whole
+    assert inputs.shown('gpu_tray_x', 'a' * 59) == "'" + 'a' * 56 + '...'        # 61: cut
     assert inputs.shown('gpu_tray_x', None) == 'null' and inputs.shown('gpu_tray_x', 5) == '5'
+
+
+@pytest.mark.parametrize('spec, words', [
+    ({'type': 'list'}, 'a list'), ({'type': 'list', 'elements': 'dict'}, 'a list of mappings'),
+    ({'type': 'list', 'elements': 'bool'}, 'a list of true/false values'), ({'type': 'raw'}, 'a value'),
+    ({'type': 'str', 'choices': ['', 'a']}, "one of: '' (empty), a"), ({}, 'a string'),
+])
+def test_what_a_value_must_be_in_words(spec, words):
+    assert inputs.expected(spec) == words
+
+
+def test_an_element_of_the_wrong_kind_is_named_like_a_wrong_type():
+    assert findings({'gpu_tray_nccl_logs': ['/var/tmp/nccl.log']}) == [
+        "gpu_tray_nccl_logs must be a list of mappings, got ['/var/tmp/nccl.log']"]
+
+
+def test_every_value_is_judged_whatever_comes_before_it():
+    """Names the spec does not know (checked as names) before a bad value; extra choices for a spec without
+    choices (the platform profiles judge the recipe then)."""
+    assert inputs.value_problems({'gpu_tray_aaa': 1, 'gpu_tray_num_vfs': 'x'}, SPEC) == [
+        "gpu_tray_num_vfs must be an integer, got 'x'"]
+    bare = {'gpu_tray_recipe': {'type': 'str'}}
+    assert inputs.value_problems({'gpu_tray_recipe': 'mine'}, bare, {'gpu_tray_recipe': ['mine']}) == []
 
 
 def test_a_site_recipe_is_a_recipe():
@@ -199,6 +230,14 @@ def test_survey_answers_are_converted_as_the_roles_argument_spec_does():
                                          'rolling_reboot_timeout': 900, 'stack_helm_timeout': '10m'}
 
 
+def test_every_survey_answer_is_judged_whatever_comes_before_it():
+    answers, clauses = inputs.survey_answers({'survey_preflight_bad': 'x', 'survey_rolling_reboot_batch': 'abc',
+                                              'survey_rolling_reboot_timeout': '5'})
+    assert [clause.split(' ')[:3] for clause in clauses] == [['survey_preflight_bad', 'answers', 'no'],
+                                                            ['survey', 'answer', 'rolling_reboot_batch']]
+    assert answers == {'rolling_reboot_timeout': 5}
+
+
 @pytest.mark.parametrize('values, clause', [
     ({'survey_rolling_reboot_batch': 'abc'}, 'survey answer rolling_reboot_batch must be a positive integer or a '
                                              "percentage above 0 and at most 100% (such as 25%), got 'abc'"),
@@ -226,6 +265,9 @@ def test_the_refusal_is_one_sentence_naming_the_hosts_only_where_not_all():
     assert inputs.refusal({"gpu_tray_num_vfs must be an integer, got 'x'": ['t1']}, 3) == (
         "The run's inputs are refused, nothing was read, written or installed: gpu_tray_num_vfs must be an integer, "
         "got 'x' (on t1).")
+    assert inputs.refusal({"gpu_tray_num_vfs must be an integer, got 'x'": ['t3', 't1', 't2']}, 4) == (
+        "The run's inputs are refused, nothing was read, written or installed: gpu_tray_num_vfs must be an integer, "
+        "got 'x' (on t1, t2, t3).")
     assert inputs.refusal({}, 3) is None
 
 
