@@ -54,10 +54,10 @@ class ActionModule(ActionBase):
         templar = self._templar.copy_with_new_env(available_variables=variables)
         problems = []
 
-        def resolve(name, default=None):
-            """The templated value of ``name`` (``default`` when unset), FAILED when it cannot be templated."""
+        def resolve(name):
+            """The templated value of ``name`` (None when unset), FAILED when it cannot be templated."""
             if name not in variables:
-                return default
+                return None
             try:
                 return templar.template(variables[name])
             except AnsibleError as exc:
@@ -71,11 +71,11 @@ class ActionModule(ActionBase):
             if value is not FAILED:
                 values[name] = value
         # the site's own gpu_tray_* names: gpu_tray_site_variables, or the preflight role's option it feeds
-        allowed = [name for source in (values.get('gpu_tray_site_variables'), resolve('preflight_site_variables', []))
+        allowed = [name for source in (values.get('gpu_tray_site_variables'), resolve('preflight_site_variables'))
                    if isinstance(source, list) for name in source]
         extra = {}
         for name, source in inputs.EXTRA_CHOICES.items():
-            found = resolve(source, {})
+            found = resolve(source)
             extra[name] = list(found) if isinstance(found, dict) else []
         return names, values, allowed, extra, problems
 
