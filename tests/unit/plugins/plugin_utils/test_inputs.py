@@ -238,6 +238,28 @@ def test_every_survey_answer_is_judged_whatever_comes_before_it():
     assert answers == {'rolling_reboot_timeout': 5}
 
 
+# the AWX surveys' safety switches (playbooks/files/awx_surveys): answers that pass and answers refused
+SURVEY_SWITCHES = {
+    'rolling_reboot_drain': (['auto', 'always', 'never'], ['Never', 'AUTO', 'yes', 'no', 'off', True]),
+    'rolling_reboot_bmc_recover': (['none', 'power_cycle'], ['None', 'Power_Cycle', 'yes', 'no', False]),
+    'preflight_fail': (['true', 'false'], ['maybe', 'ture', 2]),
+    'preflight_check_firmware': (['true', 'false'], ['maybe', 'ture', 2]),
+    'validate_fail_fast': (['true', 'false'], ['maybe', 'ture', 2]),
+}
+
+
+@pytest.mark.parametrize('option', sorted(SURVEY_SWITCHES))
+def test_a_survey_switch_takes_its_answers_and_refuses_the_rest_naming_the_question(option):
+    good, bad = SURVEY_SWITCHES[option]
+    for value in good:
+        clauses, answers = inputs.run_findings({'survey_' + option: value})
+        assert clauses == [] and option in answers, (option, value, clauses)
+    for value in bad:
+        clauses, answers = inputs.run_findings({'survey_' + option: value})
+        assert len(clauses) == 1 and clauses[0].startswith('survey answer %s must be ' % option), (option, value)
+        assert answers == {}
+
+
 @pytest.mark.parametrize('values, clause', [
     ({'survey_rolling_reboot_batch': 'abc'}, 'survey answer rolling_reboot_batch must be a positive integer or a '
                                              "percentage above 0 and at most 100% (such as 25%), got 'abc'"),
