@@ -233,8 +233,8 @@ def test_survey_answers_are_converted_as_the_roles_argument_spec_does():
 def test_every_survey_answer_is_judged_whatever_comes_before_it():
     answers, clauses = inputs.survey_answers({'survey_preflight_bad': 'x', 'survey_rolling_reboot_batch': 'abc',
                                               'survey_rolling_reboot_timeout': '5'})
-    assert [clause.split(' ')[:3] for clause in clauses] == [['survey_preflight_bad', 'answers', 'no'],
-                                                            ['survey', 'answer', 'rolling_reboot_batch']]
+    assert [clause.split(' ')[:3] for clause in clauses] == [
+        ['survey_preflight_bad', 'answers', 'no'], ['survey', 'answer', 'rolling_reboot_batch']]
     assert answers == {'rolling_reboot_timeout': 5}
 
 
