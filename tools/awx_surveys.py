@@ -14,6 +14,12 @@ argument spec accepts (it splits "a,b") but the tasks get unconverted (a "tray1,
 substring); such templates ask for extra vars on launch instead (ask_variables). A default templated from the
 inventory ("{{ ... }}") is left out: a survey answer is an extra var and would override the inventory, so the
 question stays blank unless the operator answers it.
+
+Each question asks for its role option under the variable survey_<option> (SURVEY_PREFIX), never the option itself:
+AWX passes a blank answer as null (AWX 24, awx#16205) or "" (AWX 17, awx#9525), and an extra var named like the
+option would replace the inventory's value with it - no variable can override an extra var. The playbooks' first
+task (action gpu_tray.cluster.check_inputs) drops blank answers, checks the others against the option's argument
+spec before anything changes (naming the question), and the playbook sets the option from them.
 """
 import argparse
 import json
@@ -27,6 +33,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 DEFINITIONS = ROOT / "playbooks" / "vars" / "awx_job_templates.yml"
 OUT = ROOT / "playbooks" / "files" / "awx_surveys"
 MARKUP = re.compile(r"\b[CIVOMBPERU]\(([^()]*)\)")
+# plugins/plugin_utils/inputs.py SURVEY_PREFIX (tests/quality/test_awx.py holds them equal)
+SURVEY_PREFIX = "survey_"
 TYPES = {"str": "text", "path": "text", "raw": "text", "int": "integer", "float": "float"}
 
 
@@ -52,7 +60,7 @@ def question(variable, option, defaults):
         raise SurveyError("%s is a %s: not a survey question (ask_variables instead)" % (variable, kind))
     description = option.get("description", "")
     description = plain(" ".join(description) if isinstance(description, list) else description)
-    entry = {"question_name": variable, "question_description": description, "variable": variable,
+    entry = {"question_name": variable, "question_description": description, "variable": SURVEY_PREFIX + variable,
              "required": bool(option.get("required", False))}
     if kind == "bool":
         entry.update(type="multiplechoice", choices=["true", "false"])

@@ -13,7 +13,8 @@ filters pays, per host, for compiling every filter file and whatever those files
 Three one-play runs of ansible-playbook over --hosts local hosts (connection local, no facts), run and measured
 the way tools/prep_bench.py runs its plays (its ``median_run``: controller CPU seconds of the process tree, user +
 system, median of --runs samples): no task (the start-up), one set_fact with a builtin filter (``to_json``) and one
-set_fact with a gpu_tray.cluster filter (``unknown_variables``). Printed, per host and task, start-up subtracted:
+set_fact with a gpu_tray.cluster filter (``role_result``; ``unknown_variables`` until that filter was removed).
+Printed, per host and task, start-up subtracted:
 
   collection filter / builtin filter    CPU of the task with our filter / the same task with a builtin one
 
@@ -31,7 +32,7 @@ import prep_bench
 TASKS = {
     'no task': None,
     'builtin filter': "{{ names | ansible.builtin.to_json }}",
-    'collection filter': "{{ names | gpu_tray.cluster.unknown_variables(known) }}",
+    'collection filter': "{{ plan | gpu_tray.cluster.role_result([]) }}",
 }
 
 
@@ -46,7 +47,7 @@ def write(work, hosts):
             '  tasks:\n    - name: One filter\n      ansible.builtin.set_fact:\n        result: "%s"\n' % template)
         plays[label] = work / (label.replace(' ', '_') + '.yml')
         plays[label].write_text('- hosts: trays\n  gather_facts: false\n  vars:\n    names: [gpu_tray_platform]\n'
-                                '    known: [gpu_tray_platform]\n' + tasks)
+                                '    plan: {role: x, reboot_required: false, reason: "", verify: {}}\n' + tasks)
     return inventory, plays
 
 

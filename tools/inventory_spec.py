@@ -18,17 +18,21 @@ import re
 import sys
 import textwrap
 
+import jinja2
+import jinja2.nodes
 import yaml
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 OUT = ROOT / "roles" / "preflight" / "vars" / "inventory_spec.yml"
 FEEDS = re.compile(r'^\{\{\s*(gpu_tray_[a-z0-9_]+)\s*\|\s*default\(')
+ENV = jinja2.Environment()
 KEYS = ("type", "elements", "choices")
-# read by playbooks (not by a role default), each with the spec its `| bool` / use asks for
+# read by playbooks (not by a role default), each with the spec its `| bool` / use asks for and the default the
+# playbooks give it (tests/quality/test_input_defaults.py holds them equal)
 EXTRA = {
-    "gpu_tray_skip_preflight": {"type": "bool"},
-    "gpu_tray_stack_deploy": {"type": "bool"},
-    "gpu_tray_validate": {"type": "bool"},
+    "gpu_tray_skip_preflight": {"type": "bool", "default": False},
+    "gpu_tray_stack_deploy": {"type": "bool", "default": True},
+    "gpu_tray_validate": {"type": "bool", "default": True},
 }
 # set by the collection's own tasks and modules on the trays (facts), never by a user: known, not checked
 FACTS = ["gpu_tray_rdma", "gpu_tray_read"]
@@ -40,12 +44,29 @@ REMOVED = {
     "gpu_tray_state": "no longer read - the gpu_tray.cluster.tray_plan action keeps the tray's read "
                       "(ansible_facts.gpu_tray_read)",
 }
+NONE = object()
 # a P_Key is a string of hex digits or a number (common.parse_pkey_option): checked by the preflight's own rule
 RAW = {"gpu_tray_pkey"}
 
 
 class SpecError(Exception):
     pass
+
+
+def literal_default(text):
+    """``(True, value)`` when the role default ``{{ gpu_tray_x | default(LIT) }}`` has a literal LIT (a string,
+    number, true/false, or a list/mapping of them), else ``(False, None)`` - the default is computed (a lookup,
+    another variable)."""
+    try:
+        node = ENV.parse(text.strip()).body[0].nodes[0]
+    except (jinja2.TemplateSyntaxError, IndexError, AttributeError):
+        return False, None
+    if not isinstance(node, jinja2.nodes.Filter) or node.name != "default" or not node.args:
+        return False, None
+    try:
+        return True, node.args[0].as_const()
+    except jinja2.nodes.Impossible:
+        return False, None
 
 
 def feeds():
@@ -66,6 +87,9 @@ def feeds():
                 raise SpecError("%s: default %s has no argument spec" % (role_dir.name, option))
             spec = dict((key, options[option][key]) for key in KEYS if key in options[option])
             spec.setdefault("type", "str")
+            is_literal, default = literal_default(value)
+            if is_literal:
+                spec["default"] = default
             out.setdefault(match.group(1), []).append((role_dir.name, option, spec))
     return out
 
@@ -77,26 +101,33 @@ def merged(name, uses):
             name, ", ".join("%s (%s)" % (option, spec["type"]) for _role, option, spec in uses)))
     spec = dict(uses[0][2])
     spec.pop("choices", None)
+    # the default the roles give it when it is unset: recorded where every option it feeds has the same literal
+    defaults = [spec_.get("default", NONE) for _role, _option, spec_ in uses]
+    spec.pop("default", None)
+    if defaults[0] is not NONE and all(item == defaults[0] and type(item) is type(defaults[0]) for item in defaults):
+        spec["default"] = defaults[0]
     choices = [spec_["choices"] for _role, _option, spec_ in uses if "choices" in spec_]
     if choices:
         allowed = [item for item in choices[0] if all(item in other for other in choices[1:])]
         spec["choices"] = allowed
     if name in RAW:
-        spec = {"type": "raw"}
+        spec = dict({"type": "raw"}, **({"default": spec["default"]} if "default" in spec else {}))
     return spec
 
 
 def _entry(spec):
     """One spec as block YAML lines under its name (lists as indented block sequences, as yamllint wants)."""
+    def flow(item):
+        return yaml.safe_dump(item, default_flow_style=True, width=1000).strip().replace("\n...", "")
+
     out = []
     for key in sorted(spec):
         value = spec[key]
-        if isinstance(value, list):
+        if isinstance(value, list) and value:
             out.append("    %s:" % key)
-            out += ["      - %s" % yaml.safe_dump(item, default_flow_style=True).strip().replace("\n...", "")
-                    for item in value]
+            out += ["      - %s" % flow(item) for item in value]
         else:
-            out.append("    %s: %s" % (key, value))
+            out.append("    %s: %s" % (key, flow(value)))
     return out
 
 

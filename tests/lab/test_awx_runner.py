@@ -267,7 +267,7 @@ def cordoned(cluster, node):
 # --------------------------------------------------------------------------------- what each job must have done
 
 def check_preflight(extravars, artifacts, ctx):
-    assert extravars.get("preflight_fail") == "true", extravars   # the survey default reached the run
+    assert extravars.get("survey_preflight_fail") == "true", extravars   # the survey default reached the run
     data = stats(artifacts)
     assert set(data["ok"]) >= set(TRAYS), data
     assert not any(data.get("changed", {}).get(t) for t in TRAYS), data
@@ -275,7 +275,8 @@ def check_preflight(extravars, artifacts, ctx):
 
 
 def check_prepare_trays(extravars, artifacts, ctx):
-    assert extravars.get("rolling_reboot_drain") == "auto" and "rolling_reboot_batch" not in extravars, extravars
+    assert extravars.get("survey_rolling_reboot_drain") == "auto" and "survey_rolling_reboot_batch" not in extravars, \
+        extravars
     data = stats(artifacts)
     assert all(data.get("changed", {}).get(t) for t in TRAYS), data
     assert {t: tray_status(t)["boot_count"] for t in TRAYS} == {t: n + 1 for t, n in ctx["boots"].items()}
@@ -286,7 +287,7 @@ def check_prepare_trays(extravars, artifacts, ctx):
 
 
 def check_deploy_stack(extravars, artifacts, ctx):
-    assert extravars["stack_wait_timeout"] == 600 and extravars["stack_helm_timeout"] == "10m", extravars
+    assert extravars["survey_stack_wait_timeout"] == 600 and extravars["survey_stack_helm_timeout"] == "10m", extravars
     assert not any(k in extravars for k in ("stack_kubeconfig", "gpu_tray_kubeconfig")), extravars
     data = stats(artifacts)
     out = (artifacts / "stdout").read_text()

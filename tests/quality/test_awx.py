@@ -6,6 +6,7 @@ import importlib.util
 import json
 import os
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -45,7 +46,7 @@ def test_check_fails_on_a_stale_or_missing_survey(tmp_path, monkeypatch):
 
 
 def test_questions_follow_the_argument_specs():
-    spec = {q["variable"]: q for q in awx_surveys.survey(
+    spec = {q["question_name"]: q for q in awx_surveys.survey(
         next(t for t in DEFINITIONS["awx_job_templates"] if t["id"] == "prepare_trays"))["spec"]}
     options, _defaults = awx_surveys.role_options("rolling_reboot")
     assert spec["rolling_reboot_drain"]["type"] == "multiplechoice"
@@ -56,6 +57,18 @@ def test_questions_follow_the_argument_specs():
     assert "default" not in spec["rolling_reboot_batch"] and "default" not in spec["rolling_reboot_group_by"]
     assert "default" not in spec["rolling_reboot_timeout"]
     assert "C(" not in json.dumps(spec) and "O(" not in json.dumps(spec)
+
+
+def test_every_question_asks_for_its_option_under_the_survey_prefix():
+    """An answer named like the role option would be an extra var that no inventory value can override, and a blank
+    answer (null or "") would replace the inventory's value; under survey_<option> the playbooks' first task drops
+    it (plugins/plugin_utils/inputs.py, the same prefix)."""
+    prefix = re.search(r"^SURVEY_PREFIX = '([^']+)'$", (ROOT / "plugins" / "plugin_utils" / "inputs.py").read_text(),
+                       re.M).group(1)
+    assert awx_surveys.SURVEY_PREFIX == prefix == "survey_"
+    for path in sorted((ROOT / "playbooks" / "files" / "awx_surveys").glob("*.json")):
+        for question in json.loads(path.read_text())["spec"]:
+            assert question["variable"] == prefix + question["question_name"], (path.name, question)
 
 
 def test_dict_and_list_options_and_unknown_variables_are_refused():

@@ -40,4 +40,5 @@ def test_every_input_is_checked_with_the_rule_of_the_role_it_feeds():
     spec = yaml.safe_load(LIST_FILE.read_text())["__preflight_inventory_spec"]
     assert spec["gpu_tray_ib_core_netns_mode"] == {"type": "str", "choices": ["exclusive", "shared", "unmanaged"]}
     assert spec["gpu_tray_tuned_intent"]["choices"] == ["", "performance", "multiNodeTraining", "inference"]
-    assert spec["gpu_tray_pkey"] == {"type": "raw"}          # the preflight's own P_Key rule (numbers or hex)
+    # the preflight's own P_Key rule (numbers or hex), with the default both roles it feeds give it
+    assert spec["gpu_tray_pkey"] == {"type": "raw", "default": "0xffff"}

@@ -1,0 +1,301 @@
+# Copyright: (c) 2026, gpu_tray.cluster contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The run's inputs (plugins/plugin_utils/inputs.py, the logic of the action gpu_tray.cluster.check_inputs): one
+test per refusal rule - a removed variable, one unknown variable, several, a misspelt role variable, a bad value, a
+survey answer - and per safety switch, that a value outside its choices (case variants, yes/no, empty, null) is
+refused naming the variable, against the generated spec the action reads (roles/preflight/vars/inventory_spec.yml).
+The safety switches and their values are written here, not read from the spec: a spec that lost a switch's choices
+fails these tests. tests/unit/plugins/action/test_check_inputs.py runs the action and the playbooks' tasks."""
+
+import pytest
+
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import inputs
+
+TABLES = inputs.tables()
+SPEC, KNOWN, REMOVED = TABLES['spec'], TABLES['known'], TABLES['removed']
+
+
+def findings(values, names=None, allowed=(), extra=None):
+    """Every clause for one host that sets ``values`` (and the further names ``names``)."""
+    names = list(values) + list(names or [])
+    return inputs.host_findings(names, dict((n, v) for n, v in values.items() if n in SPEC), KNOWN, REMOVED, SPEC,
+                                allowed, extra)
+
+
+# ------------------------------------------------------------------------------------------------ names
+
+def test_a_good_inventory_has_no_finding():
+    assert findings({'gpu_tray_platform': 'rke2-vr200', 'gpu_tray_recipe': 'vr200-rke2-ubuntu-inference',
+                     'gpu_tray_tuned_intent': 'inference', 'gpu_tray_pkey': 0x8001, 'gpu_tray_reboot_batch': '25%',
+                     'gpu_tray_bmc_required': 'yes', 'gpu_tray_bundle_format': 'helmfile,flux'},
+                    names=['gpu_tray_read', 'gpu_tray_rdma']) == []
+
+
+def test_one_unknown_variable_is_named_with_the_closest_known_one():
+    assert findings({}, names=['gpu_tray_pkeys']) == [
+        'gpu_tray_pkeys is not a variable of gpu_tray.cluster (did you mean gpu_tray_pkey?)']
+
+
+def test_several_unknown_variables_each_get_their_clause_sorted():
+    """The example of issue 34: two typos on render_bundle, which ended failed=0 with the overrides ignored."""
+    assert findings({}, names=['gpu_tray_stack_overides', 'gpu_tray_bundle_formats', 'gpu_tray_wholly_unrelated']) == [
+        'gpu_tray_bundle_formats is not a variable of gpu_tray.cluster (did you mean gpu_tray_bundle_format?)',
+        'gpu_tray_stack_overides is not a variable of gpu_tray.cluster (did you mean gpu_tray_stack_overrides?)',
+        'gpu_tray_wholly_unrelated is not a variable of gpu_tray.cluster']
+
+
+def test_site_variables_and_other_prefixes_pass():
+    assert findings({}, names=['gpu_tray_rack_label', 'ansible_host', 'gpu_trays', 'preflight_pkey'],
+                    allowed=['gpu_tray_rack_label']) == []
+    assert inputs.unknown_variables(['site_x', 'site_y'], ['site_y'], prefix='site_') == [
+        {'name': 'site_x', 'suggestion': None}]
+
+
+def test_a_removed_variable_is_named_with_what_replaced_it_and_not_also_as_unknown():
+    assert findings({}, names=['gpu_tray_state_request']) == [
+        'gpu_tray_state_request was removed from gpu_tray.cluster (%s)' % REMOVED['gpu_tray_state_request']]
+    assert 'preflight_prefetch' in REMOVED['gpu_tray_state_request']
+
+
+@pytest.mark.parametrize('name, role, suggestion', [
+    ('rolling_reboot_bach', 'rolling_reboot', 'rolling_reboot_batch'),
+    ('validate_fail_fats', 'validate', 'validate_fail_fast'),
+    ('rdma_netns_mod', 'rdma_netns', 'rdma_netns_mode'),           # rdma_netns, not a role "rdma"
+    ('stack_bundle_formatt', 'stack', 'stack_bundle_format'),
+])
+def test_a_misspelt_role_variable_is_refused_with_the_option_meant(name, role, suggestion):
+    clauses, answers = inputs.run_findings({name: 'x'})
+    assert clauses == ['%s is not a variable of role %s (did you mean %s?)' % (name, role, suggestion)]
+    assert answers == {}
+
+
+def test_every_name_is_judged_whatever_comes_before_it():
+    """A name of no role (awx_x) and an option (preflight_fail) sort before the misspelt one."""
+    assert inputs.run_findings(dict.fromkeys(['awx_x', 'preflight_fail', 'rolling_reboot_bach']))[0] == [
+        'rolling_reboot_bach is not a variable of role rolling_reboot (did you mean rolling_reboot_batch?)']
+
+
+def test_role_variables_that_are_options_or_far_from_any_pass():
+    """A role's options of any entry point (stack_recover_nodes: recover), a site variable sharing a role's prefix
+    (validate_certs, stack_name), the run's own settings and a name listed in gpu_tray_site_variables."""
+    names = dict.fromkeys(['stack_recover_nodes', 'validate_certs', 'stack_name', 'stack_test_dir', 'preflight_fail',
+                           'rolling_reboot_requests', 'awx_configure_state', '__stack_run', 'rolling_reboot_bach'])
+    assert inputs.run_findings(names, allowed=['rolling_reboot_bach']) == ([], {})
+
+
+# ------------------------------------------------------------------------------------------------ values
+
+@pytest.mark.parametrize('values, clause', [
+    ({'gpu_tray_ib_core_netns_mode': 'exlusive'},
+     "gpu_tray_ib_core_netns_mode must be one of: exclusive, shared, unmanaged, got 'exlusive'"),
+    # the empty choice is named as such (it printed as "one of: , performance, ...")
+    ({'gpu_tray_tuned_intent': 'trainig'},
+     "gpu_tray_tuned_intent must be one of: '' (empty), performance, multiNodeTraining, inference, got 'trainig'"),
+    ({'gpu_tray_num_vfs': 'sixteen'}, "gpu_tray_num_vfs must be an integer, got 'sixteen'"),
+    ({'gpu_tray_bundle_format': ['helmfile', 'argocdd']},
+     "gpu_tray_bundle_format must be a list of: helmfile, argocd, flux, got 'argocdd'"),
+    ({'gpu_tray_stack_overrides': 'gpu-operator'}, "gpu_tray_stack_overrides must be a mapping, got 'gpu-operator'"),
+    ({'gpu_tray_report_dir': ['a']}, 'gpu_tray_report_dir must be a path, got a list'),
+    ({'gpu_tray_recipe': 'gb200-nvke-ubuntu-trainig'}, 'gpu_tray_recipe must be one of: '),
+    ({'gpu_tray_pkey': 70000}, 'gpu_tray_pkey is not a partition key: 70000 is not a partition key'),
+    ({'gpu_tray_pkey': '0x8000'}, 'gpu_tray_pkey is not a partition key: 0x8000 is not a usable partition key'),
+    ({'gpu_tray_platform': 'nvke-gb200', 'gpu_tray_recipe': 'vr200-rke2-ubuntu-training'},
+     'gpu_tray_recipe vr200-rke2-ubuntu-training is a recipe of platform rke2-vr200, not of gpu_tray_platform '
+     'nvke-gb200'),
+    ({'gpu_tray_platform': 'rke2-vr300'}, "gpu_tray_platform must be one of: nvke-gb200, rke2-vr200, got 'rke2-vr300'"),
+    ({'gpu_tray_bmc_password': ['s3cret']}, 'gpu_tray_bmc_password must be a string, got a list'),
+])
+def test_a_bad_value_gets_one_clause_naming_the_inventory_variable(values, clause):
+    found = findings(values)
+    assert len(found) == 1 and found[0].startswith(clause), found
+
+
+def test_a_secret_is_never_repeated_and_long_values_are_cut():
+    assert inputs.shown('gpu_tray_bmc_password', 'hunter2') == '(hidden)'
+    assert inputs.shown('survey_api_token', 'x') == '(hidden)'
+    assert inputs.shown('gpu_tray_x', 'a' * 100) == "'" + 'a' * 56 + '...'
+    assert inputs.shown('gpu_tray_x', 'a' * 58) == "'" + 'a' * 58 + "'"          # 60 characters: whole
+    assert inputs.shown('gpu_tray_x', 'a' * 59) == "'" + 'a' * 56 + '...'        # 61: cut
+    assert inputs.shown('gpu_tray_x', None) == 'null' and inputs.shown('gpu_tray_x', 5) == '5'
+
+
+@pytest.mark.parametrize('spec, words', [
+    ({'type': 'list'}, 'a list'), ({'type': 'list', 'elements': 'dict'}, 'a list of mappings'),
+    ({'type': 'list', 'elements': 'bool'}, 'a list of true/false values'), ({'type': 'raw'}, 'a value'),
+    ({'type': 'str', 'choices': ['', 'a']}, "one of: '' (empty), a"), ({}, 'a string'),
+])
+def test_what_a_value_must_be_in_words(spec, words):
+    assert inputs.expected(spec) == words
+
+
+def test_an_element_of_the_wrong_kind_is_named_like_a_wrong_type():
+    assert findings({'gpu_tray_nccl_logs': ['/var/tmp/nccl.log']}) == [
+        "gpu_tray_nccl_logs must be a list of mappings, got ['/var/tmp/nccl.log']"]
+
+
+def test_every_value_is_judged_whatever_comes_before_it():
+    """Names the spec does not know (checked as names) before a bad value; extra choices for a spec without
+    choices (the platform profiles judge the recipe then)."""
+    assert inputs.value_problems({'gpu_tray_aaa': 1, 'gpu_tray_num_vfs': 'x'}, SPEC) == [
+        "gpu_tray_num_vfs must be an integer, got 'x'"]
+    bare = {'gpu_tray_recipe': {'type': 'str'}}
+    assert inputs.value_problems({'gpu_tray_recipe': 'mine'}, bare, {'gpu_tray_recipe': ['mine']}) == []
+
+
+def test_a_site_recipe_is_a_recipe():
+    """stack_extra_recipes adds recipes (the stack role's argument spec); the test cluster's stacktest is one."""
+    assert findings({'gpu_tray_recipe': 'stacktest'}, extra={'gpu_tray_recipe': ['stacktest']}) == []
+    assert findings({'gpu_tray_recipe': 'stacktest'}, extra={'gpu_tray_recipe': ['other']})[0].startswith(
+        'gpu_tray_recipe must be one of: ')
+
+
+def test_the_platform_rules_where_the_spec_has_no_choices():
+    """Every intent of the generated choices is one of both platforms today; a platform without one, or a spec
+    without choices, still gets the profile's list."""
+    assert inputs.platform_problems({'gpu_tray_platform': 'nvke-gb200', 'gpu_tray_tuned_intent': 'turbo'}) == [
+        'gpu_tray_tuned_intent turbo is not an nvidia-tuned intent of platform nvke-gb200 (it has: inference, '
+        'multiNodeTraining, performance)']
+    assert inputs.platform_problems({'gpu_tray_recipe': 'x'}) == [
+        "gpu_tray_recipe must be one of: gb200-nvke-ubuntu-kubeflow, gb200-nvke-ubuntu-training, "
+        "vr200-rke2-ubuntu-inference, vr200-rke2-ubuntu-inference-dynamo, vr200-rke2-ubuntu-training, got 'x'"]
+    assert inputs.platform_problems({'gpu_tray_recipe': 'x'}, extra_recipes=['x']) == []
+    assert inputs.platform_problems({'gpu_tray_platform': 'rke2-vr200', 'gpu_tray_tuned_intent': ''}) == []
+
+
+def test_a_bad_platform_is_reported_once():
+    found = findings({'gpu_tray_platform': 'gb300', 'gpu_tray_recipe': 'vr200-rke2-ubuntu-training',
+                      'gpu_tray_tuned_intent': 'inference'})
+    assert found == ["gpu_tray_platform must be one of: nvke-gb200, rke2-vr200, got 'gb300'"]
+
+
+# ------------------------------------------------------------------------------------------------ safety switches
+
+BOOL_BAD = ['', None, 'maybe', 'ture', [], {}, 2]
+# name -> (values that pass, values refused); a bool switch takes what the argument spec and `| bool` both take
+SAFETY = {
+    'gpu_tray_reboot_foreign_controllers': (['refuse', 'allow'],
+                                            ['Refuse', 'ALLOW', 'yes', 'no', True, False, '', None, 'refuse ']),
+    'gpu_tray_bmc_recover': (['none', 'power_cycle'], ['None', None, 'Power_Cycle', 'power-cycle', 'yes', '', True]),
+    'gpu_tray_reboot_drain_via': (['auto', 'maintenance_operator', 'drain'], ['Drain', 'none', 'yes', 'no', '', None]),
+    'gpu_tray_imex_host_service': (['masked', 'enabled', 'unmanaged'], ['Masked', 'mask', 'yes', 'no', '', None]),
+    'gpu_tray_ib_core_netns_mode': (['exclusive', 'shared', 'unmanaged'], ['Exclusive', '0', 'yes', 'no', '', None]),
+    'gpu_tray_bmc_required': ([True, False, 'true', 'False', 'yes', 'no'], BOOL_BAD),
+    'gpu_tray_bmc_validate_certs': ([True, False, 'true', 'no'], BOOL_BAD),
+    'gpu_tray_sysctl_apply': ([True, False], BOOL_BAD),
+    'gpu_tray_rdma_modules_enabled': ([True, False], BOOL_BAD),
+    'gpu_tray_skip_preflight': ([True, False], BOOL_BAD),
+    'gpu_tray_stack_deploy': ([True, False], BOOL_BAD),
+    'gpu_tray_validate': ([True, False], BOOL_BAD),
+    'gpu_tray_validate_fail_fast': ([True, False], BOOL_BAD),
+    'gpu_tray_bundle_vendor_charts': ([True, False], BOOL_BAD),
+    'gpu_tray_pkey': (['0xffff', '0x8123', 0x7fff, 'ffff'], ['0x8000', '0x0000', '', None, 'ffffff', True, 0]),
+    'gpu_tray_reboot_batch': ([1, '2', '25%', '100%'], [0, '0', '', None, '150%', '0%', 'all', True, -1]),
+    'gpu_tray_validate_phases': ([['trays'], 'trays,performance'], [['Trays'], ['nccl'], None]),
+    'gpu_tray_nccl_variants': ([['nvls', 'net'], []], [['NVLS'], ['ring'], None]),
+}
+
+
+@pytest.mark.parametrize('name', sorted(SAFETY))
+def test_a_safety_switch_takes_its_values_and_refuses_the_rest_by_name(name):
+    good, bad = SAFETY[name]
+    assert name in SPEC, 'the generated spec lost %s' % name
+    for value in good:
+        assert findings({name: value}) == [], (name, value)
+    for value in bad:
+        found = findings({name: value})
+        assert len(found) == 1 and found[0].startswith(name + ' '), (name, value, found)
+
+
+def test_null_is_refused_with_the_default_it_would_have_had():
+    """default() keeps a null: gpu_tray_bmc_required: (empty in YAML) would turn the BMC requirement off."""
+    assert findings({'gpu_tray_bmc_required': None}) == [
+        'gpu_tray_bmc_required is empty (null): set true or false, or remove it for the default (true)']
+    assert findings({'gpu_tray_rails': None}) == ['gpu_tray_rails is empty (null): set a list of strings, or remove it']
+
+
+# ------------------------------------------------------------------------------------------------ survey answers
+
+@pytest.mark.parametrize('blank', [None, '', '  '])
+def test_a_blank_survey_answer_keeps_the_inventory_value_on_every_awx_version(blank):
+    """AWX 24 sends null for a question left blank (awx#16205), AWX 17 "" (awx#9525): either is left out, so the
+    role's default - gpu_tray_reboot_batch of the inventory - applies."""
+    assert inputs.run_findings({'survey_rolling_reboot_batch': blank, 'survey_rolling_reboot_drain': blank}) == ([], {})
+
+
+def test_survey_answers_are_converted_as_the_roles_argument_spec_does():
+    clauses, answers = inputs.run_findings({'survey_rolling_reboot_batch': '25%', 'survey_preflight_fail': 'true',
+                                            'survey_rolling_reboot_timeout': '900', 'survey_stack_helm_timeout': '10m',
+                                            'survey_rolling_reboot_group_by': ''})
+    assert clauses == [] and answers == {'rolling_reboot_batch': '25%', 'preflight_fail': True,
+                                         'rolling_reboot_timeout': 900, 'stack_helm_timeout': '10m'}
+
+
+def test_every_survey_answer_is_judged_whatever_comes_before_it():
+    answers, clauses = inputs.survey_answers({'survey_preflight_bad': 'x', 'survey_rolling_reboot_batch': 'abc',
+                                              'survey_rolling_reboot_timeout': '5'})
+    assert [clause.split(' ')[:3] for clause in clauses] == [
+        ['survey_preflight_bad', 'answers', 'no'], ['survey', 'answer', 'rolling_reboot_batch']]
+    assert answers == {'rolling_reboot_timeout': 5}
+
+
+# the AWX surveys' safety switches (playbooks/files/awx_surveys): answers that pass and answers refused
+SURVEY_SWITCHES = {
+    'rolling_reboot_drain': (['auto', 'always', 'never'], ['Never', 'AUTO', 'yes', 'no', 'off', True]),
+    'rolling_reboot_bmc_recover': (['none', 'power_cycle'], ['None', 'Power_Cycle', 'yes', 'no', False]),
+    'preflight_fail': (['true', 'false'], ['maybe', 'ture', 2]),
+    'preflight_check_firmware': (['true', 'false'], ['maybe', 'ture', 2]),
+    'validate_fail_fast': (['true', 'false'], ['maybe', 'ture', 2]),
+}
+
+
+@pytest.mark.parametrize('option', sorted(SURVEY_SWITCHES))
+def test_a_survey_switch_takes_its_answers_and_refuses_the_rest_naming_the_question(option):
+    good, bad = SURVEY_SWITCHES[option]
+    for value in good:
+        clauses, answers = inputs.run_findings({'survey_' + option: value})
+        assert clauses == [] and option in answers, (option, value, clauses)
+    for value in bad:
+        clauses, answers = inputs.run_findings({'survey_' + option: value})
+        assert len(clauses) == 1 and clauses[0].startswith('survey answer %s must be ' % option), (option, value)
+        assert answers == {}
+
+
+@pytest.mark.parametrize('values, clause', [
+    ({'survey_rolling_reboot_batch': 'abc'}, 'survey answer rolling_reboot_batch must be a positive integer or a '
+                                             "percentage above 0 and at most 100% (such as 25%), got 'abc'"),
+    ({'survey_rolling_reboot_drain': 'Never'}, "survey answer rolling_reboot_drain must be one of: auto, always, "
+                                               "never, got 'Never'"),
+    ({'survey_rolling_reboot_timeout': 'soon'}, "survey answer rolling_reboot_timeout must be an integer, got 'soon'"),
+    ({'survey_rolling_reboot_bach': '2'}, 'survey_rolling_reboot_bach answers no survey question of gpu_tray.cluster '
+                                          '(did you mean survey_rolling_reboot_batch?)'),
+])
+def test_a_bad_survey_answer_is_refused_naming_the_question(values, clause):
+    assert inputs.run_findings(values) == ([clause], {})
+
+
+# ------------------------------------------------------------------------------------------------ the sentence
+
+def test_the_refusal_is_one_sentence_naming_the_hosts_only_where_not_all():
+    text = inputs.refusal({'gpu_tray_pkeys is not a variable of gpu_tray.cluster (did you mean gpu_tray_pkey?)':
+                           ['tray01', 'tray02'],
+                           "gpu_tray_num_vfs must be an integer, got 'x'": ['tray05', 'tray02', 'tray03', 'tray04']},
+                          2)
+    assert text == ("The run's inputs are refused, nothing was read, written or installed: gpu_tray_pkeys is not a "
+                    "variable of gpu_tray.cluster (did you mean gpu_tray_pkey?); gpu_tray_num_vfs must be an integer, "
+                    "got 'x' (on tray02, tray03, tray04 and 1 more); a gpu_tray_* variable of the site itself goes in "
+                    "gpu_tray_site_variables.")
+    assert inputs.refusal({"gpu_tray_num_vfs must be an integer, got 'x'": ['t1']}, 3) == (
+        "The run's inputs are refused, nothing was read, written or installed: gpu_tray_num_vfs must be an integer, "
+        "got 'x' (on t1).")
+    assert inputs.refusal({"gpu_tray_num_vfs must be an integer, got 'x'": ['t3', 't1', 't2']}, 4) == (
+        "The run's inputs are refused, nothing was read, written or installed: gpu_tray_num_vfs must be an integer, "
+        "got 'x' (on t1, t2, t3).")
+    assert inputs.refusal({}, 3) is None
+
+
+def test_a_broken_installation_is_named(tmp_path):
+    (tmp_path / 'spec.yml').write_text('other: 1\n')
+    with pytest.raises(inputs.InputsError, match='lacks the generated tables'):
+        inputs.tables(str(tmp_path / 'spec.yml'))
+    with pytest.raises(inputs.InputsError, match='cannot read'):
+        inputs.tables(str(tmp_path / 'missing.yml'))
