@@ -409,3 +409,11 @@ def test_files_hold_every_format_and_the_provenance_of_a_vendored_bundle():
     plain = dict((f['path'], f['content']) for f in bundle_files.files(plan, ['helmfile'], {}))
     assert not [p for p in plain if p.startswith(('argocd/', 'flux/')) or p == 'provenance.yaml']
     assert bundle_files.sha256_text('abc') == 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad'
+
+
+def test_a_vendored_bundle_without_its_archives_yet_writes_no_provenance():
+    """check mode with charts to pull: the provenance is written only once every archive is there."""
+    from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import bundle
+    plan = stack_plan.plan(dict(SITE, recipe='vr200-rke2-ubuntu-training'))
+    paths = [f['path'] for f in bundle_files.files(plan, ['helmfile'], {}, bundle.vendor_paths(plan['components']))]
+    assert 'provenance.yaml' not in paths and 'helmfile.yaml' in paths
