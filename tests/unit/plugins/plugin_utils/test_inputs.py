@@ -156,7 +156,7 @@ def test_the_platform_rules_where_the_spec_has_no_choices():
         'gpu_tray_tuned_intent turbo is not an nvidia-tuned intent of platform nvke-gb200 (it has: inference, '
         'multiNodeTraining, performance)']
     assert inputs.platform_problems({'gpu_tray_recipe': 'x'}) == [
-        "gpu_tray_recipe must be one of: gb200-nvke-ubuntu-kubeflow, gb200-nvke-ubuntu-training, "
+        "gpu_tray_recipe must be one of: gb200-nvke-ubuntu-training, gb200-nvke-ubuntu-training-kubeflow, "
         "vr200-rke2-ubuntu-inference, vr200-rke2-ubuntu-inference-dynamo, vr200-rke2-ubuntu-training, got 'x'"]
     assert inputs.platform_problems({'gpu_tray_recipe': 'x'}, extra_recipes=['x']) == []
     assert inputs.platform_problems({'gpu_tray_platform': 'rke2-vr200', 'gpu_tray_tuned_intent': ''}) == []
