@@ -344,4 +344,5 @@ def test_argocd_without_a_repository_is_refused_naming_the_variable(tmp_path):
     assert not os.path.exists(os.path.join(str(tmp_path), "plan.yaml"))
     rc, out = run_playbook("gpu_tray.cluster.render_bundle", "-e", "gpu_tray_recipe=vr200-rke2-ubuntu-training",
                            "-e", "gpu_tray_bundle_dir=%s" % tmp_path, "-e", "gpu_tray_bundle_format=argo")
-    assert rc != 0 and "stack_bundle_format" in out and "argo" in out, out[-3000:]
+    assert rc != 0 and "gpu_tray_bundle_format" in out and "argo" in out, out[-3000:]
+    assert "stack_bundle_format" not in out and "argument_spec" not in out, out[-3000:]

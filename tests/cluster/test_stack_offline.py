@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 import offline_schema as osc
+from clusterhelpers import helm_binary
 from stackhelpers import RAIL_PCI, RECIPES, REPO, start_playbook
 
 PLAN_KEYS = ["name", "kind", "chart", "repository", "version", "namespace", "tier", "depends_on"]
@@ -78,13 +79,14 @@ def test_the_same_inventory_plans_the_same_objects_from_every_playbook(bundles, 
         (cache / tray).write_text(json.dumps({"gpu_tray_rdma": {"rails": sorted(RAIL_PCI), "devices": devices}}))
     env = {"ANSIBLE_CACHE_PLUGIN": "jsonfile", "ANSIBLE_CACHE_PLUGIN_CONNECTION": str(cache),
            "ANSIBLE_CACHE_PLUGIN_TIMEOUT": "0"}
+    helm = ("-e", "stack_helm_binary=%s" % helm_binary())           # deploy_stack checks that helm runs first
     runs = {}
     for recipe in RECIPES:
         inventory = os.path.join(os.path.dirname(bundles[recipe]), "inventory-%s.yml" % recipe)
         runs[(recipe, "deploy_stack")] = start_playbook("gpu_tray.cluster.deploy_stack", "--check", "--limit",
-                                                        "localhost", inventory=inventory, **env)
+                                                        "localhost", *helm, inventory=inventory, **env)
         runs[(recipe, "site")] = start_playbook("gpu_tray.cluster.site", "--check", "--limit", "localhost", "-e",
-                                                "gpu_tray_validate=false", inventory=inventory, **env)
+                                                "gpu_tray_validate=false", *helm, inventory=inventory, **env)
     for (recipe, playbook), proc in runs.items():
         out = proc.communicate()[0]
         assert proc.returncode == 0, "%s %s:\n%s" % (playbook, recipe, out[-4000:])
