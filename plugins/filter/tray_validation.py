@@ -23,7 +23,7 @@ description:
     firmware version, VF limit, link layer, state, rate and P_Keys are what the preflight recorded (O(_input)'s
     C(baseline)); without a baseline its message says so. C(multus-token) - the service-account token in the
     tray's C(multus.kubeconfig) (read as one of the C(files)) does not expire within C(multus_token_warn_days)
-    (a warning, with the fix: restart the multus pods), and has not expired (failed).
+    (a warning, with the fix - restart the multus pods) and has not expired (failed).
   - A VF handed to a pod (the kubelet's device-manager checkpoint, read in the same M(gpu_tray.cluster.tray_state)
     call as C(files)) whose netdev or RDMA device is in the pod's network namespace is listed as not visible, never
     counted as passed.

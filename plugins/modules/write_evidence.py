@@ -46,7 +46,7 @@ options:
     default: '0644'
   run_dir:
     description:
-      - The run's own folder (O(dest) or a directory above it) when runs are kept apart, one folder each: after
+      - The run's own folder (O(dest) or a directory above it) where runs are kept apart, one folder per run. After
         writing, the link C(latest) beside it is pointed at it (a relative symbolic link, replaced atomically).
         The roles pass the run folder of P(gpu_tray.cluster.report_dir#lookup).
       - A C(latest) there that is not a link is not replaced (the task fails).
