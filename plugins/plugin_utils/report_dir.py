@@ -45,11 +45,11 @@ def run_id(gpu_tray_run_id=None, awx_job_id=None, awx_workflow_job_id=None):
             raise ReportDirError('gpu_tray_run_id: %r is not a folder name (letters, digits, ".", "_", "-", at most 128, '
                                  'not "latest")' % name)
         return name
-    for prefix, value in (('awx-workflow-job-', awx_workflow_job_id), ('awx-job-', awx_job_id)):
+    for variable, prefix, value in (('awx_workflow_job_id', 'awx-workflow-job-', awx_workflow_job_id),
+                                    ('awx_job_id', 'awx-job-', awx_job_id)):
         if _given(value):
             if not re.match(r'^[0-9]+$', str(value).strip()):
-                raise ReportDirError('%s: %r is not an AWX job id' % (prefix.rstrip('-').replace('-', '_') + '_id',
-                                                                       value))
+                raise ReportDirError('%s: %r is not an AWX job id' % (variable, value))
             return prefix + str(value).strip()
     return ''
 
