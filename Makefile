@@ -59,6 +59,7 @@ units: setup
 
 build: setup
 	ansible-galaxy collection build --force --output-path build .
+	python3 tools/ee_requirements.py --build-dir build
 
 test: setup
 	bash tools/run-tests.sh

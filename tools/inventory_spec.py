@@ -34,8 +34,15 @@ EXTRA = {
     "gpu_tray_stack_deploy": {"type": "bool", "default": True},
     "gpu_tray_validate": {"type": "bool", "default": True},
 }
-# set by the collection's own tasks and modules on the trays (facts), never by a user: known, not checked
-FACTS = ["gpu_tray_rdma", "gpu_tray_read"]
+# read by the lookup gpu_tray.cluster.report_dir, which the roles' report directories default to
+LOOKUP = {
+    "gpu_tray_report_dir": {"type": "path"},
+    "gpu_tray_run_id": {"type": "str"},
+}
+# set by the collection's own tasks and modules, never by a user: known, not checked - the facts its roles set on the
+# trays, and gpu_tray_evidence, the summary its roles put in an AWX job's artifacts (set_stats), which AWX passes to
+# the workflow's next nodes as an extra var
+FACTS = ["gpu_tray_evidence", "gpu_tray_rdma", "gpu_tray_read"]
 # gpu_tray_* variables the collection no longer reads: the preflight refuses them with what replaced them (a value
 # that has no effect any more must not be ignored without a word)
 REMOVED = {
@@ -146,9 +153,13 @@ def render():
         lines.append("  # read by the playbooks")
         lines.append("  %s:" % name)
         lines += _entry(EXTRA[name])
+    for name in sorted(LOOKUP):
+        lines.append("  # read by the lookup report_dir (preflight_report_dir, rolling_reboot_report_dir, validate_report_dir)")
+        lines.append("  %s:" % name)
+        lines += _entry(LOOKUP[name])
     lines.append("# every gpu_tray_* variable of the collection: the spec's, and the facts its roles set")
     lines.append("__preflight_known_variables:")
-    for name in sorted(set(uses) | set(EXTRA) | set(FACTS)):
+    for name in sorted(set(uses) | set(EXTRA) | set(LOOKUP) | set(FACTS)):
         lines.append("  - %s" % name)
     lines.append("# gpu_tray_* variables the collection no longer reads, and why")
     lines.append("__preflight_removed_variables:")

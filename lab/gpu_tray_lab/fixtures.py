@@ -16,12 +16,15 @@ down and what the tray creates at run time (VFs, IB devices, netdevs) cannot
 drift apart. docs/lab-hardware.md describes formats and faults.
 """
 
+import base64
+import hashlib
 import importlib.util
 import json
 import os
 import pathlib
 import shutil
 import subprocess
+import time
 import uuid
 
 from gpu_tray_lab import platforms as _platforms
@@ -39,6 +42,9 @@ DMI_REL = SYS_REL + '/class/dmi/id'
 ROOT_DEVICE = '/dev/vda1'
 PLATFORM_CMDLINE = 'console=ttyAMA0,115200n8'
 OVERRIDE_DROPIN = 'etc/default/grub.d/99-zz-override.cfg'
+# where multus's entrypoint writes its kubeconfig on the host (MULTUS_KUBECONFIG_FILE_HOST)
+MULTUS_KUBECONFIG_REL = 'etc/cni/net.d/multus.d/multus.kubeconfig'
+MULTUS_EXPIRING_DAYS = 10
 PLATFORM_DROPIN = 'etc/default/grub.d/50-gpu-tray-platform.cfg'
 
 
@@ -147,6 +153,9 @@ def hardware(platform, index, faults=frozenset()):
     if 'imex-reenabled' in faults and 'nvidia-imex.service' not in data['services']:
         raise ValueError('fault imex-reenabled: platform %s has no nvidia-imex.service (the GB200 host driver '
                          'comes from GPU Operator); use it with rke2-vr200' % platform)
+    if 'multus-token-expiring' in faults and not data.get('multus_token_days'):
+        raise ValueError('fault multus-token-expiring: platform %s runs no multus (its recipes have no '
+                         'secondary networks); use it with nvke-gb200' % platform)
     target = _platforms.fault_rail(data)['name']
     hcas = []
     for number, hca in enumerate(data['hcas']):
@@ -350,6 +359,34 @@ def identity(platform, index):
     }
 
 
+def _b64url(data):
+    return base64.urlsafe_b64encode(data).decode('ascii').rstrip('=')
+
+
+def multus_kubeconfig(issued, expires, namespace='nvidia-network-operator', node='tray01'):
+    """The kubeconfig multus's entrypoint writes to the host: the API server address, and the projected
+    service-account token of the multus pod copied in (a JWT signed by the API server; here the signature is a
+    stand-in - only the claims are read)."""
+    header = {'alg': 'RS256', 'kid': hashlib.sha256(namespace.encode()).hexdigest()[:43]}
+    claims = {'aud': ['https://kubernetes.default.svc.cluster.local'], 'exp': int(expires), 'iat': int(issued),
+              'nbf': int(issued), 'iss': 'https://kubernetes.default.svc.cluster.local',
+              'sub': 'system:serviceaccount:%s:multus' % namespace,
+              'kubernetes.io': {'namespace': namespace, 'node': {'name': node},
+                                'pod': {'name': 'kube-multus-ds-%s' % node},
+                                'serviceaccount': {'name': 'multus'}, 'warnafter': int(issued) + 3607}}
+    token = '.'.join([_b64url(json.dumps(header).encode()), _b64url(json.dumps(claims).encode()),
+                      _b64url(hashlib.sha512(json.dumps(claims).encode()).digest() * 4)])
+    return ('# Kubeconfig file for Multus CNI plugin.\n'
+            '# Generated at %s\n'
+            'apiVersion: v1\nkind: Config\nclusters:\n- name: local\n  cluster:\n'
+            '    server: https://[10.96.0.1]:443\n    certificate-authority-data: %s\n'
+            'users:\n- name: multus\n  user:\n    token: "%s"\n'
+            'contexts:\n- name: multus-context\n  context:\n    cluster: local\n    user: multus\n'
+            'current-context: multus-context\n'
+            % (time.strftime('%a %b %d %H:%M:%S UTC %Y', time.gmtime(issued)),
+               _b64url(b'-----BEGIN CERTIFICATE-----lab-----END CERTIFICATE-----'), token))
+
+
 def populate_tray(root, platform, index, faults=frozenset()):
     """Write one tray's hardware fixtures into its (not yet booted) root. Idempotent."""
     root = pathlib.Path(root)
@@ -400,6 +437,16 @@ def populate_tray(root, platform, index, faults=frozenset()):
         _write(root, OVERRIDE_DROPIN, OVERRIDE_DROPIN_TEXT)
     else:
         _remove(root, OVERRIDE_DROPIN)
+
+    # multus's kubeconfig (platforms whose recipe runs multus): issued when the lab comes up, valid for the platform's
+    # token lifetime, or expiring in MULTUS_EXPIRING_DAYS with the fault multus-token-expiring
+    if data.get('multus_token_days'):
+        now = int(time.time())
+        expires = now + (MULTUS_EXPIRING_DAYS if 'multus-token-expiring' in faults else data['multus_token_days']) * 86400
+        issued = expires - data['multus_token_days'] * 86400
+        _write(root, MULTUS_KUBECONFIG_REL, multus_kubeconfig(issued, expires, node='tray%02d' % index), 0o600)
+    else:
+        _remove(root, MULTUS_KUBECONFIG_REL)
 
     # vendor services and the lab's SR-IOV watcher
     _install_services(root, data, faults)

@@ -208,6 +208,9 @@ PLATFORMS = {
         # what the recipe's SriovNetworkNodePolicies ask for on every rail (gpu_tray_num_vfs): `lab sriov`, the
         # lab's stand-in for the SR-IOV config daemon, writes it to sriov_numvfs
         'sriov_num_vfs': 16,
+        # the recipe's NicClusterPolicy runs multus (secondaryNetwork.multus): the kubeconfig its entrypoint leaves on
+        # the host, with the token valid one year from issuance (the API server's legacy-token extension)
+        'multus_token_days': 365,
     },
     'rke2-vr200': {
         'description': 'VR200 NVL72 tray on RKE2: Ubuntu 26.04, 7.0 -nvidia-bos-64k kernel, ConnectX-9 XDR rails',
@@ -269,6 +272,8 @@ FAULT_TABLE = {
     'imex-reenabled': ('tray', 'every boot re-enables and starts nvidia-imex.service like a package '
                                'postinst (a mask survives, a disable does not)'),
     'hugepage-1g': ('inventory', 'the tuning request asks for 1G huge pages, which a 64k-page kernel lacks'),
+    'multus-token-expiring': ('tray', 'the service-account token in the multus kubeconfig expires 10 days after the '
+                                      'lab came up (issued 355 days before)'),
 }
 
 # Faults that need something on the platform (a rail, nvidia-imex)

@@ -26,7 +26,9 @@ ARGUMENT_SPEC = dict(
         json=dict(type='raw'),
     ), required_one_of=[['content', 'json']], mutually_exclusive=[['content', 'json']]),
     mode=dict(type='str', default='0644'),
+    run_dir=dict(type='path'),
 )
+LATEST = 'latest'
 
 
 def render(item):
@@ -68,6 +70,24 @@ def write_if_changed(path, data, mode):
     return True
 
 
+def point_latest(run_dir):
+    """Point the link ``latest`` beside ``run_dir`` at it (relative, replaced atomically); the link's path, or None
+    when it already pointed there. Refuses to replace a ``latest`` that is not a link."""
+    run_dir = os.path.abspath(run_dir)
+    parent, name = os.path.split(run_dir)
+    link = os.path.join(parent, LATEST)
+    if os.path.islink(link) and os.readlink(link) == name:
+        return None
+    if os.path.lexists(link) and not os.path.islink(link):
+        raise AnsibleActionFail('write_evidence: %s exists and is not a link: it cannot point at the latest run' % link)
+    tmp = os.path.join(parent, '.%s.%d' % (LATEST, os.getpid()))
+    if os.path.lexists(tmp):
+        os.unlink(tmp)
+    os.symlink(name, tmp)
+    os.rename(tmp, link)
+    return link
+
+
 class ActionModule(ActionBase):
 
     TRANSFERS_FILES = False
@@ -81,14 +101,24 @@ class ActionModule(ActionBase):
         except ValueError:
             raise AnsibleActionFail('write_evidence: mode %r is not an octal mode such as 0644' % args['mode'])
         dest = os.path.abspath(os.path.expanduser(args['dest']))
+        run_dir = os.path.abspath(os.path.expanduser(args['run_dir'])) if args.get('run_dir') else None
+        if run_dir and dest != run_dir and not dest.startswith(run_dir + os.sep):
+            raise AnsibleActionFail('write_evidence: dest %s is not inside run_dir %s' % (dest, run_dir))
         written = []
+        latest = None
         try:
             for item in args['files']:
                 path = target(dest, item['path'])
                 if write_if_changed(path, render(item), mode):
                     written.append(path)
+            if run_dir:
+                latest = point_latest(run_dir)
         except (IOError, OSError) as exc:
             raise AnsibleActionFail('write_evidence: cannot write under %s: %s' % (dest, to_native(exc)))
         result.update(changed=bool(written), dest=dest, written=written,
-                      msg='%d of %d files written under %s.' % (len(written), len(args['files']), dest))
+                      msg='%d of %d files written under %s%s.' % (
+                          len(written), len(args['files']), dest,
+                          '; %s points at it' % latest if latest else ''))
+        if run_dir:
+            result['latest'] = os.path.join(os.path.dirname(run_dir), LATEST)
         return result

@@ -14,14 +14,16 @@ version_added: 0.1.0
 description:
   - Takes one M(gpu_tray.cluster.tray_state) read per tray (made after the deploy) and returns the checks of the
     validation's C(trays) phase, in the evidence format of P(gpu_tray.cluster.validation_evidence#filter) - for each
-    tray C(<tray>/sriov-vfs), C(<tray>/vf-pkeys), C(<tray>/vf-ipoib), C(<tray>/netns-mode) and C(<tray>/pf-state),
-    each with C(status), a one-sentence C(message) naming the tray and the device, C(details), C(fix) and C(data).
+    tray C(<tray>/sriov-vfs), C(<tray>/vf-pkeys), C(<tray>/vf-ipoib), C(<tray>/netns-mode), C(<tray>/pf-state) and
+    C(<tray>/multus-token), each with C(status), a one-sentence C(message) naming the tray and the device, C(details), C(fix) and C(data).
   - C(sriov-vfs) - per rail, C(sriov_numvfs) and the C(virtfn) links equal the VF count the SriovNetworkNodePolicy
     asks for, every VF is bound to mlx5_core and has an RDMA device. C(vf-pkeys) - every VF port is a full member
     of the partition. C(vf-ipoib) - every VF has its IPoIB netdev. C(netns-mode) - ib_core C(netns_mode) is the
     platform's. C(pf-state) - every rail PF is InfiniBand, ACTIVE / LinkUp and a full member, and its PCI address,
     firmware version, VF limit, link layer, state, rate and P_Keys are what the preflight recorded (O(_input)'s
-    C(baseline)).
+    C(baseline)); without a baseline its message says so. C(multus-token) - the service-account token in the
+    tray's C(multus.kubeconfig) (read as one of the C(files)) does not expire within C(multus_token_warn_days)
+    (a warning, with the fix - restart the multus pods) and has not expired (failed).
   - A VF handed to a pod (the kubelet's device-manager checkpoint, read in the same M(gpu_tray.cluster.tray_state)
     call as C(files)) whose netdev or RDMA device is in the pod's network namespace is listed as not visible, never
     counted as passed.
@@ -37,8 +39,11 @@ options:
       - C(spec) - C(rails) (the rail device names), C(policies) (the SriovNetworkNodePolicy objects the recipe
         deploys; a PF's expected VF count is the C(numVfs) of the policies whose C(nicSelector) - vendor, deviceID,
         rootDevices, pfNames - selects it; empty when the recipe creates no VFs), C(pkey), C(netns_mode) (exclusive,
-        shared or unmanaged), C(ipoib) (VFs must have an IPoIB netdev, default true) and C(checkpoint_path) (the
-        kubelet checkpoint, read by M(gpu_tray.cluster.tray_state) as one of its C(files)).
+        shared or unmanaged), C(ipoib) (VFs must have an IPoIB netdev, default true), C(checkpoint_path) (the
+        kubelet checkpoint, read by M(gpu_tray.cluster.tray_state) as one of its C(files)), C(multus_kubeconfig)
+        (multus's kubeconfig, one of the C(files); empty skips C(multus-token)), C(multus_token_warn_days)
+        (default 30), C(multus_namespace) (named in the fix, default C(nvidia-network-operator)) and C(now) (seconds
+        since the epoch the expiry is compared with; default the current time).
     type: dict
     required: true
 '''

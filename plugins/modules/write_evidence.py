@@ -44,6 +44,13 @@ options:
     description: Octal permissions of the files written.
     type: str
     default: '0644'
+  run_dir:
+    description:
+      - The run's own folder (O(dest) or a directory above it) where runs are kept apart, one folder per run. After
+        writing, the link C(latest) beside it is pointed at it (a relative symbolic link, replaced atomically).
+        The roles pass the run folder of P(gpu_tray.cluster.report_dir#lookup).
+      - A C(latest) there that is not a link is not replaced (the task fails).
+    type: path
 attributes:
   action:
     support: full
@@ -77,6 +84,14 @@ EXAMPLES = r'''
   run_once: true
   delegate_to: localhost
   # where each tray set before: my_evidence: {path: "{{ inventory_hostname }}/report.json", json: "{{ result }}"}
+
+- name: Write into this AWX job's own folder and point <base>/latest at it
+  gpu_tray.cluster.write_evidence:
+    dest: "{{ lookup('gpu_tray.cluster.report_dir') }}/validation"
+    run_dir: "{{ lookup('gpu_tray.cluster.report_dir') }}"
+    files: [{path: summary.json, json: "{{ summary }}"}]
+  run_once: true
+  delegate_to: localhost
 '''
 
 RETURN = r'''
@@ -89,6 +104,11 @@ written:
   type: list
   elements: str
   returned: always
+latest:
+  description: The C(latest) link beside O(run_dir), pointing at it.
+  type: str
+  returned: when O(run_dir) is given
+  sample: /var/lib/gpu-tray-report/latest
 msg:
   description: How many files were written.
   type: str

@@ -4,7 +4,7 @@
 """Platform profiles: every platform fact of the collection, one YAML file per platform.
 
 ``platforms/<name>.yml`` says what a platform's recipes want of a tray - OS and kernel, rails, SR-IOV and firmware
-policy, the host IMEX service, ib_core netns_mode, RDMA modules, the recipes with their nvidia-tuned intent, and
+policy, whether each tray's BMC is required, the host IMEX service, ib_core netns_mode, RDMA modules, the recipes with their nvidia-tuned intent, and
 per intent the huge page pools the platform's kernel can hold. ``platforms/_nvidia-tuned.yml`` holds the
 nvidia-tuned profiles' kernel arguments and sysctl sections (the same for every accelerator). A new platform is one
 new file; no role, playbook or filter tests a platform name.
@@ -36,6 +36,7 @@ _SHAPE = {
     'rails': list,
     'sriov': {'vfs': bool, 'num_vfs': int},
     'firmware': {'check': bool},
+    'bmc': {'required': bool},
     'containerd': {'runtime_config_source': (str, type(None))},
     'imex': {'host_service': str},
     'rdma': {'netns_mode': str, 'modules': list},

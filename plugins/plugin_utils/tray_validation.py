@@ -7,7 +7,8 @@ The preflight runs before the SR-IOV config daemon has created any VF, so it nev
 the deploy and judges, per tray: the VFs the SriovNetworkNodePolicy asked for exist on every rail (``sriov_numvfs``,
 ``virtfn`` links, each VF bound to mlx5_core and with an RDMA device), every VF port is a full member of the
 partition, every VF has its IPoIB netdev, ib_core ``netns_mode`` is what the platform wants, and the rails' PFs are
-healthy and as the preflight recorded them.
+healthy and as the preflight recorded them, and the service-account token in the tray's multus.kubeconfig is not
+about to expire (plugin_utils/multus.py: the Network Operator's multus never rewrites it).
 
 Honest about what the host can see: a VF handed to a pod moves its netdev into the pod's network namespace, and in
 ``netns_mode`` exclusive its RDMA device too; sysfs of the host no longer shows them. Which VFs are in pods comes
@@ -21,7 +22,9 @@ Pure functions; the check dicts are the evidence format of plugin_utils/evidence
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+import datetime
 import json
+import time
 
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.common import (
     format_pkey,
@@ -33,8 +36,13 @@ from ansible_collections.gpu_tray.cluster.plugins.module_utils.rdma import (
     parse_pkey,
     required_pkey,
 )
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.multus import (
+    MULTUS_KUBECONFIG,
+    TokenError,
+    token_expiry,
+)
 
-CHECKS = ('sriov-vfs', 'vf-pkeys', 'vf-ipoib', 'netns-mode', 'pf-state')
+CHECKS = ('sriov-vfs', 'vf-pkeys', 'vf-ipoib', 'netns-mode', 'pf-state', 'multus-token')
 KUBELET_CHECKPOINT = '/var/lib/kubelet/device-plugins/kubelet_internal_checkpoint'
 NETNS_MODES = ('exclusive', 'shared', 'unmanaged')
 # what the preflight recorded of a rail PF and must still hold after the rollout (sriov_numvfs changes on purpose)
@@ -56,6 +64,11 @@ FIX_NETNS = ('Set gpu_tray_ib_core_netns_mode and run prepare_trays: role rdma_n
 FIX_PF = ('Check the rail\'s cable, its switch port and the subnet manager (state and rate), and the partition of the '
           'PF port GUID in the fabric manager. A firmware, link layer or VF-limit change since the preflight means '
           'the NIC was reconfigured or replaced: run the preflight again.')
+FIX_MULTUS = ('The Network Operator runs multus with --skip-config-watch, so multus never rewrites %s when its '
+              'service-account token rotates; the copy stays valid one year from issuance under default API-server '
+              'settings. Restart the multus pods%s to rewrite the file with a new token: kubectl -n %s rollout restart '
+              'daemonset kube-multus-ds, then validate again.')
+MULTUS_WARN_DAYS = 30
 
 
 class SpecError(ValueError):
@@ -111,10 +124,21 @@ def _spec(spec):
     rails = spec.get('rails') or []
     if isinstance(rails, str):
         rails = rails.split(',')
+    try:
+        warn_days = int(spec.get('multus_token_warn_days', MULTUS_WARN_DAYS))
+    except (TypeError, ValueError):
+        raise SpecError('validate_multus_token_warn_days: %r is not a number of days'
+                        % spec.get('multus_token_warn_days'))
+    if warn_days < 0:
+        raise SpecError('validate_multus_token_warn_days: %d is negative' % warn_days)
     return {'pkey': required, 'netns_mode': mode, 'policies': policies,
             'rails': [name.strip() for name in rails if name.strip()],
             'ipoib': bool(spec.get('ipoib', True)),
-            'checkpoint_path': spec.get('checkpoint_path') or KUBELET_CHECKPOINT}
+            'checkpoint_path': spec.get('checkpoint_path') or KUBELET_CHECKPOINT,
+            'multus_kubeconfig': spec.get('multus_kubeconfig', MULTUS_KUBECONFIG),
+            'multus_token_warn_days': warn_days,
+            'multus_namespace': spec.get('multus_namespace') or 'nvidia-network-operator',
+            'now': float(spec['now']) if spec.get('now') not in (None, '') else time.time()}
 
 
 def _allocations(state, path):
@@ -403,11 +427,71 @@ def check_pf_state(host, state, spec, rails, baseline):
     data = {'problems': problems, 'changes': changes, 'baseline': bool(before)}
     notes = [] if before else ['no preflight record of this tray to compare with: judged on the requirements only']
     if problems or changes:
-        return _check(host, 'pf-state', 'failed', _findings_message(host, problems + changes),
-                      problems + changes + notes, FIX_PF, data)
+        message = _findings_message(host, problems + changes)
+        if not before:
+            message = message[:-1] + ' (no preflight record to compare with).'
+        return _check(host, 'pf-state', 'failed', message, problems + changes + notes, FIX_PF, data)
     return _check(host, 'pf-state', 'passed', '%s: %d rail PFs ACTIVE, full members of %s%s.'
-                  % (host, len(rails), format_pkey(required), ', as at the preflight' if before else ''), notes,
-                  data=data)
+                  % (host, len(rails), format_pkey(required),
+                     ', as at the preflight' if before else
+                     '; no preflight record of this tray, so not compared with the preflight'), notes, data=data)
+
+
+def _day(epoch):
+    return datetime.datetime.fromtimestamp(epoch, tz=datetime.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')
+
+
+def _in_days(seconds):
+    days = int(seconds / 86400.0 + 0.5)
+    return 'in less than a day' if days < 1 else 'in %d day%s' % (days, '' if days == 1 else 's')
+
+
+def check_multus_token(host, state, spec):
+    """When the service-account token multus copied into the tray's multus.kubeconfig expires (plugin_utils/multus.py):
+    warning within ``multus_token_warn_days`` of its ``exp``, failed once it has lapsed."""
+    path = spec['multus_kubeconfig']
+    if not path:
+        return _check(host, 'multus-token', 'skipped', '%s: the multus token is not checked '
+                      '(validate_multus_kubeconfig is empty).' % host)
+    entry = (state.get('files') or {}).get(path)
+    if entry is None:
+        return _check(host, 'multus-token', 'skipped', '%s: %s was not read in this run.' % (host, path))
+    if entry.get('error'):
+        return _check(host, 'multus-token', 'warning', '%s: %s could not be read: %s.'
+                      % (host, path, str(entry['error']).rstrip('.')), fix=FIX_MULTUS % (
+                          path, '', spec['multus_namespace']), data={'path': path})
+    if not entry.get('exists'):
+        return _check(host, 'multus-token', 'skipped', '%s: no %s: multus does not run on this tray.' % (host, path),
+                      data={'path': path})
+    try:
+        if entry.get('content') is None:
+            raise TokenError('too large to read')
+        token = token_expiry(entry['content'])
+    except TokenError as exc:
+        return _check(host, 'multus-token', 'warning', '%s: the token in %s cannot be read: %s.'
+                      % (host, path, str(exc).rstrip('.')), fix=FIX_MULTUS % (path, '', spec['multus_namespace']),
+                      data={'path': path})
+    data = {'path': path, 'user': token['user'], 'subject': token['subject'], 'exp': token['exp'],
+            'iat': token['iat'], 'warn_days': spec['multus_token_warn_days']}
+    if token['exp'] is None:
+        return _check(host, 'multus-token', 'passed', '%s: the multus token in %s does not expire (no exp claim).'
+                      % (host, path), data=data)
+    left = token['exp'] - spec['now']
+    data['expires'] = _day(token['exp'])
+    data['days_left'] = round(left / 86400.0, 1)
+    details = ['issued %s, expires %s (%s)' % (_day(token['iat']) if token['iat'] is not None else 'at an unknown time',
+                                               data['expires'], token['subject'] or token['user'])]
+    if left <= 0:
+        return _check(host, 'multus-token', 'failed', '%s: the multus token in %s expired on %s: multus on this tray '
+                      'cannot read the pods\' network attachments, new pods get no secondary networks.'
+                      % (host, path, data['expires']), details,
+                      FIX_MULTUS % (path, '', spec['multus_namespace']), data)
+    if left <= spec['multus_token_warn_days'] * 86400:
+        return _check(host, 'multus-token', 'warning', '%s: the multus token in %s expires on %s (%s).'
+                      % (host, path, data['expires'], _in_days(left)), details,
+                      FIX_MULTUS % (path, ' before %s' % data['expires'], spec['multus_namespace']), data)
+    return _check(host, 'multus-token', 'passed', '%s: the multus token in %s expires on %s (%s).'
+                  % (host, path, data['expires'], _in_days(left)), details, data=data)
 
 
 def unread(host, reason):
@@ -426,4 +510,5 @@ def evaluate(host, state, spec, baseline=None):
         check_vf_ipoib(host, state, spec, rails),
         check_netns_mode(host, state, spec),
         check_pf_state(host, state, spec, rails, baseline),
+        check_multus_token(host, state, spec),
     ]

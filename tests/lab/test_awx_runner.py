@@ -3,7 +3,11 @@ jobs with - against two rehearsal-lab VR200 trays and the test Kubernetes cluste
 job: a private data dir with
 
 * env/extravars - the template's survey defaults (playbooks/files/awx_surveys/<id>.json, generated from the roles'
-  argument specs), plus the lab overrides listed in LAB_EXTRAVARS below and nothing else;
+  argument specs), the variables AWX adds to every job (awx_job_id, awx_job_template_name; awx_workflow_job_id and
+  awx_workflow_job_name for a workflow's nodes) and, for a workflow node, the artifacts of the nodes before it (AWX
+  passes what their set_stats left as extra vars), plus the lab overrides listed in LAB_EXTRAVARS below and nothing
+  else - no gpu_tray_report_dir: the reports go where they go in AWX, run folder awx-workflow-job-<id> under
+  /var/lib/gpu-tray-report (docs/awx.md "Where the reports go"), which the module's fixture removes afterwards;
 * env/envvars - what the execution environment provides (collections path, helm on PATH) and what the job's
   credential injects: the `gpu_tray.cluster kubeconfig` credential type, rendered from its definition in
   playbooks/awx_configure.yml exactly as AWX renders injectors (the kubeconfig written to a file in the private data
@@ -15,7 +19,9 @@ job: a private data dir with
 The workflow's nodes run in the workflow's order (awx_workflow.nodes: preflight -> prepare trays -> deploy stack ->
 validate), each only after the one before it succeeded, as AWX's success_nodes chain them; then teardown stack and
 recover NodeMaintenance, which are run on their own. Each job must end `successful` (status and rc in the artifacts)
-with a playbook_on_stats event that counts no failure, and what it did is read back from the trays and the cluster.
+with a playbook_on_stats event that counts no failure, and what it did is read back from the trays and the cluster,
+its reports from the workflow's run folder, and its summary from the job's artifacts (the playbook_on_stats event's
+artifact_data, which AWX stores as the job's artifacts); the validate job finds the preflight job's records.
 
 The arrangement: the lab trays are the hosts the tray jobs change (SSH, real reboots). The test cluster
 (tests/cluster/kcluster, rke2-vr200, a real kube-apiserver 1.20 + etcd) has a simulated kubelet whose nodes are
@@ -36,17 +42,18 @@ Why LAB_EXTRAVARS exist (an AWX job gets them the same way: the template's Varia
   (validate_components) and the digest the deploy job reported; it leaves out the readiness phase (cluster_preflight
   requires Kubernetes >= 1.34.1, the test cluster's API is 1.20) and runs only the conformance check that a cluster
   without GPUs and GPU operator can pass (secure-accelerator-access); its trays phase reads both lab trays (VR200:
-  no VFs to check, netns_mode exclusive after the prepare job's reboot); the evidence goes to the private data dir;
+  no VFs to check, netns_mode exclusive after the prepare job's reboot);
   the performance phase runs no NCCL benchmark (validate_nccl_variants: []; the recipe's nvls run needs a DRA
   ComputeDomain, which the 1.20 test cluster cannot serve - tests/cluster/test_nccl_runs.py runs the benchmarks),
   so it is recorded as skipped;
-* preflight / prepare trays: only gpu_tray_report_dir (the report out of the checkout);
+* preflight / prepare trays: none;
 * recover NodeMaintenance: `stack_recover_nodes: [tray01]`, the extra vars on launch the template asks for.
 """
 import json
 import os
 import pathlib
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -93,13 +100,21 @@ LAB_EXTRAVARS = {
             for name in STACK_VARS["stack_extra_recipes"][STACK_RECIPE]["components"]],
         "validate_conformance_checks": ["secure-accelerator-access"],
         "validate_nccl_variants": [],
-        # validate_recipe_digest and validate_evidence_dir are added per run (the deploy job's digest, the job dir)
+        # validate_recipe_digest is added per run (the deploy job's digest)
     },
     "recover_node_maintenance": {"stack_recover_nodes": ["tray01"]},
 }
 
 _succeeded = set()     # template ids whose job succeeded in this module (the workflow's success chain)
 _digest = {}           # the recipe digest the deploy stack job reported
+_artifacts = {}        # what each workflow node's set_stats left (AWX passes it on to the nodes after it)
+
+# where AWX jobs write their reports (plugins/plugin_utils/report_dir.py AWX_REPORT_DIR), this module's workflow job
+# and its run folder there; AWX job ids count up from a base of this run's own
+REPORT_BASE = pathlib.Path("/var/lib/gpu-tray-report")
+WORKFLOW_JOB_ID = 900000000 + os.getpid() % 1000000 * 10
+RUN_DIR = REPORT_BASE / ("awx-workflow-job-%d" % WORKFLOW_JOB_ID)
+_job_ids = iter(range(WORKFLOW_JOB_ID + 1, WORKFLOW_JOB_ID + 10))
 
 
 # ------------------------------------------------------------------------------------------------ fixtures
@@ -122,6 +137,23 @@ def cluster():
         finally:
             if not started:
                 _clean(status)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def report_base():
+    """Removes this module's run folders from /var/lib/gpu-tray-report afterwards (and the directory, when it made
+    it), and a `latest` left pointing at one of them."""
+    existed = REPORT_BASE.exists()
+    yield
+    mine = [p for p in REPORT_BASE.glob("awx-*") if p.name.rsplit("-", 1)[-1].isdigit()
+            and WORKFLOW_JOB_ID <= int(p.name.rsplit("-", 1)[-1]) < WORKFLOW_JOB_ID + 10]
+    for path in mine:
+        shutil.rmtree(str(path))
+    latest = REPORT_BASE / "latest"
+    if latest.is_symlink() and not latest.exists():
+        latest.unlink()
+    if not existed and REPORT_BASE.exists() and not any(REPORT_BASE.iterdir()):
+        REPORT_BASE.rmdir()
 
 
 @pytest.fixture(scope="module")
@@ -210,13 +242,25 @@ def survey_defaults(template_id):
     return {q["variable"]: q["default"] for q in survey["spec"] if "default" in q}
 
 
+def awx_job_vars(template_id):
+    """What AWX adds to a job's extra vars (awx_meta_vars): the job's id and template, the workflow job's for a node
+    of the workflow - and the artifacts of the workflow's nodes before it (set_stats data, merged)."""
+    out = {"awx_job_id": next(_job_ids), "awx_job_template_name": TEMPLATES[template_id]["name"],
+           "awx_job_launch_type": "workflow" if template_id in WORKFLOW else "manual"}
+    if template_id in WORKFLOW:
+        out.update(awx_workflow_job_id=WORKFLOW_JOB_ID, awx_workflow_job_name=DEFINITIONS["awx_workflow"]["name"])
+        for parent in WORKFLOW[:WORKFLOW.index(template_id)]:
+            out.update(_artifacts.get(parent, {}))          # AWX merges the ancestors' artifacts key by key
+    return out
+
+
 def run_template(template_id, inventory, cluster, tmp_path, **more):
     """ansible-runner run <private data dir> -p <the template's playbook>; returns (extravars, artifacts dir)."""
     pdd = tmp_path / template_id
     (pdd / "env").mkdir(parents=True)
     extravars = dict(survey_defaults(template_id), **LAB_EXTRAVARS.get(template_id, {}))
+    extravars.update(awx_job_vars(template_id))
     extravars.update(more)
-    extravars.setdefault("gpu_tray_report_dir", str(pdd / "report"))   # AWX: the project dir; here out of the checkout
     (pdd / "env" / "extravars").write_text(yaml.safe_dump(extravars))
     env = ansible_env()
     envvars = {
@@ -253,6 +297,11 @@ def stats(artifacts):
     return data
 
 
+def job_artifacts(artifacts):
+    """The job's artifacts as AWX stores them: the set_stats data in the playbook_on_stats event."""
+    return stats(artifacts).get("artifact_data") or {}
+
+
 def releases(cluster):
     out = subprocess.run([cluster["helm"], "list", "-A", "-a", "-o", "json", "--kubeconfig", cluster["kubeconfig"]],
                          capture_output=True, text=True, check=True).stdout
@@ -268,10 +317,19 @@ def cordoned(cluster, node):
 
 def check_preflight(extravars, artifacts, ctx):
     assert extravars.get("survey_preflight_fail") == "true", extravars   # the survey default reached the run
+    assert "gpu_tray_report_dir" not in extravars, extravars
     data = stats(artifacts)
     assert set(data["ok"]) >= set(TRAYS), data
     assert not any(data.get("changed", {}).get(t) for t in TRAYS), data
     assert {t: tray_status(t)["boot_count"] for t in TRAYS} == ctx["boots"]
+    # the reports in the workflow's run folder under the documented place, latest pointing at it
+    assert "| tray01 | rke2-vr200 | PASS |" in (RUN_DIR / "preflight-summary.md").read_text()
+    assert all((RUN_DIR / t / "preflight.json").is_file() for t in TRAYS)
+    assert (REPORT_BASE / "latest").resolve() == RUN_DIR
+    # the summary in the job's artifacts
+    summary = job_artifacts(artifacts)["gpu_tray_evidence"]["preflight"]
+    assert summary["result"] == "passed" and summary["trays"] == 2 and summary["passed"] == 2, summary
+    assert summary["dir"] == str(RUN_DIR) and summary["files"]["summary"] == str(RUN_DIR / "preflight-summary.md")
 
 
 def check_prepare_trays(extravars, artifacts, ctx):
@@ -281,9 +339,14 @@ def check_prepare_trays(extravars, artifacts, ctx):
     assert all(data.get("changed", {}).get(t) for t in TRAYS), data
     assert {t: tray_status(t)["boot_count"] for t in TRAYS} == {t: n + 1 for t, n in ctx["boots"].items()}
     # the credential reached the drain: each tray's node was cordoned and drained before its reboot, uncordoned after
-    rows = {r["tray"]: r for r in json.loads((artifacts.parents[1] / "report" / "rolling-reboot.json").read_text())}
+    rows = {r["tray"]: r for r in json.loads((RUN_DIR / "rolling-reboot.json").read_text())}
     assert {t: rows[t]["drain"] for t in TRAYS} == {t: "drained, uncordoned" for t in TRAYS}, rows
     assert not any(cordoned(ctx["cluster"], t) for t in TRAYS)
+    # the preflight node's artifacts reached this node as AWX passes them; this job's own artifacts
+    assert extravars["gpu_tray_evidence"]["preflight"]["dir"] == str(RUN_DIR), extravars
+    evidence = job_artifacts(artifacts)["gpu_tray_evidence"]
+    assert evidence["preflight"]["result"] == "passed" and evidence["rolling_reboot"]["trays"] == 2, evidence
+    assert evidence["rolling_reboot"]["result"] == "passed" and evidence["rolling_reboot"]["dir"] == str(RUN_DIR)
 
 
 def check_deploy_stack(extravars, artifacts, ctx):
@@ -303,7 +366,7 @@ def check_deploy_stack(extravars, artifacts, ctx):
 
 def check_validate(extravars, artifacts, ctx):
     stats(artifacts)
-    evidence = pathlib.Path(extravars["validate_evidence_dir"])
+    evidence = RUN_DIR / "validation"
     summary = json.loads((evidence / "summary.json").read_text())
     assert summary["result"] == "passed" and summary["recipe_digest"] == _digest["deployed"], summary
     # performance: no NCCL benchmark to run (validate_nccl_variants: []), so the phase is skipped
@@ -311,8 +374,15 @@ def check_validate(extravars, artifacts, ctx):
                                  "performance": "skipped"}, summary
     # the trays phase read both lab trays after the deploy: VR200 creates no VFs, its netns_mode is exclusive once
     # prepare_trays' reboot applied it
-    trays = dict((t["name"], t["status"]) for t in
-                 json.loads((evidence / "ctrf" / "trays.json").read_text())["results"]["tests"])
+    tray_tests = json.loads((evidence / "ctrf" / "trays.json").read_text())["results"]["tests"]
+    trays = dict((t["name"], t["status"]) for t in tray_tests)
+    # the PFs compared with the records the preflight job left (another job: its read is not in this run)
+    messages = dict((t["name"], t["message"]) for t in tray_tests)
+    assert all(messages["%s/pf-state" % t].endswith(", as at the preflight.") for t in TRAYS), messages
+    artifact = job_artifacts(artifacts)["gpu_tray_evidence"]["validation"]
+    assert artifact["result"] == "passed" and artifact["recipe_digest"] == _digest["deployed"], artifact
+    assert artifact["preflight_records"] == {"found": {str(RUN_DIR): list(TRAYS)}, "missing": []}, artifact
+    assert artifact["dir"] == str(evidence) and (REPORT_BASE / "latest").resolve() == RUN_DIR
     assert {name: trays[name] for name in ("tray01/netns-mode", "tray02/netns-mode", "tray01/pf-state",
                                            "tray01/sriov-vfs")} == {
         "tray01/netns-mode": "passed", "tray02/netns-mode": "passed", "tray01/pf-state": "passed",
@@ -348,9 +418,10 @@ def test_workflow_node(step, inventory, cluster, operator, tmp_path):
     ctx = {"cluster": cluster, "boots": {t: tray_status(t)["boot_count"] for t in TRAYS}}
     more = {}
     if step == "validate":
-        more = {"validate_recipe_digest": _digest["deployed"], "validate_evidence_dir": str(tmp_path / "evidence")}
+        more = {"validate_recipe_digest": _digest["deployed"]}
     extravars, artifacts = run_template(step, inventory, cluster, tmp_path, **more)
     CHECKS[step](extravars, artifacts, ctx)
+    _artifacts[step] = job_artifacts(artifacts)
     _succeeded.add(step)
 
 

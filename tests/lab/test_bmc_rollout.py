@@ -5,8 +5,9 @@ the tray's SMBIOS serial, its PowerState/BootProgress come from the tray's super
 powers the lab tray (the supervisor stops it and boots it again). `lab/lab bmc up` writes each tray's
 gpu_tray_bmc_* into the lab inventory (host_vars), as a site's inventory has them.
 
-- the preflight of prepare_trays.yml with a wrong BMC password, and preflight.yml with a BMC that does not answer,
-  fail before any change (no tray rebooted, no file written) and say how to fix it; with the right ones every tray's
+- the preflight of prepare_trays.yml with a wrong BMC password, and the read-only preflight.yml (which checks the BMC
+  wherever it is required - rke2-vr200's default, set here over the lab inventory's false) with a BMC that does not
+  answer, fail before any change (no tray rebooted, no file written) and say how to fix it; with the right ones every tray's
   system is found by its serial;
 - `no-return-from-reboot@2` (tray02 hangs in POST after its warm reboot): with gpu_tray_bmc_recover none the run
   stops at tray02 and the report's BMC section carries PowerState On, BootProgress PCIResourceConfigStarted and the
@@ -98,15 +99,13 @@ def test_a_wrong_bmc_password_fails_the_preflight_before_any_change(lab3, tmp_pa
 
 def test_an_unreachable_bmc_fails_the_preflight_and_the_right_one_passes(lab3, tmp_path):
     rc, out = run(lab3, ROOT / "playbooks" / "preflight.yml",
-                  {"preflight_bmc_check": True, "gpu_tray_bmc_required": True,
-                   "gpu_tray_bmc_address": "https://127.0.0.1:9"}, tmp_path / "down")
+                  {"gpu_tray_bmc_required": True, "gpu_tray_bmc_address": "https://127.0.0.1:9"}, tmp_path / "down")
     assert rc != 0, out
     assert "The BMC at https://127.0.0.1:9 does not answer" in out, out
     assert "check that the BMC answers at https://127.0.0.1:9 from the controller" in \
         (tmp_path / "down" / "preflight-summary.md").read_text()
     # the lab inventory's own BMCs: every tray's system found by the tray's serial, On, health OK
-    rc, out = run(lab3, ROOT / "playbooks" / "preflight.yml",
-                  {"preflight_bmc_check": True, "gpu_tray_bmc_required": True}, tmp_path / "up")
+    rc, out = run(lab3, ROOT / "playbooks" / "preflight.yml", {"gpu_tray_bmc_required": True}, tmp_path / "up")
     assert rc == 0, out
     for index, tray in enumerate(("tray01", "tray02", "tray03"), 1):
         evidence = json.loads((tmp_path / "up" / tray / "preflight.json").read_text())

@@ -1,11 +1,13 @@
 """The validation's trays phase against lab trays: the VF P_Key fault the preflight cannot see in a first rollout.
 
-Three NVKE trays, `pkey-limited-vf@2` (every VF created on tray02's last rail holds only 0x7fff). The preflight runs
+Three NVKE trays, `pkey-limited-vf@2` (every VF created on tray02's last rail holds only 0x7fff) and
+`multus-token-expiring@3` (the token in tray03's multus.kubeconfig expires in 10 days: F26). The preflight runs
 first, before any VF exists, and passes every tray - the gap. Then `lab/lab sriov` does what the SR-IOV config
 daemon does after the deploy (writes sriov_numvfs = the recipe's numVfs on every rail, the lab's kernel stand-in
 creates the VFs), and playbooks/validate.yml runs its trays phase (the lab has no cluster): tray02's VFs are named
-as limited members, trays 1 and 3 pass, and the run fails with the tray and the VFs in its message. A tray that
-stops answering is recorded as tray-read failed, never skipped.
+as limited members, trays 1 and 3 pass, tray03's multus token is warned about with the date and the fix, and the
+run fails with the tray and the VFs in its message. A tray that stops answering is recorded as tray-read failed,
+never skipped - and the preflight, run while it is down, still writes its summary, naming the tray unreachable.
 """
 import json
 import re
@@ -21,7 +23,8 @@ TRAYS_ONLY = {"gpu_tray_validate_phases": ["trays"]}
 
 @pytest.fixture(scope="module")
 def rollout(tmp_path_factory):
-    inventory = lab_up("--platform", "nvke-gb200", "--trays", "3", "--fault", "pkey-limited-vf@2")
+    inventory = lab_up("--platform", "nvke-gb200", "--trays", "3", "--fault", "pkey-limited-vf@2",
+                       "--fault", "multus-token-expiring@3")
     lab("sriov", "--num-vfs", "0")                       # a first rollout: no VF exists before the deploy
     for tray in ("tray01", "tray02", "tray03"):
         # what host preparation leaves (role rdma_modules, applied by the rolling reboot): IPoIB for the VFs
@@ -79,6 +82,22 @@ def test_trays_phase_names_tray02_vfs_as_limited_members(rollout):
     assert "| tray02/vf-pkeys | FAILED |" in markdown and "- **tray02/vf-pkeys** (FAILED)" in markdown
 
 
+def test_trays_phase_warns_of_the_multus_token_that_expires_in_10_days(rollout):
+    """F26: tray03's multus.kubeconfig (the lab's, as multus's entrypoint writes it) holds a token that expires in 10
+    days: a warning with the date and the fix (restart the multus pods); the others' expire in a year and pass."""
+    _inventory, report, _preflight, _created, run = rollout
+    tests = ctrf_tests(report)
+    token = tests["tray03/multus-token"]
+    assert token["status"] == "passed" and token["extra"].get("warning") is True, token      # CTRF: a warning passes
+    assert re.match(r"tray03: the multus token in /etc/cni/net\.d/multus\.d/multus\.kubeconfig expires on "
+                    r"\d{4}-\d\d-\d\d \d\d:\d\d UTC \(in (9|10) days\)\.$", token["message"]), token["message"]
+    assert "rollout restart daemonset kube-multus-ds" in token["extra"]["fix"]
+    for tray in ("tray01", "tray02"):
+        assert tests["%s/multus-token" % tray]["message"].endswith("(in 365 days).") or \
+            tests["%s/multus-token" % tray]["message"].endswith("(in 364 days)."), tests["%s/multus-token" % tray]
+    assert "tray03/multus-token" in (report / "validation" / "report.md").read_text()
+
+
 def _sshd(tray, action):
     """Stop sshd inside the tray's namespaces, every session too (the tray stops answering: Ansible's multiplexed
     connection from the run before goes with it), or start it again (an operator on the BMC console)."""
@@ -96,8 +115,21 @@ def test_a_tray_that_does_not_answer_is_a_failed_read_not_a_skip(rollout, tmp_pa
     try:
         run = playbook(inventory, ROOT / "playbooks" / "validate.yml",
                        extra_vars=dict(TRAYS_ONLY, gpu_tray_report_dir=str(report)))
+        down = tmp_path / "preflight"
+        preflight = playbook(inventory, ROOT / "playbooks" / "preflight.yml",
+                             extra_vars={"gpu_tray_report_dir": str(down)})
     finally:
         _sshd("tray03", "start")
+    # the preflight stops, and its summary is written all the same, naming the tray that did not answer
+    assert preflight.returncode != 0
+    assert re.search(r"tray03 is unreachable: .*Nothing was checked on it, nothing was changed\. Summary: "
+                     + re.escape(str(down / "preflight-summary.md")), preflight.stdout), preflight.stdout[-4000:]
+    summary = (down / "preflight-summary.md").read_text()
+    assert "Unreachable: tray03." in summary and "| tray03 | nvke-gb200 | UNREACHABLE | tray_read |" in summary, summary
+    # tray02's VFs exist by now (lab sriov), with their limited P_Keys: this preflight sees them
+    assert "| tray01 | nvke-gb200 | PASS |" in summary and "| tray02 | nvke-gb200 | FAIL | pkeys |" in summary, summary
+    record = json.loads((down / "tray03" / "preflight.json").read_text())
+    assert record["unreachable"] is True and record["failed_checks"] == ["tray_read"], record
     assert run.returncode != 0
     tests = ctrf_tests(report)
     assert tests["tray03/tray-read"]["status"] == "failed", tests.get("tray03/tray-read")

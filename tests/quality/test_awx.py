@@ -109,6 +109,40 @@ def test_workflow_runs_prepare_trays_once_per_rack_group():
     assert "limit" not in by_id["validate"] and by_id["validate"]["related"]["success_nodes"] == []
     names = {t["id"]: t["name"] for t in DEFINITIONS["awx_job_templates"]}
     assert by_id["validate"]["unified_job_template"]["name"] == names["validate"]
+    # docs/awx.md names as the converging node the one the playbook gives several parents
+    parents = {}
+    for node in nodes:
+        for child in node["related"]["success_nodes"]:
+            parents.setdefault(child["identifier"], []).append(node["identifier"])
+    converging = [ident for ident, of in parents.items() if len(of) > 1]
+    assert converging == ["deploy_stack"], parents
+    assert "With rack groups the converging node is **%s**" % names["deploy_stack"] in \
+        (ROOT / "docs" / "awx.md").read_text()
+
+
+def test_docs_table_and_workflow_are_generated_from_the_code(tmp_path, monkeypatch):
+    """docs/awx.md's job templates, surveys and workflow are tools/awx_docs.py's rendering of the definitions and the
+    survey files; a changed survey default makes the committed page stale."""
+    awx_docs = load_tool("awx_docs")
+    assert awx_docs.main(["--check"]) == 0, "run python3 tools/awx_docs.py"
+    block = awx_docs.render()
+    for template in DEFINITIONS["awx_job_templates"]:
+        assert "| `%s` | `%s` |" % (template["name"], template["playbook"]) in block
+    assert "`rolling_reboot_drain` (auto/always/never; default `auto`)" in block
+    assert "`rolling_reboot_batch` (text; blank keeps the inventory's value)" in block
+    surveys = tmp_path / "surveys"
+    surveys.mkdir()
+    for path in (ROOT / "playbooks" / "files" / "awx_surveys").glob("*.json"):
+        (surveys / path.name).write_text(path.read_text().replace('"default": 600', '"default": 60'))
+    monkeypatch.setattr(awx_docs, "SURVEYS", surveys)
+    assert awx_docs.main(["--check"]) == 1
+
+
+def load_tool(name):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / ("%s.py" % name))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 SURVEYS = sorted((ROOT / "playbooks" / "files" / "awx_surveys").glob("*.json"))
 

@@ -1,6 +1,8 @@
 """The execution environment: `ansible-builder create` turns execution-environment.yml into a build context
-(no container engine is needed for that, and none runs here), and ansible-builder's own introspection finds the
-Python dependencies this collection declares in meta/execution-environment.yml."""
+(no container engine is needed for that, and none runs here) - and refuses to without the built tarball (its galaxy
+requirements are build/ee-requirements.yml, which tools/ee_requirements.py writes beside the tarball) - and
+ansible-builder's own introspection finds the Python dependencies this collection declares in
+meta/execution-environment.yml."""
 import pathlib
 import re
 import shutil
@@ -16,15 +18,28 @@ VERSION = yaml.safe_load((ROOT / "galaxy.yml").read_text())["version"]
 TARBALL = "gpu_tray-cluster-%s.tar.gz" % VERSION
 
 
+def build(directory):
+    """make build into ``directory``/build: the tarball and ee-requirements.yml beside it."""
+    rc, out = run([str(BIN / "ansible-galaxy"), "collection", "build", "--output-path", str(directory / "build"),
+                   str(ROOT)], cwd=directory)
+    assert rc == 0, out
+    rc, out = run([sys.executable, str(ROOT / "tools" / "ee_requirements.py"), "--build-dir", str(directory / "build")],
+                  cwd=directory)
+    assert rc == 0, out
+    return yaml.safe_load((directory / "build" / "ee-requirements.yml").read_text())["collections"]
+
+
 def run(argv, cwd):
     proc = subprocess.run(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, check=False)
     return proc.returncode, proc.stdout
 
 
-def test_definition_names_this_version_and_the_pinned_toolchain():
+def test_definition_names_this_version_and_the_pinned_toolchain(tmp_path):
     assert EE["version"] == 3
-    galaxy = [c["name"] for c in EE["dependencies"]["galaxy"]["collections"]]
-    assert "collections/%s" % TARBALL in galaxy, "execution-environment.yml installs another version than galaxy.yml's"
+    assert EE["dependencies"]["galaxy"] == "build/ee-requirements.yml"
+    collections = build(tmp_path)
+    galaxy = [c["name"] for c in collections]
+    assert "collections/%s" % TARBALL in galaxy, "the EE would install another version than galaxy.yml's"
     assert [f["src"] for f in EE["additional_build_files"]] == ["build/%s" % TARBALL]
     pins = dict(line.split("==") for line in (ROOT / "requirements-dev.txt").read_text().split()
                 if "==" in line and not line.startswith("#"))
@@ -34,8 +49,8 @@ def test_definition_names_this_version_and_the_pinned_toolchain():
     needed = {c["name"] for c in required if c["name"] != "awx.awx"}   # awx.awx: the workstation's awx_configure
     assert needed <= set(galaxy), "dependency collections missing from the EE: %s" % sorted(needed - set(galaxy))
     # the dependency collections at exactly the versions the suite runs with (.collections, tools/setup.sh)
-    pinned = dict((c["name"], c.get("version")) for c in EE["dependencies"]["galaxy"]["collections"]
-                  if not c["name"].startswith("collections/"))
+    pinned = dict((c["name"], c.get("version")) for c in collections if not c["name"].startswith("collections/"))
+    assert sorted(pinned) == sorted(yaml.safe_load((ROOT / "galaxy.yml").read_text())["dependencies"])
     for name, version in pinned.items():
         manifest = ROOT / ".collections" / "ansible_collections" / name.replace(".", "/") / "MANIFEST.json"
         tested = yaml.safe_load(manifest.read_text())["collection_info"]["version"]
@@ -56,14 +71,27 @@ def test_definition_names_this_version_and_the_pinned_toolchain():
         "the EE's helm differs from the one the test cluster runs the stack role with"
 
 
-def test_ansible_builder_create_writes_a_build_context(tmp_path):
+def test_ansible_builder_create_fails_without_the_built_tarball(tmp_path):
+    """Before `make build` there is no image to describe: create stops and names what is missing, never "Complete!"."""
     shutil.copy(ROOT / "execution-environment.yml", tmp_path)
-    rc, out = run([str(BIN / "ansible-galaxy"), "collection", "build", "--output-path", str(tmp_path / "build"),
-                   str(ROOT)], cwd=tmp_path)
-    assert rc == 0, out
     rc, out = run([str(BIN / "ansible-builder"), "create", "-f", "execution-environment.yml", "--context", "context",
                    "--output-filename", "Containerfile"], cwd=tmp_path)
-    assert rc == 0 and "No matches" not in out, out
+    assert rc != 0 and "Complete!" not in out, out
+    assert "build/ee-requirements.yml does not exist" in out, out
+    # the generator refuses to write the requirements without the tarball
+    (tmp_path / "build").mkdir()
+    rc, out = run([sys.executable, str(ROOT / "tools" / "ee_requirements.py"), "--build-dir", str(tmp_path / "build")],
+                  cwd=tmp_path)
+    assert rc == 1 and "%s is not built: run make build" % (tmp_path / "build" / TARBALL) in out, out
+    assert not (tmp_path / "build" / "ee-requirements.yml").exists()
+
+
+def test_ansible_builder_create_writes_a_build_context(tmp_path):
+    shutil.copy(ROOT / "execution-environment.yml", tmp_path)
+    build(tmp_path)
+    rc, out = run([str(BIN / "ansible-builder"), "create", "-f", "execution-environment.yml", "--context", "context",
+                   "--output-filename", "Containerfile"], cwd=tmp_path)
+    assert rc == 0 and "No matches" not in out and "Complete!" in out, out
     context = tmp_path / "context"
     containerfile = (context / "Containerfile").read_text()
     assert (context / "_build" / "collections" / TARBALL).is_file(), "the collection tarball is not in the context"
@@ -72,6 +100,7 @@ def test_ansible_builder_create_writes_a_build_context(tmp_path):
     requirements = (context / "_build" / "requirements.txt").read_text()
     assert "kubernetes==" in requirements and "jmespath==" in requirements, requirements
     for step in ("ansible-galaxy collection install", "install -m 0755 /tmp/linux-${TARGETARCH}/helm",
+                 "mkdir -p /var/lib/gpu-tray-report && chgrp 0 /var/lib/gpu-tray-report",
                  "helm-diff-linux-${TARGETARCH}.tgz", "sha256sum -c -", "helm plugin list | grep -q '^diff'",
                  "ansible-core==", "ansible-runner=="):
         assert step in containerfile, "%s missing from the Containerfile" % step

@@ -4,8 +4,19 @@
 
 import os
 import shutil
+import sys
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'fixtures')
+
+
+def lab_fixtures():
+    """lab/gpu_tray_lab/fixtures.py (stdlib only): the lab's formats of what a tray holds, where a unit test needs one
+    (the multus kubeconfig)."""
+    lab = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), 'lab')
+    if lab not in sys.path:
+        sys.path.insert(0, lab)
+    from gpu_tray_lab import fixtures
+    return fixtures
 
 
 def fixture_path(*parts):

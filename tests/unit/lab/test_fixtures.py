@@ -135,7 +135,7 @@ def test_fault_table():
     assert set(fixtures.FAULTS) == {
         'pkey-limited-pf', 'pkey-limited-vf', 'num-vfs-8', 'sriov-disabled', 'link-type-eth',
         'grub-dropin-override', 'no-return-from-reboot', 'imex-reenabled', 'hugepage-1g',
-        'stops-answering-after-reboot', 'stuck-in-post'}
+        'stops-answering-after-reboot', 'stuck-in-post', 'multus-token-expiring'}
     assert fixtures.fault_scope('stuck-in-post') == 'supervisor'
     assert fixtures.fault_scope('stops-answering-after-reboot') == 'tray'
     assert fixtures.fault_scope('hugepage-1g') == 'inventory'
@@ -158,7 +158,7 @@ def _diff(make_tray, platform, fault):
     clean = snapshot(make_tray(platform).root)
     faulty = snapshot(make_tray(platform, [fault]).root)
     ignore = ('var/lib/gpu-tray-lab/hw.json', 'var/log/gpu-tray-lab/calls.log', 'var/log/gpu-tray-lab/boot.log',
-              'run/gpu-tray-lab/boot_id')
+              'run/gpu-tray-lab/boot_id', fixtures.MULTUS_KUBECONFIG_REL)      # issued when the tray is populated
     return sorted(k for k in set(clean) | set(faulty) if clean.get(k) != faulty.get(k) and k not in ignore)
 
 
@@ -241,6 +241,25 @@ def test_fault_grub_dropin_override(make_tray):
         assert 'GRUB_CMDLINE_LINUX_DEFAULT="quiet splash"\n' in handle.read()
     with open(tray.p('proc/cmdline')) as handle:
         assert handle.read().endswith(' ro quiet splash\n')
+
+
+def test_multus_kubeconfig_on_gb200_and_the_expiring_token_fault(make_tray):
+    """GB200's recipe runs multus: its kubeconfig with a token valid a year from the tray's population, or 10 days
+    with multus-token-expiring (read by the collection's own parser); VR200 runs no multus."""
+    import time
+    from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.multus import token_expiry
+    for faults, days in (((), 365), (('multus-token-expiring',), 10)):
+        before = time.time()
+        tray = make_tray('nvke-gb200', faults, boot=False)
+        path = tray.p(fixtures.MULTUS_KUBECONFIG_REL)
+        assert oct(os.stat(path).st_mode & 0o777) == '0o600'
+        with open(path) as handle:
+            token = token_expiry(handle.read())
+        assert before + days * 86400 - 1 <= token['exp'] <= time.time() + days * 86400
+        assert token['exp'] - token['iat'] == 365 * 86400
+    assert not os.path.exists(make_tray('rke2-vr200', boot=False).p(fixtures.MULTUS_KUBECONFIG_REL))
+    with pytest.raises(ValueError, match='platform rke2-vr200 runs no multus'):
+        fixtures.hardware('rke2-vr200', 1, frozenset(['multus-token-expiring']))
 
 
 def test_fault_imex_reenabled(make_tray):

@@ -103,3 +103,28 @@ def test_required_arguments(tmp_path, args, missing):
     with pytest.raises(AnsibleActionFail, match='missing required arguments: %s' % missing):
         run(args)
     assert os.listdir(str(tmp_path)) == []
+
+
+def test_run_dir_points_latest_at_the_run_that_wrote_last(tmp_path):
+    """One folder per run (an AWX job or workflow), `latest` beside them pointing at the one written last: a relative
+    link, so the base directory can be mounted elsewhere (a persistent volume)."""
+    base = tmp_path / 'gpu-tray-report'
+    first = run({'dest': str(base / 'awx-workflow-job-7'), 'run_dir': str(base / 'awx-workflow-job-7'),
+                 'files': [{'path': 'preflight-summary.md', 'content': 'x'}]})
+    assert os.readlink(str(base / 'latest')) == 'awx-workflow-job-7'
+    assert first['latest'] == str(base / 'latest') and first['msg'].endswith('; %s points at it.' % (base / 'latest'))
+    # the validation writes below the run folder: latest still names the run folder
+    second = run({'dest': str(base / 'awx-job-9' / 'validation'), 'run_dir': str(base / 'awx-job-9'),
+                  'files': [{'path': 'summary.json', 'json': {}}]})
+    assert os.readlink(str(base / 'latest')) == 'awx-job-9' and (base / 'latest' / 'validation' / 'summary.json').is_file()
+    assert second['latest'] == str(base / 'latest')
+    again = run({'dest': str(base / 'awx-job-9' / 'validation'), 'run_dir': str(base / 'awx-job-9'),
+                 'files': [{'path': 'summary.json', 'json': {}}]})
+    assert again['changed'] is False and again['msg'] == '0 of 1 files written under %s.' % (base / 'awx-job-9' / 'validation')
+    assert sorted(os.listdir(str(base))) == ['awx-job-9', 'awx-workflow-job-7', 'latest']     # no temporary link left
+    with pytest.raises(AnsibleActionFail, match='is not inside run_dir'):
+        run({'dest': str(tmp_path / 'elsewhere'), 'run_dir': str(base / 'awx-job-9'), 'files': [{'path': 'a', 'content': ''}]})
+    (tmp_path / 'other' / 'latest').mkdir(parents=True)
+    with pytest.raises(AnsibleActionFail, match='latest exists and is not a link'):
+        run({'dest': str(tmp_path / 'other' / 'run1'), 'run_dir': str(tmp_path / 'other' / 'run1'),
+             'files': [{'path': 'a', 'content': ''}]})

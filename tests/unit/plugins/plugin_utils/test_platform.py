@@ -44,6 +44,17 @@ def test_tuning_joins_the_tuned_profile_with_the_platforms_pools():
             assert '1G' not in [pool['size'] for pool in entry['hugepages']]
 
 
+def test_the_bmc_is_required_where_preparing_the_trays_reboots_them():
+    """bmc.required (the default of gpu_tray_bmc_required) follows what host preparation does on the platform: kernel
+    arguments of a recipe's nvidia-tuned intent, or an ib_core netns_mode to set, take a reboot per tray."""
+    for name in platform.names():
+        profile = platform.load(name)
+        reboots = profile['rdma']['netns_mode'] != 'unmanaged' or any(
+            platform.tuning(profile, platform.recipe_intent(profile, recipe))['cmdline'] for recipe in profile['recipes'])
+        assert profile['bmc'] == {'required': reboots}, name
+    assert platform.load('rke2-vr200')['bmc']['required'] and not platform.load('nvke-gb200')['bmc']['required']
+
+
 def test_a_loaded_profile_is_a_copy():
     first = platform.load('rke2-vr200')
     first['rails'].append('mlx5_9')

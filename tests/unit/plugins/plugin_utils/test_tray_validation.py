@@ -23,7 +23,7 @@ from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.tray_validation i
 from ansible_collections.gpu_tray.cluster.plugins.modules import tray_state
 import tooldouble
 from trayfixture import DEFAULT_MODULES, build_tray, port, set_pkeys
-from unithelpers import fixture_path
+from unithelpers import fixture_path, lab_fixtures
 
 RAILS = [('mlx5_0', '0000:03:00.0'), ('mlx5_1', '0000:04:00.0'), ('mlx5_3', '0000:06:00.0'), ('mlx5_4', '0000:07:00.0')]
 CHECKPOINT = '/var/lib/kubelet/device-plugins/kubelet_internal_checkpoint'
@@ -115,13 +115,15 @@ def build(tmp_path, **kwargs):
 def test_healthy_tray_after_the_deploy_passes_every_check(run_module, tools, tmp_path):
     state, path = read(run_module, build(tmp_path), tools, tmp_path)
     checks = judge(state, path, baseline=state['ansible_facts']['gpu_tray_rdma'])
-    assert list(checks) == ['sriov-vfs', 'vf-pkeys', 'vf-ipoib', 'netns-mode', 'pf-state']
+    assert list(checks) == ['sriov-vfs', 'vf-pkeys', 'vf-ipoib', 'netns-mode', 'pf-state', 'multus-token']
     assert checks['sriov-vfs']['status'] == 'passed', checks['sriov-vfs']
     assert checks['sriov-vfs']['message'] == 'tray02: all 8 VFs on 4 rails exist, bound to mlx5_core.'
     assert checks['vf-pkeys']['message'] == 'tray02: all 8 VF ports seen are full members of 0xffff.'
     assert checks['vf-ipoib']['status'] == 'passed'
     assert checks['netns-mode']['status'] == 'skipped' and 'shared' in checks['netns-mode']['message']
     assert checks['pf-state']['message'] == 'tray02: 4 rail PFs ACTIVE, full members of 0xffff, as at the preflight.'
+    # the multus kubeconfig was not among the files read here
+    assert checks['multus-token']['status'] == 'skipped' and 'was not read in this run' in checks['multus-token']['message']
     assert all(check['object'] == 'tray02' and check['fix'] == '' for check in checks.values())
 
 
@@ -258,9 +260,16 @@ def test_pf_state_changed_since_the_preflight_is_named(run_module, tools, tmp_pa
                              '(2X NDR).')
     set_pkeys(tray, 'mlx5_0', ['0x7fff'])
     state, path = read(run_module, tray, tools, tmp_path)
-    pf = judge(state, path)['pf-state']           # no baseline: the requirements alone
+    pf = judge(state, path)['pf-state']           # no baseline: the requirements alone, said in the message itself
     assert pf['message'].startswith('tray02: mlx5_0 port 1 (PF 0000:03:00.0): not a full member of 0xffff')
+    assert pf['message'].endswith(' (no preflight record to compare with).')
     assert 'no preflight record' in pf['details'][-1]
+    set_pkeys(tray, 'mlx5_0', ['0xffff'])
+    state, path = read(run_module, tray, tools, tmp_path)
+    pf = judge(state, path)['pf-state']
+    assert pf['status'] == 'passed' and pf['message'] == (
+        'tray02: 4 rail PFs ACTIVE, full members of 0xffff; no preflight record of this tray, so not compared with '
+        'the preflight.')
 
 
 def test_unread_tray_is_one_failed_check_and_the_evidence_lists_details(run_module, tools, tmp_path):
@@ -413,3 +422,68 @@ def test_the_largest_vf_count_of_the_policies_selecting_a_pf_counts_and_other_ki
     assert vfs['message'].startswith('tray02: mlx5_0 (0000:03:00.0): sriov_numvfs is 2, SriovNetworkNodePolicy '
                                      'more-0 asks for 4')
     assert [(row['num_vfs'], row['policy']) for row in vfs['data']['rails']] == [(4, 'more-%d' % i) for i in range(4)]
+
+
+MULTUS_NOW = 1780000000                 # 2026-05-28T20:26:40Z
+
+
+def multus_state(run_module, tray, tools, tmp_path, text):
+    """The tray read as the role reads it: tray_state with the multus kubeconfig among its files."""
+    path = str(tmp_path / 'multus.kubeconfig')
+    if text is not None:
+        with open(path, 'w') as handle:
+            handle.write(text)
+    result = run_module(tray_state, {'sysfs_root': tray['sys'], 'proc_root': tray['proc'],
+                                     'systemctl_path': tools['systemctl'],
+                                     'os_release_path': fixture_path('os-release', 'ubuntu-24.04'),
+                                     'containerd_config_path': str(tmp_path / 'none.toml'),
+                                     'files': [path], '_ansible_check_mode': True})
+    assert not result.failed, result
+    return dict(result), path
+
+
+def test_a_multus_token_that_expires_in_10_days_warns_with_the_restart(run_module, tools, tmp_path):
+    """F26: the Network Operator's multus never rewrites its kubeconfig; 10 days before the token lapses the trays
+    phase warns (default 30 days), naming the date and the fix; a lapsed one fails; a year ahead passes."""
+    multus_kubeconfig = lab_fixtures().multus_kubeconfig
+    tray = build(tmp_path)
+    day = 86400
+    spec = {'now': MULTUS_NOW, 'multus_namespace': 'nvidia-network-operator'}
+    state, path = multus_state(run_module, tray, tools, tmp_path,
+                               multus_kubeconfig(MULTUS_NOW - 355 * day, MULTUS_NOW + 10 * day))
+    check = judge(state, path, dict(spec, multus_kubeconfig=path))['multus-token']
+    assert check['status'] == 'warning', check
+    assert check['message'] == ('tray02: the multus token in %s expires on 2026-06-07 20:26 UTC (in 10 days).' % path)
+    assert 'rollout restart daemonset kube-multus-ds' in check['fix'] and '--skip-config-watch' in check['fix']
+    assert 'before 2026-06-07 20:26 UTC' in check['fix'] and '-n nvidia-network-operator' in check['fix']
+    assert check['data']['days_left'] == 10.0 and check['data']['warn_days'] == 30
+    assert check['details'] == ['issued 2025-06-07 20:26 UTC, expires 2026-06-07 20:26 UTC '
+                                '(system:serviceaccount:nvidia-network-operator:multus)']
+    # fewer days to warn: the same token passes
+    assert judge(state, path, dict(spec, multus_kubeconfig=path, multus_token_warn_days=7))['multus-token'][
+        'status'] == 'passed'
+    # in the report the warning is listed apart and does not fail the phase
+    phase = {'name': 'trays', 'checks': [check]}
+    assert evidence.phase_status(phase) == 'passed'
+    lapsed = judge(state, path, dict(spec, multus_kubeconfig=path, now=MULTUS_NOW + 11 * day))['multus-token']
+    assert lapsed['status'] == 'failed' and 'expired on 2026-06-07 20:26 UTC' in lapsed['message']
+    assert 'new pods get no secondary networks' in lapsed['message'] and 'rollout restart' in lapsed['fix']
+    state, path = multus_state(run_module, tray, tools, tmp_path,
+                               multus_kubeconfig(MULTUS_NOW, MULTUS_NOW + 365 * day))
+    fresh = judge(state, path, dict(spec, multus_kubeconfig=path))['multus-token']
+    assert fresh['status'] == 'passed' and fresh['message'].endswith('(in 365 days).') and fresh['fix'] == ''
+
+
+def test_a_tray_without_multus_or_with_an_unreadable_token_is_said(run_module, tools, tmp_path):
+    tray = build(tmp_path)
+    spec = {'now': MULTUS_NOW}
+    state, path = multus_state(run_module, tray, tools, tmp_path, None)
+    absent = judge(state, path, dict(spec, multus_kubeconfig=path))['multus-token']
+    assert absent['status'] == 'skipped' and absent['message'] == (
+        'tray02: no %s: multus does not run on this tray.' % path)
+    state, path = multus_state(run_module, tray, tools, tmp_path, 'users: []\n')
+    garbled = judge(state, path, dict(spec, multus_kubeconfig=path))['multus-token']
+    assert garbled['status'] == 'warning' and 'cannot be read: the user of its current context' in garbled['message']
+    assert judge(state, path, dict(spec, multus_kubeconfig=''))['multus-token']['status'] == 'skipped'
+    with pytest.raises(AnsibleFilterError, match='validate_multus_token_warn_days'):
+        judge(state, path, dict(spec, multus_token_warn_days='soon'))
