@@ -152,7 +152,7 @@ def test_a_value_of_one_host_is_named_with_the_host(tmp_path):
     assert failure(proc) == (
         "The run's inputs are refused, nothing was read, written or installed: gpu_tray_pkeys is not a variable of "
         "gpu_tray.cluster (did you mean gpu_tray_pkey?) (on t2); gpu_tray_bmc_required is empty (null): set true or "
-        "false, or remove it for the default (true) (on t2); a gpu_tray_* variable of the site itself goes in "
+        "false, or remove it (on t2); a gpu_tray_* variable of the site itself goes in "
         "gpu_tray_site_variables.")
 
 

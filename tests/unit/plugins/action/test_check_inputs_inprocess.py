@@ -80,8 +80,8 @@ def test_the_hosts_option_and_hosts_the_inventory_does_not_have(monkeypatch):
     result, _calls = run(monkeypatch, hosts, args={'hosts': ['api', 'api', 'ghost']})
     assert not result.get('failed') and result['hosts'] == 1           # t1 not asked for; ghost not in the inventory
     result, _calls = run(monkeypatch, hosts, args={'hosts': ['api', 'ghost', 't1']})
-    assert result['problems'] == [{'problem': 'gpu_tray_bmc_required is empty (null): set true or false, or remove it '
-                                              'for the default (true)', 'hosts': ['t1']}]
+    assert result['problems'] == [{'problem': 'gpu_tray_bmc_required is empty (null): set true or false, or remove it',
+                                   'hosts': ['t1']}]
 
 
 def test_site_variables_site_recipes_and_values_that_cannot_be_templated(monkeypatch):

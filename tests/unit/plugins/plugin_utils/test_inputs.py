@@ -209,7 +209,7 @@ def test_a_safety_switch_takes_its_values_and_refuses_the_rest_by_name(name):
 def test_null_is_refused_with_the_default_it_would_have_had():
     """default() keeps a null: gpu_tray_bmc_required: (empty in YAML) would turn the BMC requirement off."""
     assert findings({'gpu_tray_bmc_required': None}) == [
-        'gpu_tray_bmc_required is empty (null): set true or false, or remove it for the default (true)']
+        'gpu_tray_bmc_required is empty (null): set true or false, or remove it']
     assert findings({'gpu_tray_rails': None}) == ['gpu_tray_rails is empty (null): set a list of strings, or remove it']
 
 
