@@ -48,6 +48,14 @@ def _sha256(path):
     return digest.hexdigest()
 
 
+def _same(path, text):
+    try:
+        with open(path, 'rb') as handle:
+            return handle.read() == text.encode('utf-8')
+    except (IOError, OSError):
+        return False
+
+
 def listing(root):
     """Every file and folder under ``root``, relative, hidden top-level entries (a .git) left out."""
     out = []
@@ -176,4 +184,6 @@ class ActionModule(ActionBase):
             checksums = bundle.checksums(sums)
             out['files'] = text + [{'path': 'checksums.txt', 'content': checksums}]
             out['bundle_digest'] = bundle.bundle_digest(checksums)
+            # what the write would change (check mode reports it instead of writing)
+            out['changes'] = [f['path'] for f in out['files'] if not _same(os.path.join(root, f['path']), f['content'])]
         return out

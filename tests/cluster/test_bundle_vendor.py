@@ -187,10 +187,13 @@ def test_a_changed_archive_is_pulled_again_and_check_mode_pulls_nothing(served, 
     archive = os.path.join(bundle, "charts", "sv-dra", "stack-dra-0.1.0.tgz")
     with open(archive, "ab") as fh:
         fh.write(b"tampered")
+    before = dict((p, _sha(os.path.join(bundle, p))) for p in _files(bundle))
     rc, out = _render(served, bundle, "--check")
     assert rc == 0, out[-6000:]
     assert "would pull sv-dra" in out, out[-4000:]
     assert _sha(archive) != served.published["stack-dra-0.1.0.tgz"]     # --check pulled nothing
+    # ... and wrote nothing: a provenance recording the tampered archive would hide it from the next render
+    assert dict((p, _sha(os.path.join(bundle, p))) for p in _files(bundle)) == before
     rc, out = _render(served, bundle)
     assert rc == 0, out[-6000:]
     assert recap(out)["changed"] > 0
