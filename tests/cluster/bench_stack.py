@@ -16,13 +16,11 @@ Prints seconds and ratios; exits 2 if it cannot run (binaries not built, a step 
 """
 
 import argparse
-import glob
 import os
 import subprocess
 import sys
 import time
 
-import jinja2
 import yaml
 
 import kcluster as kc
@@ -38,24 +36,18 @@ RECIPES = ["gb200-nvke-ubuntu-training", "gb200-nvke-ubuntu-training-kubeflow", 
 
 
 def recipe_shapes():
+    """(recipe, nodewright, components, tiers) of every real recipe, as the planner plans it."""
     sys.path.insert(0, os.path.join(REPO, ".collections"))
-    from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import stack
-    role = os.path.join(REPO, "roles", "stack")
-    with open(os.path.join(role, "defaults", "main.yml")) as fh:
+    from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import stack_plan
+    from stackhelpers import RAIL_PCI
+    with open(os.path.join(REPO, "roles", "stack", "defaults", "main.yml")) as fh:
         defaults = yaml.safe_load(fh)
-    ctx = {"stack_repositories": defaults["stack_repositories"], "stack_registries": defaults["stack_registries"]}
-
-    def render(path):
-        with open(path) as fh:
-            return yaml.safe_load(jinja2.Template(fh.read()).render(ctx))
-    base = os.path.join(role, "files", "values")
-    files = dict((os.path.relpath(p, base), render(p)) for p in glob.glob(os.path.join(base, "*", "*.yaml")))
-    catalog = render(os.path.join(role, "vars", "catalog.yml"))["__stack_catalog"]
-    recipes = render(os.path.join(role, "vars", "recipes.yml"))["__stack_recipes"]
+    site = {"repositories": defaults["stack_repositories"], "registries": defaults["stack_registries"],
+            "rails": list(RAIL_PCI), "rail_pci": RAIL_PCI}
     for recipe in RECIPES:
         for nodewright in (False, True):
-            res = stack.resolve(catalog, recipes, recipe, files=files, options={"use_nodewright": nodewright})
-            yield recipe, nodewright, len(res["components"]), len(res["tiers"])
+            plan = stack_plan.plan(dict(site, recipe=recipe, use_nodewright=nodewright))
+            yield recipe, nodewright, len(plan["components"]), len(plan["tiers"])
 
 
 def stack_run(kubeconfig, helm, playbook, *extra):
