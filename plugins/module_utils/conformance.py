@@ -213,7 +213,9 @@ def accelerator_access_violations(pods, exempt_namespaces):
             path = (volume.get('hostPath') or {}).get('path') or ''
             if path.rstrip('/') in ('/dev', '/dev/dri') or path.startswith('/dev/nvidia') or path.startswith('/dev/dri/'):
                 reasons.append('hostPath volume %s mounts %s' % (volume.get('name'), path))
-        for container in (spec.get('initContainers') or []) + (spec.get('containers') or []):
+        # every container kind of the pod: ephemeral containers (kubectl debug) get the node's devices the same way
+        for container in ((spec.get('initContainers') or []) + (spec.get('containers') or [])
+                          + (spec.get('ephemeralContainers') or [])):
             for env in container.get('env') or []:
                 value = str(env.get('value') or '')
                 visible = env.get('name') == 'NVIDIA_VISIBLE_DEVICES' and value not in ('', 'void', 'none')

@@ -2,6 +2,10 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Conformance rules (module_utils/conformance.py) on objects shaped as the API returns them."""
 
+import json
+
+import pytest
+
 from ansible_collections.gpu_tray.cluster.plugins.module_utils import conformance as cf
 
 
@@ -166,3 +170,42 @@ def test_secure_accelerator_access_judges_each_container_and_running_pods_only()
     assert result['status'] == 'passed' and result['message'] == (
         'no pod outside gpu-operator, kube-system reaches GPUs around DRA or the device plugin (1 pods checked)')
     assert '(0 pods checked)' in cf.secure_accelerator_access([done, operator], {'gpu-operator'})['message']
+
+
+# Every kind of container a pod spec holds (PodSpec: containers, initContainers, ephemeralContainers - the ones
+# ``kubectl debug`` adds to a running pod): each reaches the node's GPUs the same way, so each is judged. The verdict
+# (passed / failed, and which container the finding names) is what is asserted, not the record's layout.
+CONTAINER_KINDS = ('containers', 'initContainers', 'ephemeralContainers')
+EVERY_GPU = {'name': 'NVIDIA_VISIBLE_DEVICES', 'value': 'all'}
+
+
+def _verdict(check):
+    status = check.get('status')
+    if status is None and 'passed' in check:
+        status = 'passed' if check['passed'] else 'failed'
+    return status, json.dumps(check)
+
+
+def _pod_with(kind, container):
+    spec = {'containers': [{'name': 'main', 'resources': {'limits': {'nvidia.com/gpu': '1'}}}]}
+    spec.setdefault(kind, []).append(container)
+    return {'metadata': {'namespace': 'team', 'name': 'p'}, 'spec': spec, 'status': {'phase': 'Running'}}
+
+
+@pytest.mark.parametrize('kind', CONTAINER_KINDS)
+def test_secure_accelerator_access_judges_every_container_kind(kind):
+    sneaky = _pod_with(kind, {'name': 'sneaky-%s' % kind.lower(), 'env': [EVERY_GPU]})
+    status, text = _verdict(cf.secure_accelerator_access([sneaky], {'gpu-operator'}))
+    assert status == 'failed' and 'sneaky-%s' % kind.lower() in text, text
+    assert 'container main' not in text, 'the GPU container that requests its GPU is not a finding'
+
+
+@pytest.mark.parametrize('kind', ('containers', 'initContainers'))
+@pytest.mark.parametrize('request_kind', ('limits', 'requests', 'claims'))
+def test_a_container_of_every_kind_that_requests_its_gpu_passes(kind, request_kind):
+    resources = ({'claims': [{'name': 'gpu'}]} if request_kind == 'claims'
+                 else {request_kind: {'nvidia.com/gpu': '1'}})
+    ok = _pod_with(kind, {'name': 'worker', 'env': [EVERY_GPU], 'resources': resources})
+    ok['spec']['resourceClaims'] = [{'name': 'gpu', 'resourceClaimTemplateName': 'one-gpu'}]
+    status, text = _verdict(cf.secure_accelerator_access([ok], {'gpu-operator'}))
+    assert status == 'passed', text
