@@ -150,6 +150,93 @@ def test_trainjob_runs_the_same_workers_through_a_training_runtime(variant):
     assert plan['launcher']['kind'] == 'TrainJob'
 
 
+# Every selector a run plan writes, matched against the objects it is meant to select - the pods of the same plan -
+# with Kubernetes' own rules (a matchLabels / Service selector selects a pod whose labels include every pair; a
+# label selector string "a=b,c=d" the same), and against the pods of a second run beside it.
+def _selects(selector, labels):
+    return bool(selector) and all(labels.get(key) == value for key, value in selector.items())
+
+
+def _parse(selectors):
+    return dict(item.split('=', 1) for item in selectors)
+
+
+def _pods(plan):
+    """{'worker': [pod template labels], 'launcher': [...]} of a plan's workload (Jobs or the TrainingRuntime)."""
+    out = {'worker': [], 'launcher': []}
+    kinds = by_kind(plan)
+    if 'TrainingRuntime' in kinds:
+        templates = [(j['name'], j['template']['spec']['template'])
+                     for j in kinds['TrainingRuntime'][0]['spec']['template']['spec']['replicatedJobs']]
+        names = {'node': 'worker', 'launcher': 'launcher'}
+    else:
+        templates = [(j['metadata']['name'], j['spec']['template']) for j in kinds['Job']]
+        names = {nl.WORKERS: 'worker', nl.LAUNCHER: 'launcher'}
+    for name, template in templates:
+        out[names[name]].append(template['metadata']['labels'])
+    return out
+
+
+SELECTOR_PLANS = [(variant, workload) for variant in ('nvls', 'net') for workload in ('job', 'trainjob')]
+
+
+@pytest.mark.parametrize('variant, workload', SELECTOR_PLANS)
+def test_every_selector_of_a_run_selects_its_own_pods_and_only_those(variant, workload):
+    keys = {'ssh_private_key': None, 'ssh_public_key': None} if workload == 'trainjob' else {}
+    plan = nccl_run_plan(spec(variant=variant, workload=workload, **keys))
+    other = nccl_run_plan(spec(variant=variant, workload=workload, run_id='20261204111500-zz9zz', **keys))
+    pods, others = _pods(plan), _pods(other)
+    assert len(pods['worker']) == 1 and len(pods['launcher']) == 1
+    worker, launcher = pods['worker'][0], pods['launcher'][0]
+    # one worker per tray: the anti-affinity term selects every worker pod of the run, per node
+    pod_spec = worker_pod(plan)['spec']
+    terms = pod_spec['affinity']['podAntiAffinity']['requiredDuringSchedulingIgnoredDuringExecution']
+    assert len(terms) == 1 and terms[0]['topologyKey'] == 'kubernetes.io/hostname'
+    anti = terms[0]['labelSelector']['matchLabels']
+    assert _selects(anti, worker), 'two workers of the run could land on one tray (and measure NVLink inside it)'
+    assert not _selects(anti, launcher), 'the launcher would keep a worker off its tray'
+    assert not _selects(anti, others['worker'][0]), 'the term reaches the workers of another run'
+    # what the role lists to find the workers and the launcher
+    assert _selects(_parse(plan['workers']['label_selectors']), worker)
+    assert not _selects(_parse(plan['workers']['label_selectors']), launcher)
+    assert not _selects(_parse(plan['workers']['label_selectors']), others['worker'][0])
+    assert _selects(_parse(plan['launcher']['label_selectors']), launcher)
+    assert not _selects(_parse(plan['launcher']['label_selectors']), worker)
+    assert not _selects(_parse(plan['launcher']['label_selectors']), others['launcher'][0])
+    if workload == 'job':
+        # the headless Service gives the workers the host names the launcher's hostfile names
+        service = by_kind(plan)['Service'][0]
+        assert _selects(service['spec']['selector'], worker) and not _selects(service['spec']['selector'], launcher)
+        assert pod_spec['subdomain'] == service['metadata']['name']
+
+
+@pytest.mark.parametrize('workload', ['job', 'trainjob'])
+def test_net_workers_take_one_vf_and_the_attachment_of_every_rail_and_nvls_workers_none(workload):
+    """NVKE GB200 guide: an NCCL NET worker takes one SR-IOV VF per rail and the rail's network attachment; the
+    NVLS run stays inside the NVLink domain (no rail)."""
+    keys = {'ssh_private_key': None, 'ssh_public_key': None} if workload == 'trainjob' else {}
+    rails = [{'resource': 'nvidia.com/sriov_resource_rail_%d' % i, 'network': 'default/sriov-network-rail-%d' % i}
+             for i in (3, 0, 2, 1)]                              # the role's order, whatever it is, is kept
+    for variant in ('nvls', 'net'):
+        plan = nccl_run_plan(spec(variant=variant, workload=workload, rails=rails, **keys))
+        template = worker_pod(plan)
+        resources = template['spec']['containers'][0]['resources']
+        attached = (template['metadata'].get('annotations') or {}).get('k8s.v1.cni.cncf.io/networks', '')
+        taken = sorted(key for key in resources['limits'] if key != 'nvidia.com/gpu')
+        if variant == 'nvls':
+            assert taken == [] and attached == ''
+            continue
+        assert taken == sorted(rail['resource'] for rail in rails)
+        assert all(resources['limits'][rail['resource']] == 1 == resources['requests'][rail['resource']]
+                   for rail in rails)
+        assert attached.split(',') == [rail['network'] for rail in rails]
+    # the launcher (mpirun over SSH) takes neither a GPU nor a rail
+    for job in by_kind(plan).get('Job', []):
+        if job['metadata']['name'] == nl.LAUNCHER:
+            limits = job['spec']['template']['spec']['containers'][0]['resources']['limits']
+            assert not any(key.startswith('nvidia.com/') for key in limits)
+
+
 @pytest.mark.parametrize('over, message', [
     ({'variant': 'default'}, 'variant must be one of nvls, net'),
     ({'workload': 'mpijob'}, 'workload must be one of job, trainjob'),
