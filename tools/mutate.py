@@ -1,19 +1,20 @@
 #!/usr/bin/env python3
 # Copyright: (c) 2026, gpu_tray.cluster contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Mutation check: plant one small bug at a time in the collection's code and see whether tests/unit notices.
+"""Mutation check: plant one small bug at a time in the collection's code and YAML and see whether the tests notice.
 
-    tools/mutate.py [--fail-under PCT] [--jobs N] [--list] [--only FILE:LINE] PATH...   (files or directories)
+    tools/mutate.py [--fail-under PCT] [--jobs N] [--list] [--only FILE:LINE] [--strings] [--rev REV]
+                    [--trace-file JSON] PATH...   (Python or YAML files, or directories)
 
-It measures the host code (module_utils parsers and judges, modules), the API host's rules (the cluster module_utils)
-and the controller-side code that decides rollouts (filters, plugin_utils with the planners, the actions); --fail-under applies
-to every file and every directory.
+It measures the host code (module_utils parsers and judges, modules), the API host's rules (the cluster
+module_utils), the controller-side code that decides rollouts (filters, plugin_utils with the planners, the actions)
+and the YAML that decides behaviour (role defaults and vars, argument specs, the inventory spec, platform profiles,
+recipe data); --fail-under applies to every file and every directory.
 
-For every mutable spot in the given Python files the script plants ONE bug (a mutant), runs the unit tests
-against it and counts the mutant as killed when a test fails (or the run hangs past --timeout). Survivors are
-printed with file, line, the planted change and the line's code; each is a missing test or an equivalent
-mutant (a change no input can observe). The mutants (operators as in mutmut/cosmic-ray, kept to the ones
-that model real slips):
+For every mutable spot in the given files the script plants ONE bug (a mutant), runs the tests that see it and
+counts the mutant as killed when a test fails (or the run hangs past its time limit). Survivors are printed with
+file, line and the planted change; each is a missing test or an equivalent mutant (a change no input can observe).
+The Python mutants (operators as in mutmut/cosmic-ray, kept to the ones that model real slips):
 
     compare      == <-> !=, < <-> <=, > <-> >=, in <-> not in, is <-> is not
     boolean      and <-> or; drop a `not`; negate an if/while/ternary condition that is a bare value
@@ -21,9 +22,23 @@ that model real slips):
     arithmetic   + <-> -
     return       `return <value>` -> `return None`
     statement    a call statement (`problems.append(...)`) -> `pass`; break <-> continue
+    string       (--strings) a string constant that decides behaviour - an environment name, a label key or API
+                 group (domain/name), a file or path name, a module-level constant, a compared value, a label or
+                 selector key or value - gets its first letter in the other case (`worker` -> `Worker`), or is
+                 emptied when it has no letter
 
-String constants are never mutated (messages: too many equivalent mutants), nor module-level try/if blocks
-(import fallbacks) and lines marked `# pragma: no mutate`.
+Messages and other prose (strings with white space), format templates, docstrings, module-level try/if blocks
+(import fallbacks) and lines marked `# pragma: no mutate` are never mutated. The YAML mutants are tools/mutate_yaml.py's
+(its docstring says which values of which file). A mutant of an argument spec or a role default is planted as a
+person makes it: the files generated from them (the inventory spec, the AWX surveys) are regenerated with their tools.
+
+Which tests run per mutant: for Python, the unit tests that execute the mutated line (a line trace, once). For YAML,
+the tests that read the file (or a file generated from it): an open trace, once, per test file in a fresh interpreter -
+an audit hook in the test process and, through sitecustomize, in every Python process it starts (ansible-playbook,
+its workers, the modules) - over the unit tests and the offline layers of YAML_TESTS (quality, upstream, offline
+stack and NCCL); a read in a module- or session-scoped fixture selects every test of the file that uses it. A YAML
+mutant runs those tests, the cheapest file first, in a fresh interpreter. --trace-file keeps the trace of each test
+file while the file is unchanged (iterating on tests; the figures of record come from a fresh trace).
 
 Why not mutmut: mutmut 3 rewrites the project into ./mutants and imports it by its top-level package; the
 collection is imported as ansible_collections.gpu_tray.cluster through a symlink tree, which mutmut cannot
@@ -53,6 +68,9 @@ import time
 import mutate_yaml
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# where the tracked files are read from: the work tree, or with --rev a revision extracted from git (a merge of
+# branches can be measured before it exists: git merge-tree --write-tree A B gives the tree to name)
+SOURCE = REPO
 # The unit tests a mutant is run against: every tests/unit/plugins/**/test_*.py but these (the trace then picks, per
 # mutant, the tests that execute its line). test_adhoc runs the modules through the ansible CLI and costs a
 # minute per run (the in-process module tests cover the same code); test_python38 byte-compiles with another
@@ -337,14 +355,14 @@ def meaningful_strings(tree, skip):
 def find_mutants(path, strings=False):
     """The mutants of one file: Python (operators; with ``strings`` the string constants too) or YAML."""
     if path.endswith(YAML_SUFFIXES):
-        text, found = mutate_yaml.find(REPO, path)
+        text, found = mutate_yaml.find(SOURCE, path)
         out = []
         for m in found:
             first = text.count('\n', 0, m.start) + 1
             last = max(first, text.count('\n', 0, max(m.start, m.end - 1)) + 1)
             out.append(Mutant(path, m.start, m.end, m.replacement, m.kind, m.description, first, last))
         return sorted(out, key=lambda m: (m.start, m.end, m.replacement))
-    full = os.path.join(REPO, path)
+    full = os.path.join(SOURCE, path)
     with open(full) as handle:
         text = handle.read()
     tree = ast.parse(text)
@@ -362,7 +380,7 @@ def source_files(paths, tracked):
     out = []
     for path in paths:
         path = os.path.relpath(os.path.abspath(path), REPO)
-        if os.path.isdir(os.path.join(REPO, path)):
+        if os.path.isdir(os.path.join(SOURCE, path)):
             found = [name for name in tracked if os.path.dirname(name) == path]
         else:
             found = [path] if path in tracked else []
@@ -373,9 +391,21 @@ def source_files(paths, tracked):
     return out
 
 
-def tracked_files():
-    proc = subprocess.run(['git', 'ls-files', '-z'], cwd=REPO, stdout=subprocess.PIPE, check=True)
+def tracked_files(rev=None):
+    argv = ['git', 'ls-tree', '-r', '-z', '--name-only', rev] if rev else ['git', 'ls-files', '-z']
+    proc = subprocess.run(argv, cwd=REPO, stdout=subprocess.PIPE, check=True)
     return [name for name in proc.stdout.decode().split('\0') if name]
+
+
+def extract(rev, base):
+    """The files of a revision (commit or tree) in base/source; returns that directory."""
+    dest = os.path.join(base, 'source')
+    os.makedirs(dest)
+    archive = subprocess.Popen(['git', 'archive', '--format=tar', rev], cwd=REPO, stdout=subprocess.PIPE)
+    subprocess.run(['tar', '-x', '-C', dest], stdin=archive.stdout, check=True)
+    if archive.wait() != 0:
+        raise SystemExit('git archive %s failed' % rev)
+    return dest
 
 
 def make_copy(base, files):
@@ -383,7 +413,7 @@ def make_copy(base, files):
     the quality, upstream and stack tests read docs, inventories, tools and their own helpers)."""
     dest = os.path.join(base, 'ansible_collections', 'gpu_tray', 'cluster')
     for name in files:
-        src = os.path.join(REPO, name)
+        src = os.path.join(SOURCE, name)
         if not os.path.isfile(src) or os.path.islink(src):
             continue
         target = os.path.join(dest, name)
@@ -420,11 +450,11 @@ def ordered_tests(tests, path):
 def default_tests(yaml_run=False):
     """The unit tests of the code, tests/unit/plugins/<kind>/test_*.py (they mirror plugins/); for YAML mutants also
     the offline layers that see what the YAML decides (YAML_TESTS)."""
-    found = glob.glob(os.path.join(REPO, 'tests', 'unit', 'plugins', '**', 'test_*.py'), recursive=True)
-    out = sorted(os.path.relpath(path, REPO) for path in found if os.path.basename(path) not in EXCLUDED_TESTS)
+    found = glob.glob(os.path.join(SOURCE, 'tests', 'unit', 'plugins', '**', 'test_*.py'), recursive=True)
+    out = sorted(os.path.relpath(path, SOURCE) for path in found if os.path.basename(path) not in EXCLUDED_TESTS)
     if yaml_run:
         for pattern in YAML_TESTS:
-            out.extend(sorted(os.path.relpath(path, REPO) for path in glob.glob(os.path.join(REPO, pattern))))
+            out.extend(sorted(os.path.relpath(path, SOURCE) for path in glob.glob(os.path.join(SOURCE, pattern))))
     return out
 
 
@@ -500,6 +530,9 @@ class LineTracer(object):
         self.wide_setup = {}            # node id -> wide fixtures set up during it
         self.wide_uses = {}             # node id -> wide fixtures it requests
         self.seconds = {}
+        # files read in the test process itself: code there may keep what it read for the next tests (a module-level
+        # cache like platform.py's), so such a read counts for every test of the file
+        self.inproc_reads = set()
         self._opens = None
         self._log = None
         self._count = 0
@@ -521,6 +554,7 @@ class LineTracer(object):
         if _OPENS and _OPENS[-1] is self._opens:
             _OPENS.pop()
         names = set(self._opens)
+        self.inproc_reads.update(filter(None, (collection_file(self.copy, name) for name in names)))
         if os.path.exists(self._log):
             with open(self._log, encoding='utf-8', errors='surrogateescape') as handle:
                 names.update(handle.read().split('\n'))
@@ -752,6 +786,7 @@ def worker_main(copy, timeout):
                 answer = {'status': status, 'output': output[-5000:], 'lines': lines_by_test,
                           'reads': tracer.reads, 'collected_reads': tracer.collected_reads,
                           'wide_setup': tracer.wide_setup, 'wide_uses': tracer.wide_uses,
+                          'inproc_reads': sorted(tracer.inproc_reads),
                           'test_seconds': tracer.seconds, 'seconds': time.time() - started}
                 _restore(copy, generated, snapshot)
                 with open(target, 'w') as handle:
@@ -828,6 +863,7 @@ class Worker(object):
             lines.update(answer.get('lines', {}))
             reads[test] = dict((key, answer.get(key) or {}) for key in (
                 'reads', 'collected_reads', 'wide_setup', 'wide_uses', 'test_seconds'))
+            reads[test]['inproc_reads'] = answer.get('inproc_reads') or []
             read = set().union(*(set(v) for v in list(reads[test]['reads'].values())
                                  + list(reads[test]['collected_reads'].values())))
             print('  traced %d/%d %s (%.0f s, its tests read %d YAML/JSON files of the collection)' % (
@@ -878,9 +914,10 @@ def generators(path):
 
 
 def reading_tests(mutant, reads):
-    """The tests that read a YAML mutant's file (or a file generated from it) - in a test, in a module- or
-    session-scoped fixture it set up (then every test of the file that uses that fixture), or while their file was
-    imported (every test of the file) - as node ids, file by file, the cheapest file first."""
+    """The tests that read a YAML mutant's file (or a file generated from it) - in a process a test started, in a
+    module- or session-scoped fixture (then every test of the file that uses that fixture), in the test process
+    itself or while their file was imported (every test of the file: the code may keep what it read) - as node ids,
+    file by file, the cheapest file first."""
     wanted = [mutant.path] + (list(GENERATED) if generators(mutant.path)[0] else [])
 
     def hit(files):
@@ -889,7 +926,7 @@ def reading_tests(mutant, reads):
     chosen = []
     for test_file, info in reads.items():
         tests = set(info['test_seconds'])
-        if hit([name for files in info['collected_reads'].values() for name in files]):
+        if hit([name for files in info['collected_reads'].values() for name in files]) or hit(info['inproc_reads']):
             picked = set(tests)
         else:
             picked = set(test for test, files in info['reads'].items() if hit(files))
@@ -904,7 +941,7 @@ def reading_tests(mutant, reads):
 
 def _digest(path):
     import hashlib                                       # pylint: disable=import-outside-toplevel
-    with open(os.path.join(REPO, path), 'rb') as handle:
+    with open(os.path.join(SOURCE, path), 'rb') as handle:
         return hashlib.sha256(handle.read()).hexdigest()
 
 
@@ -918,17 +955,18 @@ def traced(worker, per_file, trace_file):
             kept = json.load(handle)
     wanted = worker.tests
     fresh = [test for test in wanted if (kept.get(test) or {}).get('sha256') != _digest(test)]
-    if fresh:
-        worker.tests = fresh
-        status, lines, reads = worker.trace(True)
-        worker.tests = wanted
-        if status != 'survived':
-            return status, lines, reads
-        for test in fresh:
+    try:
+        for test in fresh:                      # kept file by file: a stopped trace keeps what it traced
+            worker.tests = [test]
+            status, lines, reads = worker.trace(True)
+            if status != 'survived':
+                return status, lines, reads
             kept[test] = {'sha256': _digest(test), 'reads': reads[test],
                           'lines': dict((k, v) for k, v in lines.items() if k.split('::')[0] == test)}
-        with open(trace_file, 'w') as handle:
-            json.dump(kept, handle)
+            with open(trace_file, 'w') as handle:
+                json.dump(kept, handle)
+    finally:
+        worker.tests = wanted
     lines, reads = {}, {}
     for test in wanted:
         lines.update(kept[test]['lines'])
@@ -950,7 +988,7 @@ def module_level_lines(path):
     """Lines of ``path`` that run at import time (outside any function): module statements, the statements of
     class bodies (``TRANSFERS_FILES = False`` in an action plugin) and the decorators and default values of their
     functions (``attempted=False`` on the second line of a wrapped ``def``), which no test executes while it runs."""
-    with open(os.path.join(REPO, path)) as handle:
+    with open(os.path.join(SOURCE, path)) as handle:
         tree = ast.parse(handle.read())
     out = set()
 
@@ -1024,6 +1062,8 @@ def main(argv=None):
     parser.add_argument('--only', action='append', default=[], help='only mutants at FILE:LINE (repeatable)')
     parser.add_argument('--json', help='write every mutant and its status to this file')
     parser.add_argument('--verbose', action='store_true', help='one line per mutant')
+    parser.add_argument('--rev', help='measure this revision (a commit, or a tree such as `git merge-tree --write-tree '
+                        'A B` prints) instead of the work tree')
     parser.add_argument('--worker', help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
@@ -1031,7 +1071,21 @@ def main(argv=None):
     if not args.paths:
         parser.error('name the files or directories to mutate')
 
-    files = tracked_files()
+    global SOURCE                                        # pylint: disable=global-statement
+    files = tracked_files(args.rev)
+    extracted = None
+    if args.rev:
+        extracted = tempfile.mkdtemp(prefix='gpu-tray-mutate-rev-')
+        SOURCE = extract(args.rev, extracted)
+    try:
+        return measure(args, files)
+    finally:
+        if extracted:
+            shutil.rmtree(extracted, ignore_errors=True)
+
+
+def measure(args, files):
+    """Find the mutants of args.paths in the tracked ``files``, run them, report."""
     mutants = []
     for path in source_files(args.paths, files):
         mutants.extend(find_mutants(path, strings=args.strings))

@@ -34,6 +34,13 @@ TUNING = {
     'multiNodeTraining': (TRAINING, [{'size': '2M', 'count': 5128}], ''),
     'inference': (INFERENCE, [{'size': '2M', 'count': 8192}], '2M'),
 }
+# what upstream's profiles ask for, which each platform file keeps beside its own pools for reference (the kernel_tuning
+# README points at it)
+UPSTREAM_POOLS = {
+    'performance': [{'size': '2M', 'count': 5128}, {'size': '1G', 'count': 2}],
+    'multiNodeTraining': [{'size': '2M', 'count': 5128}, {'size': '1G', 'count': 2}],
+    'inference': [{'size': '2M', 'count': 8192}],
+}
 
 # The guides' platform facts. GB200: Ubuntu 24.04 with the -nvidia-64k kernel; four ConnectX-7 rails (mlx5_2 is the
 # BlueField-3 representor); firmware SR-IOV with NUM_OF_VFS 16, VFs are pod ports whose P_Keys matter; the toolkit
@@ -100,6 +107,7 @@ def test_each_intent_writes_the_nvidia_tuned_profile_of_the_reference(name, inte
     assert got['sysctls'] == sysctls
     assert list(got['sysctls'])[:4] == list(BASE)                    # nvidia-base first: the includes' order
     assert got['hugepages'] == pools and got['default_hugepagesz'] == default_size
+    assert platform.load(name)['tuning']['intents'][intent]['upstream_hugepages'] == UPSTREAM_POOLS[intent]
 
 
 def test_a_recipe_without_an_intent_tunes_nothing():
