@@ -1060,6 +1060,9 @@ def main(argv=None):
                         help='exit 1 when the kill rate of any mutated file or directory is below this percentage')
     parser.add_argument('--list', action='store_true', help='only list the mutants')
     parser.add_argument('--only', action='append', default=[], help='only mutants at FILE:LINE (repeatable)')
+    parser.add_argument('--kind', action='append', default=[],
+                        help='only mutants of this kind (string, compare, default, choice, choices, data, ...; '
+                        'repeatable)')
     parser.add_argument('--json', help='write every mutant and its status to this file')
     parser.add_argument('--verbose', action='store_true', help='one line per mutant')
     parser.add_argument('--rev', help='measure this revision (a commit, or a tree such as `git merge-tree --write-tree '
@@ -1092,6 +1095,8 @@ def measure(args, files):
     yaml_run = any(m.path.endswith(YAML_SUFFIXES) for m in mutants)
     if args.only:
         mutants = [m for m in mutants if m.key() in args.only]
+    if args.kind:
+        mutants = [m for m in mutants if m.kind in args.kind]
     if args.list:
         for mutant in mutants:
             print('%s:%d  [%s] %s' % (mutant.path, mutant.line, mutant.kind, mutant.description))
