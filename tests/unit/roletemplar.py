@@ -55,19 +55,28 @@ def _trusted(value):
     return value
 
 
+_READ = {}
+
+
+def _read(path):
+    """A role file's data, read once per content (mtime and size)."""
+    stat = os.stat(path)
+    key = (path, stat.st_mtime_ns, stat.st_size)
+    if key not in _READ:
+        with open(path) as handle:
+            _READ[key] = _trusted(yaml.safe_load(handle) or {})
+    return _READ[key]
+
+
 def role_variables(role, **inventory):
     """The role's defaults, then its vars (higher precedence), with the inventory's values over the defaults."""
     out = {}
-    for part in ('defaults', 'vars'):
+    for part in ('defaults', 'inventory', 'vars'):
         path = os.path.join(REPO, 'roles', role, part, 'main.yml')
-        if os.path.isfile(path):
-            with open(path) as handle:
-                data = yaml.safe_load(handle) or {}
-            if part == 'vars':
-                out.update(_trusted(data))
-            else:
-                out.update(_trusted(data))
-                out.update(inventory)
+        if part == 'inventory':
+            out.update(inventory)
+        elif os.path.isfile(path):
+            out.update(_read(path))
     out.setdefault('inventory_hostname', 'tray01')
     out.setdefault('group_names', ['gpu_trays'])
     out.setdefault('groups', {'all': [out['inventory_hostname']], 'gpu_trays': [out['inventory_hostname']]})
