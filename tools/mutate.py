@@ -98,6 +98,8 @@ YAML_TESTS = ('tests/quality/test_role_inputs.py', 'tests/quality/test_known_var
               'tests/quality/test_failure_modes.py', 'tests/upstream/test_*.py',
               'tests/cluster/test_stack_offline.py', 'tests/cluster/test_bundle_formats.py',
               'tests/cluster/test_nccl_offline.py')
+# what a kept trace entry records (--trace-file): 2 = the Python files a test's processes import, too
+TRACE_VERSION = 2
 # a file of an installed copy of the collection (tests that build and install it read it there)
 INSTALLED = '/ansible_collections/gpu_tray/cluster/'
 # the slow tool runs of those files (lint, sanity, a build): they judge style, not what the YAML decides
@@ -475,8 +477,9 @@ def worker_env():
 
 
 # What a Python process started by a test (ansible-playbook, its workers and modules) opens, while the trace runs: an
-# audit hook appends every YAML/JSON/template path to the file GPU_TRAY_MUTATE_OPENS names (sitecustomize is imported
-# at start-up from PYTHONPATH; forked workers inherit the hook).
+# audit hook appends every YAML/JSON/template path and every Python file of the collection's plugins it imports to
+# the file GPU_TRAY_MUTATE_OPENS names (sitecustomize is imported at start-up from PYTHONPATH; forked workers inherit
+# the hook).
 SITECUSTOMIZE = """
 import os
 import sys
@@ -490,7 +493,8 @@ def _hook(event, args):
     if event != 'open' or _BUSY or not args or not isinstance(args[0], (str, bytes)):
         return
     path = os.fsdecode(args[0])
-    if not path.endswith(('.yml', '.yaml', '.json', '.j2')) or path in _SEEN:
+    ours = path.endswith('.py') and '/ansible_collections/gpu_tray/cluster/plugins/' in path
+    if not (ours or path.endswith(('.yml', '.yaml', '.json', '.j2'))) or path in _SEEN:
         return
     _SEEN.add(path)
     _BUSY.append(1)
@@ -892,6 +896,10 @@ class Worker(object):
                        'replacement': mutant.replacement,
                        'files': [name for name in ordered_tests(self.tests, mutant.path) if name in files],
                        'tests': tests}
+            if any(not name.startswith('tests/unit/') for name in files):
+                # --across-processes: tests of the other layers, in a fresh interpreter (as YAML mutants)
+                request['timeout'] = max(self.timeout, 3 * sum(self.seconds.get(t, 5.0) for t in tests) + 60)
+                self.stop()
         answer = self.ask(request)
         if answer['status'] == 'error':
             # pytest could not run (a mutant left the worker's interpreter unusable, e.g. a test that changed
@@ -913,7 +921,7 @@ def generators(path):
     return [], []
 
 
-def reading_tests(mutant, reads):
+def reading_tests(mutant, reads, in_process=True):
     """The tests that read a YAML mutant's file (or a file generated from it) - in a process a test started, in a
     module- or session-scoped fixture (then every test of the file that uses that fixture), in the test process
     itself or while their file was imported (every test of the file: the code may keep what it read) - as node ids,
@@ -926,7 +934,8 @@ def reading_tests(mutant, reads):
     chosen = []
     for test_file, info in reads.items():
         tests = set(info['test_seconds'])
-        if hit([name for files in info['collected_reads'].values() for name in files]) or hit(info['inproc_reads']):
+        if in_process and (hit([name for files in info['collected_reads'].values() for name in files])
+                           or hit(info['inproc_reads'])):
             picked = set(tests)
         else:
             picked = set(test for test, files in info['reads'].items() if hit(files))
@@ -954,14 +963,15 @@ def traced(worker, per_file, trace_file):
         with open(trace_file) as handle:
             kept = json.load(handle)
     wanted = worker.tests
-    fresh = [test for test in wanted if (kept.get(test) or {}).get('sha256') != _digest(test)]
+    fresh = [test for test in wanted if (kept.get(test) or {}).get('sha256') != _digest(test)
+             or (kept.get(test) or {}).get('version') != TRACE_VERSION]
     try:
         for test in fresh:                      # kept file by file: a stopped trace keeps what it traced
             worker.tests = [test]
             status, lines, reads = worker.trace(True)
             if status != 'survived':
                 return status, lines, reads
-            kept[test] = {'sha256': _digest(test), 'reads': reads[test],
+            kept[test] = {'sha256': _digest(test), 'version': TRACE_VERSION, 'reads': reads[test],
                           'lines': dict((k, v) for k, v in lines.items() if k.split('::')[0] == test)}
             with open(trace_file, 'w') as handle:
                 json.dump(kept, handle)
@@ -1051,6 +1061,9 @@ def main(argv=None):
     parser.add_argument('--strings', action='store_true',
                         help='also mutate the string constants that decide behaviour (label keys and values, '
                         'selectors, environment names, file names, constants, compared values)')
+    parser.add_argument('--across-processes', action='store_true',
+                        help='Python mutants also run the tests of the offline layers (YAML_TESTS) whose processes '
+                        'import the mutated file (ansible-playbook running a filter, a lookup, an action)')
     parser.add_argument('--trace-file',
                         help='keep the per-file trace of a YAML run in this JSON file and reuse a test file\'s entry '
                         'while that test file is unchanged (for iterating on tests; not for the figures of record)')
@@ -1092,7 +1105,7 @@ def measure(args, files):
     mutants = []
     for path in source_files(args.paths, files):
         mutants.extend(find_mutants(path, strings=args.strings))
-    yaml_run = any(m.path.endswith(YAML_SUFFIXES) for m in mutants)
+    yaml_run = any(m.path.endswith(YAML_SUFFIXES) for m in mutants) or args.across_processes
     if args.only:
         mutants = [m for m in mutants if m.key() in args.only]
     if args.kind:
@@ -1126,6 +1139,9 @@ def measure(args, files):
                 mutant.tests = reading_tests(mutant, reads)
             else:
                 mutant.tests = covering_tests(mutant, lines_by_test, module_level)
+                if args.across_processes:
+                    mutant.tests = sorted(set(mutant.tests) | set(
+                        test for test in reading_tests(mutant, reads, in_process=False)))
         pending = list(mutants)
         lock = threading.Lock()
         done = [0]
