@@ -984,12 +984,35 @@ def traced(worker, per_file, trace_file):
     return 'survived', lines, reads
 
 
+def importers(path, test_files):
+    """The test files that import the module ``path`` by name (``from ...module_utils import conformance``): a test
+    may use a module's constants without executing a line of it."""
+    dotted = 'ansible_collections.gpu_tray.cluster.' + os.path.splitext(path)[0].replace('/', '.')
+    parent, _dot, name = dotted.rpartition('.')
+    out = set()
+    for test_file in test_files:
+        try:
+            with open(os.path.join(SOURCE, test_file)) as handle:
+                tree = ast.parse(handle.read())
+        except (OSError, SyntaxError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module == dotted or (
+                    node.module == parent and any(alias.name == name for alias in node.names))):
+                out.add(test_file)
+            elif isinstance(node, ast.Import) and any(alias.name == dotted for alias in node.names):
+                out.add(test_file)
+    return out
+
+
 def covering_tests(mutant, lines_by_test, module_level):
     """Tests that execute a line of the mutant; for module-level code (run at import) every test that
-    executes any line of its file."""
+    executes any line of its file, and every test of a file that imports it."""
     if mutant.path in module_level and mutant.line in module_level[mutant.path]:
         prefix = mutant.path + ':'
-        return sorted(test for test, lines in lines_by_test.items() if any(x.startswith(prefix) for x in lines))
+        files = importers(mutant.path, set(test.split('::')[0] for test in lines_by_test))
+        return sorted(test for test, lines in lines_by_test.items()
+                      if any(x.startswith(prefix) for x in lines) or test.split('::')[0] in files)
     wanted = set('%s:%d' % (mutant.path, line) for line in range(mutant.line, mutant.end_line + 1))
     return sorted(test for test, lines in lines_by_test.items() if wanted.intersection(lines))
 

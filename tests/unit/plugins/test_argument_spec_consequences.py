@@ -100,3 +100,28 @@ def test_every_choice_is_a_value_the_code_implements_and_the_reverse(role, optio
 def test_the_preflight_prefetch_choices_are_planners_the_action_knows():
     from ansible_collections.gpu_tray.cluster.plugins.action import tray_plan
     assert set(_choices('preflight', 'preflight_prefetch')) <= set(tray_plan.PLANNERS) - {'preflight', 'verify'}
+
+
+def _documented_defaults():
+    """(role, entry point, option, documented default) for every option with a default in its argument spec."""
+    out = []
+    for role in ROLES:
+        for entry, spec in _spec(role).items():
+            for name, option in sorted((spec.get('options') or {}).items()):
+                if 'default' in option:
+                    out.append((role, entry, name, option['default']))
+    return out
+
+
+@pytest.mark.parametrize('role, entry, option, documented', _documented_defaults(),
+                         ids=lambda value: value if isinstance(value, str) and len(value) < 60 else None)
+def test_the_documented_default_is_the_one_the_role_applies(role, entry, option, documented):
+    """ansible-doc, the docsite and the AWX questions show the argument spec's default: with nothing in the inventory
+    the role must apply exactly that (a default templated from another variable is documented as its template)."""
+    raw = _defaults(role).get(option)
+    if isinstance(documented, str) and '{{' in documented:
+        assert raw == documented
+        return
+    applied = expression(role, raw, gpu_tray_platform='nvke-gb200') if isinstance(raw, str) else raw
+    assert applied == documented and type(applied) is type(documented), (
+        '%s: %s applies %r, its argument spec (%s) documents %r' % (role, option, applied, entry, documented))
