@@ -10,6 +10,8 @@ effect, rendered in this process with ansible-core's Templar (tests/unit/roletem
 * the safety switches' effective defaults: each at its safe value when the inventory says nothing.
 """
 
+import re
+
 import pytest
 import yaml
 
@@ -131,3 +133,24 @@ def test_each_safety_switch_is_safe_when_the_inventory_says_nothing(role, name, 
 def test_the_validate_phases_run_all_five_by_default():
     phases = render('validate', '__validate_phases', gpu_tray_platform='nvke-gb200')
     assert phases == ['readiness', 'deployment', 'trays', 'conformance', 'performance']
+
+
+def test_every_file_the_roles_write_is_one_its_reader_reads():
+    """What reads each file the preparing roles write, and which names it reads (the man pages): systemd-sysctl
+    /etc/sysctl.d/*.conf (sysctl.d(5)), update-grub /etc/default/grub.d/*.cfg (Debian's grub-mkconfig), systemd-modules-
+    load /etc/modules-load.d/*.conf (modules-load.d(5)), modprobe /etc/modprobe.d/*.conf (modprobe.d(5)), unit drop-ins
+    <unit>.d/*.conf (systemd.unit(5)); a unit file moved out of /etc/systemd/system (to be masked) must stay in the
+    unit search path; the rolling reboot verifies the GRUB drop-in kernel_tuning writes."""
+    host = {'gpu_tray_platform': 'rke2-vr200'}
+    tuning = render('kernel_tuning', '__kernel_tuning_inputs', **host)
+    assert re.match(r'^/etc/sysctl\.d/[^/]+\.conf$', tuning['sysctl_file'])
+    assert re.match(r'^/etc/default/grub\.d/[^/]+\.cfg$', tuning['grub_dropin'])
+    assert tuning['grub_default_file'] == '/etc/default/grub' and tuning['grub_cfg'] == '/boot/grub/grub.cfg'
+    assert render('kernel_tuning', 'kernel_tuning_update_grub_command', **host) == ['update-grub']
+    assert re.match(r'^[^/]+\.conf$', tuning['limit_stack_dropin'])
+    load_file = render('rdma_modules', '__rdma_modules_inputs', gpu_tray_platform='nvke-gb200')['load_file']
+    assert re.match(r'^/etc/modules-load\.d/[^/]+\.conf$', load_file)
+    assert re.match(r'^/etc/modprobe\.d/[^/]+\.conf$', render('rdma_netns', '__rdma_netns_inputs', **host)['conf_file'])
+    assert expression('imex', '{{ imex_local_unit_dir }}', **host) in (
+        '/usr/local/lib/systemd/system', '/usr/lib/systemd/system', '/lib/systemd/system')
+    assert render('rolling_reboot', 'rolling_reboot_grub_dropin', **host) == tuning['grub_dropin']
