@@ -98,7 +98,8 @@ YAML_TESTS = ('tests/quality/test_role_inputs.py', 'tests/quality/test_known_var
               'tests/quality/test_failure_modes.py', 'tests/upstream/test_*.py',
               'tests/cluster/test_stack_offline.py', 'tests/cluster/test_bundle_formats.py',
               'tests/cluster/test_nccl_offline.py')
-# what a kept trace entry records (--trace-file): 2 = the Python files a test's processes import, too
+# what a kept trace entry records (--trace-file): 2 = the Python files a test's processes import, too (which
+# --across-processes needs; a YAML run takes older entries)
 TRACE_VERSION = 2
 # a file of an installed copy of the collection (tests that build and install it read it there)
 INSTALLED = '/ansible_collections/gpu_tray/cluster/'
@@ -954,7 +955,7 @@ def _digest(path):
         return hashlib.sha256(handle.read()).hexdigest()
 
 
-def traced(worker, per_file, trace_file):
+def traced(worker, per_file, trace_file, version=1):
     """The worker's trace, with --trace-file: the kept entries of unchanged test files, the others traced now."""
     if not (per_file and trace_file):
         return worker.trace(per_file)
@@ -964,7 +965,7 @@ def traced(worker, per_file, trace_file):
             kept = json.load(handle)
     wanted = worker.tests
     fresh = [test for test in wanted if (kept.get(test) or {}).get('sha256') != _digest(test)
-             or (kept.get(test) or {}).get('version') != TRACE_VERSION]
+             or (kept.get(test) or {}).get('version', 1) < version]
     try:
         for test in fresh:                      # kept file by file: a stopped trace keeps what it traced
             worker.tests = [test]
@@ -1147,7 +1148,8 @@ def measure(args, files):
         tests = args.tests or default_tests(yaml_run)
         workers = [Worker(os.path.join(base, 'w%d' % index), files, tests, args.timeout)
                    for index in range(max(1, args.jobs))]
-        status, lines_by_test, reads = traced(workers[0], yaml_run, args.trace_file)
+        status, lines_by_test, reads = traced(workers[0], yaml_run, args.trace_file,
+                                              TRACE_VERSION if args.across_processes else 1)
         if status != 'survived' or not (lines_by_test or reads):
             print('the tests do not pass without a mutant (%s): nothing to measure' % status)
             return 2
