@@ -649,13 +649,16 @@ def collection_file(copy, name):
 
 
 class Select(object):
-    """Runs only the given node ids, in the order pytest collects them."""
+    """Runs only the given node ids, in the order pytest collects them. A parametrized test whose id a mutant
+    changed (ids made from the data: ``[imex-main-imex_unit-nvidia-imex.service]``) runs with every parameter set."""
 
     def __init__(self, nodeids):
         self.nodeids = set(nodeids)
 
     def pytest_collection_modifyitems(self, session, config, items):
-        keep = [item for item in items if item.nodeid in self.nodeids]
+        collected = set(item.nodeid for item in items)
+        lost = set(nodeid.split('[')[0] for nodeid in self.nodeids - collected if '[' in nodeid)
+        keep = [item for item in items if item.nodeid in self.nodeids or item.nodeid.split('[')[0] in lost]
         config.hook.pytest_deselected(items=[item for item in items if item.nodeid not in self.nodeids])
         items[:] = keep
 
