@@ -685,7 +685,7 @@ def test_every_file_and_variable_the_pods_scripts_use_is_in_the_pod(variant, wor
             line = [t for t in text.splitlines() if t.startswith('exec ')][0]
             rank = [arg for arg in line.split() if arg.endswith('/rank.sh')][0]
             assert rank.rpartition('/')[0] in mounts and 'rank.sh' in config['data']
-            for name in re.findall(r"-x ([A-Z_]+)(?=[ ']|$)", line):
+            for name in re.findall(r"-x ([A-Za-z_][A-Za-z0-9_]*)(?=[ ']|$)", line):
                 assert name in env, 'mpirun exports %s, the launcher does not set it' % name
 
 
@@ -730,3 +730,99 @@ def test_the_net_preflight_reads_the_driver_files_under_the_trays_proc_root(proc
              read + '/driver/nvidia/version': {'exists': True, 'content': 'NVRM version: 580.173.02\n'}}
     params, version, error = nl.tray_driver_files({'files': files}, proc_root)
     assert error is None and params.startswith('GrdmaPciTopoCheckOverride') and '580.173.02' in version
+
+
+# Every field of the core objects a run creates is one the API knows (the kubernetes client's models of the API,
+# field by field): a misspelt field is pruned or refused by the server. The full 1.34 schema check, enums and all,
+# is tests/cluster/test_nccl_offline.py's.
+def _unknown_fields(value, model, where):
+    import kubernetes.client as k8s
+    if model in ('object', 'str', 'int', 'bool', 'float', 'datetime', 'bytes') or value is None:
+        return []
+    if model.lower().startswith('list['):
+        return [p for i, item in enumerate(value) for p in _unknown_fields(item, model[5:-1], '%s[%d]' % (where, i))]
+    if model.lower().startswith(('dict(', 'dict[')):
+        inner = model[5:-1].split(', ', 1)[1]
+        return [p for key, item in value.items() for p in _unknown_fields(item, inner, '%s.%s' % (where, key))]
+    cls = getattr(k8s, model)
+    by_json = dict((json_name, attr) for attr, json_name in cls.attribute_map.items())
+    out = []
+    for key, item in value.items():
+        if key not in by_json:
+            out.append('%s.%s' % (where, key))
+        else:
+            out += _unknown_fields(item, cls.openapi_types[by_json[key]], '%s.%s' % (where, key))
+    return out
+
+
+CORE_MODELS = {('v1', 'Namespace'): 'V1Namespace', ('v1', 'ConfigMap'): 'V1ConfigMap', ('v1', 'Secret'): 'V1Secret',
+               ('v1', 'Service'): 'V1Service', ('batch/v1', 'Job'): 'V1Job',
+               ('coordination.k8s.io/v1', 'Lease'): 'V1Lease'}
+
+
+@pytest.mark.parametrize('variant, workload', SELECTOR_PLANS)
+def test_every_field_of_the_core_objects_of_a_run_is_one_the_api_knows(variant, workload):
+    keys = {'ssh_private_key': None, 'ssh_public_key': None} if workload == 'trainjob' else {}
+    plan = nccl_run_plan(spec(variant=variant, workload=workload, **keys))
+    objects = plan['prepare'] + plan['workload'] + [nl.lease_decision(None, 'r1@api', 60, NOW, 'default')['body']]
+    problems, core = [], 0
+    for obj in objects:
+        model = CORE_MODELS.get((obj['apiVersion'], obj['kind']))
+        if model:
+            core += 1
+            problems += _unknown_fields(obj, model, obj['kind'])
+        group = obj['apiVersion'].rpartition('/')[0]
+        assert not group or _DNS_SUBDOMAIN.match(group), obj['apiVersion']
+    for runtime in by_kind(plan).get('TrainingRuntime', []):
+        # the JobSet's Jobs are batch/v1 Job templates, their pods core pods
+        for job in runtime['spec']['template']['spec']['replicatedJobs']:
+            problems += _unknown_fields(job['template'], 'V1JobTemplateSpec', 'replicatedJobs.%s' % job['name'])
+        trainjob = by_kind(plan)['TrainJob'][0]
+        assert trainjob['spec']['runtimeRef']['apiGroup'] == nl.TRAINER_API.partition('/')[0]
+        assert trainjob['spec']['runtimeRef']['name'] == runtime['metadata']['name']
+    assert core >= 3 and problems == []
+    # what the pods name: the IMEX claim template the ComputeDomain makes, the ConfigMap and the Secret
+    for template in _templates(plan)['worker']:
+        for claim in template['spec'].get('resourceClaims') or []:
+            domain = by_kind(plan)['ComputeDomain'][0]
+            assert claim['resourceClaimTemplateName'] == domain['spec']['channel']['resourceClaimTemplate']['name']
+            assert _DNS_SUBDOMAIN.match(claim['resourceClaimTemplateName']) and _DNS_LABEL.match(claim['name'])
+
+
+def test_the_workers_get_memory_backed_shared_memory():
+    """NCCL's shared-memory transport between the ranks of a tray uses /dev/shm; the container runtime's default is
+    64 MiB, so the workers mount a memory-backed emptyDir there."""
+    for workload in ('job', 'trainjob'):
+        keys = {'ssh_private_key': None, 'ssh_public_key': None} if workload == 'trainjob' else {}
+        pod = _templates(nccl_run_plan(spec(workload=workload, **keys)))['worker'][0]['spec']
+        volumes = dict((v['name'], v) for v in pod['volumes'])
+        shm = [m for m in pod['containers'][0]['volumeMounts'] if m['mountPath'] == '/dev/shm']
+        assert len(shm) == 1 and volumes[shm[0]['name']]['emptyDir'] == {'medium': 'Memory'}
+
+
+@pytest.mark.parametrize('variant', ['nvls', 'net'])
+def test_every_nccl_setting_is_a_variable_nccl_reads(variant):
+    """NCCL reads upper-case NCCL_* variables only: a setting under another name does nothing, silently."""
+    names = [name for name, _value in nl.nccl_env(variant)]
+    assert all(re.match(r'^NCCL_[A-Z0-9_]+$', name) for name in names) and len(set(names)) == len(names)
+    assert ('NCCL_IB_DISABLE', '0') in nl.nccl_env('net') and ('NCCL_IGNORE_DISABLED_P2P', '1') in nl.nccl_env(variant)
+
+
+@pytest.mark.parametrize('run_id', ['R1', 'Run1', '1-A', 'ab_c', '-ab', 'ab-'])
+def test_a_run_id_that_makes_no_dns_label_is_refused(run_id):
+    with pytest.raises(nl.PlanError, match='not a DNS label'):
+        nl.run_namespace('net', run_id)
+
+
+def test_a_run_whose_launcher_is_missing_or_past_its_deadline_did_not_finish():
+    for launcher in (None, {'kind': 'Job', 'status': {'conditions': [
+            {'type': 'Failed', 'status': 'True', 'reason': 'DeadlineExceeded', 'message': 'Job was active longer'}]}}):
+        check = nl.run_check(_run(launcher=launcher, nccl=None, log=None))
+        assert check['status'] == 'failed' and 'did not finish' in check['message'], check
+
+
+def test_the_driver_files_are_read_under_proc_by_default():
+    files = {'/proc/driver/nvidia/params': {'exists': True, 'content': 'GrdmaPciTopoCheckOverride: 1\n'},
+             '/proc/driver/nvidia/version': {'exists': True, 'content': 'NVRM version: 580.173.02\n'}}
+    params, _version, error = nl.tray_driver_files({'files': files})
+    assert error is None and params is not None
