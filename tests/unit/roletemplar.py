@@ -37,6 +37,11 @@ def _finder():
     import ansible_collections.gpu_tray.cluster through sys.path before it: the package then lacks the metadata the
     finder reads from meta/runtime.yml when it imports it itself, so it is read here the same way."""
     if AnsibleCollectionConfig.collection_finder is None:
+        # packages of the collection imported through sys.path (a test that imports a lookup plugin's module) are
+        # namespace packages without the paths the plugin loader reads: the finder imports them again
+        for name in [n for n in sys.modules if n.startswith('ansible_collections.gpu_tray.cluster.')]:
+            if getattr(sys.modules[name], '__file__', None) is None:
+                del sys.modules[name]
         _AnsibleCollectionFinder(paths=[_collections()])._install()
     package = sys.modules.get('ansible_collections.gpu_tray.cluster')
     if package is not None and getattr(package, '_collection_meta', None) is None:
