@@ -1017,8 +1017,32 @@ def covering_tests(mutant, lines_by_test, module_level):
         files = importers(mutant.path, set(test.split('::')[0] for test in lines_by_test))
         return sorted(test for test, lines in lines_by_test.items()
                       if any(x.startswith(prefix) for x in lines) or test.split('::')[0] in files)
-    wanted = set('%s:%d' % (mutant.path, line) for line in range(mutant.line, mutant.end_line + 1))
+    lines = set(range(mutant.line, mutant.end_line + 1))
+    # a line inside a statement that spans several (a list of pairs) may report no event of its own: its statement's
+    starts = statement_starts(mutant.path)
+    lines.update(starts[line] for line in list(lines) if line in starts)
+    wanted = set('%s:%d' % (mutant.path, line) for line in lines)
     return sorted(test for test, lines in lines_by_test.items() if wanted.intersection(lines))
+
+
+_STARTS = {}
+
+
+def statement_starts(path):
+    """{line: first line of the innermost statement holding it} for the lines of multi-line statements."""
+    if path not in _STARTS:
+        with open(os.path.join(SOURCE, path)) as handle:
+            tree = ast.parse(handle.read())
+        out = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.stmt) and node.end_lineno > node.lineno and not isinstance(
+                    node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.If, ast.For, ast.While, ast.With,
+                           ast.Try)):
+                for line in range(node.lineno + 1, node.end_lineno + 1):
+                    if line not in out or out[line] < node.lineno:
+                        out[line] = node.lineno
+        _STARTS[path] = out
+    return _STARTS[path]
 
 
 def module_level_lines(path):

@@ -826,3 +826,9 @@ def test_the_driver_files_are_read_under_proc_by_default():
              '/proc/driver/nvidia/version': {'exists': True, 'content': 'NVRM version: 580.173.02\n'}}
     params, _version, error = nl.tray_driver_files({'files': files})
     assert error is None and params is not None
+
+
+def test_a_passed_run_has_nothing_to_fix_and_a_failed_one_says_what():
+    passed, failed = nl.run_check(_run()), nl.run_check(_run(nccl={'busbw': 5.0, 'passed': False, 'msg': 'slow'}))
+    assert (passed['status'], passed['fix']) == ('passed', '')
+    assert failed['status'] == 'failed' and failed['fix'] == nl.FIX_FAILED
