@@ -92,7 +92,8 @@ YAML_SUFFIXES = ('.yml', '.yaml')
 # decides - the role input checks, inventories, playbook selection, AWX surveys and installed paths (tests/quality, the
 # fast parts), the bundles against the real charts (tests/upstream) and the offline stack and NCCL tests. The open trace
 # then picks, per YAML file, the test files that read it (directly or through ansible-playbook).
-YAML_TESTS = ('tests/quality/test_role_inputs.py', 'tests/quality/test_input_*.py', 'tests/quality/test_known_variables.py',
+YAML_TESTS = ('tests/quality/test_role_inputs.py', 'tests/quality/test_input_*.py',
+              'tests/quality/test_known_variables.py',
               'tests/quality/test_inventories.py', 'tests/quality/test_playbook_selection.py',
               'tests/quality/test_awx.py', 'tests/quality/test_installed_paths.py', 'tests/quality/test_collection.py',
               'tests/quality/test_failure_modes.py', 'tests/upstream/test_*.py',
