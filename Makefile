@@ -13,6 +13,7 @@
 #   make prep-bench                          preflight/prepare/rolling-reboot ratios on 8/16/64 lab trays (docs/performance.md)
 #   make mutate                              plant bugs in the host and controller-side code, report the kill rate
 #   make mutate-controller                   the controller-side part of make mutate only (filters, plugin_utils, cluster rules)
+#   make mutate-yaml / mutate-strings        the YAML that decides behaviour / the string constants in Python, only
 #   make lint / sanity / units / test-lab / molecule / test-cluster / test-upstream / build   single layers
 #   make changelog                           fold changelogs/fragments into CHANGELOG.md/.rst (antsibull-changelog)
 #   make docs                                collection reference (antsibull-docs + Sphinx) in build/docs
@@ -154,15 +155,33 @@ MUTATE_UTILS   ?= $(addprefix plugins/module_utils/,cmdline.py common.py contain
 MUTATE_MODULES ?= $(addprefix plugins/modules/,containerd_config.py hugepage_check.py ib_pkey_check.py kernel_cmdline.py nic_firmware.py rdma_facts.py tray_facts.py)
 MUTATE_CONTROLLER ?= plugins/filter plugins/plugin_utils plugins/action \
 	$(addprefix plugins/module_utils/,cluster_rules.py conformance.py kube.py nccl.py reboot_controllers.py resources.py)
+# The YAML that decides behaviour (role defaults' default() literals and switches, argument-spec defaults and
+# choices, the generated inventory spec, vars data, platform profiles, recipe data), run against the unit tests and
+# the offline layers that read each file (quality, upstream, offline stack/NCCL); and the string constants that
+# decide behaviour (labels, selectors, env names, file names, compared values) in the files named here.
+# (roles/stack/vars/catalog.yml - chart versions and values, held against the real charts by tests/upstream - is
+# left out: its 250 mutants cost a bundle render each; name it to run it. docs/testing.md says why.)
+MUTATE_YAML ?= $(filter-out roles/stack/vars/catalog.yml,$(wildcard roles/*/defaults/main.yml roles/*/vars/*.yml \
+	roles/*/meta/argument_specs.yml)) plugins/plugin_utils/platforms
+MUTATE_STRINGS ?= plugins/plugin_utils/nccl_launch.py plugins/plugin_utils/planners/imex.py \
+	$(addprefix plugins/module_utils/,conformance.py kube.py)
 MUTATE_JOBS ?= 1
-.PHONY: mutate mutate-controller
+.PHONY: mutate mutate-controller mutate-yaml mutate-strings
 mutate: setup
 	python3 tools/mutate.py --jobs $(MUTATE_JOBS) --fail-under 90 $(MUTATE_UTILS)
 	python3 tools/mutate.py --jobs $(MUTATE_JOBS) --fail-under 90 $(MUTATE_CONTROLLER)
 	python3 tools/mutate.py --jobs $(MUTATE_JOBS) $(MUTATE_MODULES)
+	python3 tools/mutate.py --jobs $(MUTATE_JOBS) --fail-under 90 $(MUTATE_YAML)
+	python3 tools/mutate.py --jobs $(MUTATE_JOBS) --fail-under 90 --strings $(MUTATE_STRINGS)
 
 mutate-controller: setup
 	python3 tools/mutate.py --jobs $(MUTATE_JOBS) --fail-under 90 $(MUTATE_CONTROLLER)
+
+mutate-yaml: setup
+	python3 tools/mutate.py --jobs $(MUTATE_JOBS) --fail-under 90 $(MUTATE_YAML)
+
+mutate-strings: setup
+	python3 tools/mutate.py --jobs $(MUTATE_JOBS) --fail-under 90 --strings $(MUTATE_STRINGS)
 
 # a benchmark, not a test: takes the lab lock per phase, refuses to run while a lab is up
 prep-bench: setup

@@ -1,19 +1,20 @@
 #!/usr/bin/env python3
 # Copyright: (c) 2026, gpu_tray.cluster contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Mutation check: plant one small bug at a time in the collection's code and see whether tests/unit notices.
+"""Mutation check: plant one small bug at a time in the collection's code and YAML and see whether the tests notice.
 
-    tools/mutate.py [--fail-under PCT] [--jobs N] [--list] [--only FILE:LINE] PATH...   (files or directories)
+    tools/mutate.py [--fail-under PCT] [--jobs N] [--list] [--only FILE:LINE] [--strings] [--rev REV]
+                    [--trace-file JSON] PATH...   (Python or YAML files, or directories)
 
-It measures the host code (module_utils parsers and judges, modules), the API host's rules (the cluster module_utils)
-and the controller-side code that decides rollouts (filters, plugin_utils with the planners, the actions); --fail-under applies
-to every file and every directory.
+It measures the host code (module_utils parsers and judges, modules), the API host's rules (the cluster
+module_utils), the controller-side code that decides rollouts (filters, plugin_utils with the planners, the actions)
+and the YAML that decides behaviour (role defaults and vars, argument specs, the inventory spec, platform profiles,
+recipe data); --fail-under applies to every file and every directory.
 
-For every mutable spot in the given Python files the script plants ONE bug (a mutant), runs the unit tests
-against it and counts the mutant as killed when a test fails (or the run hangs past --timeout). Survivors are
-printed with file, line, the planted change and the line's code; each is a missing test or an equivalent
-mutant (a change no input can observe). The mutants (operators as in mutmut/cosmic-ray, kept to the ones
-that model real slips):
+For every mutable spot in the given files the script plants ONE bug (a mutant), runs the tests that see it and
+counts the mutant as killed when a test fails (or the run hangs past its time limit). Survivors are printed with
+file, line and the planted change; each is a missing test or an equivalent mutant (a change no input can observe).
+The Python mutants (operators as in mutmut/cosmic-ray, kept to the ones that model real slips):
 
     compare      == <-> !=, < <-> <=, > <-> >=, in <-> not in, is <-> is not
     boolean      and <-> or; drop a `not`; negate an if/while/ternary condition that is a bare value
@@ -21,9 +22,23 @@ that model real slips):
     arithmetic   + <-> -
     return       `return <value>` -> `return None`
     statement    a call statement (`problems.append(...)`) -> `pass`; break <-> continue
+    string       (--strings) a string constant that decides behaviour - an environment name, a label key or API
+                 group (domain/name), a file or path name, a module-level constant, a compared value, a label or
+                 selector key or value - gets its first letter in the other case (`worker` -> `Worker`), or is
+                 emptied when it has no letter
 
-String constants are never mutated (messages: too many equivalent mutants), nor module-level try/if blocks
-(import fallbacks) and lines marked `# pragma: no mutate`.
+Messages and other prose (strings with white space), format templates, docstrings, module-level try/if blocks
+(import fallbacks) and lines marked `# pragma: no mutate` are never mutated. The YAML mutants are tools/mutate_yaml.py's
+(its docstring says which values of which file). A mutant of an argument spec or a role default is planted as a
+person makes it: the files generated from them (the inventory spec, the AWX surveys) are regenerated with their tools.
+
+Which tests run per mutant: for Python, the unit tests that execute the mutated line (a line trace, once). For YAML,
+the tests that read the file (or a file generated from it): an open trace, once, per test file in a fresh interpreter -
+an audit hook in the test process and, through sitecustomize, in every Python process it starts (ansible-playbook,
+its workers, the modules) - over the unit tests and the offline layers of YAML_TESTS (quality, upstream, offline
+stack and NCCL); a read in a module- or session-scoped fixture selects every test of the file that uses it. A YAML
+mutant runs those tests, the cheapest file first, in a fresh interpreter. --trace-file keeps the trace of each test
+file while the file is unchanged (iterating on tests; the figures of record come from a fresh trace).
 
 Why not mutmut: mutmut 3 rewrites the project into ./mutants and imports it by its top-level package; the
 collection is imported as ansible_collections.gpu_tray.cluster through a symlink tree, which mutmut cannot
@@ -37,9 +52,11 @@ from __future__ import print_function
 
 import argparse
 import ast
+import fnmatch
 import glob
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -48,7 +65,12 @@ import tempfile
 import threading
 import time
 
+import mutate_yaml
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# where the tracked files are read from: the work tree, or with --rev a revision extracted from git (a merge of
+# branches can be measured before it exists: git merge-tree --write-tree A B gives the tree to name)
+SOURCE = REPO
 # The unit tests a mutant is run against: every tests/unit/plugins/**/test_*.py but these (the trace then picks, per
 # mutant, the tests that execute its line). test_adhoc runs the modules through the ansible CLI and costs a
 # minute per run (the in-process module tests cover the same code); test_python38 byte-compiles with another
@@ -64,6 +86,35 @@ FIRST = {'cmdline': 'test_cmdline_parser.py', 'mstconfig': 'test_mstconfig_parse
          'verify': 'test_planners.py', 'tray_plan': 'test_tray_plan_action.py'}
 # Fewer hypothesis examples per mutant run (tests/unit/conftest.py reads it); the full suite uses its own profile.
 MUTANT_ENV = {'PYTHONDONTWRITEBYTECODE': '1', 'GPU_TRAY_HYPOTHESIS_EXAMPLES': '25'}
+
+YAML_SUFFIXES = ('.yml', '.yaml')
+# The offline layers a YAML mutant is also run against (besides the unit tests): the ones that see what the YAML
+# decides - the role input checks, inventories, playbook selection, AWX surveys and installed paths (tests/quality, the
+# fast parts), the bundles against the real charts (tests/upstream) and the offline stack and NCCL tests. The open trace
+# then picks, per YAML file, the test files that read it (directly or through ansible-playbook).
+YAML_TESTS = ('tests/quality/test_role_inputs.py', 'tests/quality/test_input_*.py',
+              'tests/quality/test_known_variables.py',
+              'tests/quality/test_inventories.py', 'tests/quality/test_playbook_selection.py',
+              'tests/quality/test_awx.py', 'tests/quality/test_installed_paths.py', 'tests/quality/test_collection.py',
+              'tests/quality/test_failure_modes.py', 'tests/upstream/test_*.py',
+              'tests/cluster/test_stack_offline.py', 'tests/cluster/test_bundle_formats.py',
+              'tests/cluster/test_nccl_offline.py')
+# what a kept trace entry records (--trace-file): 2 = the Python files a test's processes import, too (which
+# --across-processes needs; a YAML run takes older entries)
+TRACE_VERSION = 2
+# a file of an installed copy of the collection (tests that build and install it read it there)
+INSTALLED = '/ansible_collections/gpu_tray/cluster/'
+# the slow tool runs of those files (lint, sanity, a build): they judge style, not what the YAML decides
+DESELECTED = ('tests/quality/test_collection.py::test_ansible_test_sanity',
+              'tests/quality/test_collection.py::test_ansible_lint_production_profile',
+              'tests/quality/test_collection.py::test_yamllint',
+              'tests/quality/test_collection.py::test_shellcheck_all_shell_scripts',
+              'tests/quality/test_collection.py::test_build_excludes_dev_content')
+# Files generated from a mutated file: a person who edits an argument spec or a role default regenerates them (and the
+# tests that compare them with their sources would otherwise kill every such mutant without seeing its consequence).
+GENERATORS = (('roles/*/meta/argument_specs.yml', ['tools/inventory_spec.py', 'tools/awx_surveys.py']),
+              ('roles/*/defaults/main.yml', ['tools/inventory_spec.py', 'tools/awx_surveys.py']))
+GENERATED = ('roles/preflight/vars/inventory_spec.yml', 'playbooks/files/awx_surveys/*.json')
 
 COMPARE_SWAP = {ast.Eq: '!=', ast.NotEq: '==', ast.Lt: '<=', ast.LtE: '<', ast.Gt: '>=', ast.GtE: '>',
                 ast.In: 'not in', ast.NotIn: 'in', ast.Is: 'is not', ast.IsNot: 'is'}
@@ -118,6 +169,7 @@ class _Finder(ast.NodeVisitor):
         self.lines = text.splitlines()
         self.found = []
         self.skip = set()
+        self.strings = None             # with --strings: ids of the string constants that decide behaviour
 
     def pos(self, lineno, col):
         # ast columns are UTF-8 byte offsets; our sources are ASCII where code is concerned
@@ -201,7 +253,11 @@ class _Finder(ast.NodeVisitor):
             return
         value = node.value
         start, end = self.span(node)
-        if isinstance(value, bool):
+        if isinstance(value, str):
+            if self.strings is not None and id(node) in self.strings:
+                new = mutate_yaml.swap_first(value)
+                self.add(start, end, repr(new), 'string', node.lineno)
+        elif isinstance(value, bool):
             self.add(start, end, str(not value), 'constant', node.lineno)
         elif isinstance(value, int):
             self.add(start, end, '0' if value == 1 else str(value + 1), 'constant', node.lineno)
@@ -242,47 +298,126 @@ class _Finder(ast.NodeVisitor):
         self.add(start, end, 'break', 'statement', node.lineno)
 
 
-def find_mutants(path):
-    full = os.path.join(REPO, path)
+# String constants that decide behaviour (--strings): the names of environment variables, label keys and API
+# groups (``domain/name``), file and path names, and - whatever they look like - module-level constants, the operands
+# of a comparison (``state == 'masked'``, ``kind in ('Pod', ...)``) and the keys and values of label maps and
+# selectors. Never: docstrings, messages and other prose (white space), format templates, f-string parts.
+ENV_NAME = re.compile(r'^[A-Z][A-Z0-9]*(_[A-Z0-9]+)+$')
+DOMAIN_NAME = re.compile(r'^[a-z0-9.-]+\.[a-z]{2,}/')
+FILE_NAME = re.compile(r'^(/|\./)|\.(ya?ml|json|conf|cfg|txt|sh|service|md|j2|tgz|gz|log|pem|key|d|toml)$')
+LABEL_MAPS = ('labels', 'matchLabels', 'nodeSelector', 'selector', 'annotations', 'matchExpressions', 'topologyKey')
+DOC_ASSIGNMENTS = ('DOCUMENTATION', 'EXAMPLES', 'RETURN', '__all__', '__metaclass__')
+
+
+def _label_like(node):
+    """A dict key that makes its dict a label map or a selector."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value in LABEL_MAPS or bool(DOMAIN_NAME.match(node.value))
+    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ''
+    return name.upper().startswith('LABEL') or name.upper().endswith('_LABEL')
+
+
+def meaningful_strings(tree, skip):
+    """ids of the string constants of ``tree`` the --strings mutants change (see ENV_NAME ... above)."""
+    skip = set(skip)
+    context = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.JoinedStr) or (isinstance(node, ast.Raise)):
+            skip.update(id(sub) for sub in ast.walk(node))
+        elif isinstance(node, ast.Compare):
+            for side in [node.left] + node.comparators:
+                context.update(id(sub) for sub in ast.walk(side))
+        elif isinstance(node, ast.Dict):
+            if any(key is not None and _label_like(key) for key in node.keys):
+                context.update(id(sub) for item in node.keys + node.values if item is not None
+                               for sub in ast.walk(item) if isinstance(sub, ast.Constant))
+    holders = list(tree.body)
+    for stmt in tree.body:
+        if isinstance(stmt, ast.ClassDef):
+            holders.extend(stmt.body)
+    for stmt in holders:
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            ids = set(id(sub) for sub in ast.walk(stmt))
+            if any(getattr(t, 'id', '') in DOC_ASSIGNMENTS for t in targets):
+                skip.update(ids)
+            else:
+                context.update(ids)
+    out = set()
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Constant) and isinstance(node.value, str)) or id(node) in skip:
+            continue
+        value = node.value
+        if not value or len(value) > 100 or re.search(r'\s', value) or '%' in value or '{' in value:
+            continue
+        if (ENV_NAME.match(value) or DOMAIN_NAME.match(value) or FILE_NAME.search(value)
+                or id(node) in context):
+            out.add(id(node))
+    return out
+
+
+def find_mutants(path, strings=False):
+    """The mutants of one file: Python (operators; with ``strings`` the string constants too) or YAML."""
+    if path.endswith(YAML_SUFFIXES):
+        text, found = mutate_yaml.find(SOURCE, path)
+        out = []
+        for m in found:
+            first = text.count('\n', 0, m.start) + 1
+            last = max(first, text.count('\n', 0, max(m.start, m.end - 1)) + 1)
+            out.append(Mutant(path, m.start, m.end, m.replacement, m.kind, m.description, first, last))
+        return sorted(out, key=lambda m: (m.start, m.end, m.replacement))
+    full = os.path.join(SOURCE, path)
     with open(full) as handle:
         text = handle.read()
     tree = ast.parse(text)
     finder = _Finder(path, text)
     finder.skip = _docstring_nodes(tree)
+    if strings:
+        finder.strings = meaningful_strings(tree, finder.skip)
     finder.visit(tree)
     return sorted(finder.found, key=lambda m: (m.start, m.end, m.replacement))
 
 
-def python_files(paths, tracked):
-    """The tracked .py files named by ``paths`` (files, or directories: their .py files, not recursive)."""
+def source_files(paths, tracked):
+    """The tracked .py and YAML files named by ``paths`` (files, or directories: their .py and YAML files, not
+    recursive)."""
     out = []
     for path in paths:
         path = os.path.relpath(os.path.abspath(path), REPO)
-        if os.path.isdir(os.path.join(REPO, path)):
+        if os.path.isdir(os.path.join(SOURCE, path)):
             found = [name for name in tracked if os.path.dirname(name) == path]
         else:
             found = [path] if path in tracked else []
         if not found:
             raise SystemExit('%s: no file git tracks there' % path)
-        out.extend(name for name in sorted(found) if name.endswith('.py') and not name.endswith('__init__.py'))
+        out.extend(name for name in sorted(found)
+                   if (name.endswith('.py') and not name.endswith('__init__.py')) or name.endswith(YAML_SUFFIXES))
     return out
 
 
-def tracked_files():
-    proc = subprocess.run(['git', 'ls-files', '-z'], cwd=REPO, stdout=subprocess.PIPE, check=True)
+def tracked_files(rev=None):
+    argv = ['git', 'ls-tree', '-r', '-z', '--name-only', rev] if rev else ['git', 'ls-files', '-z']
+    proc = subprocess.run(argv, cwd=REPO, stdout=subprocess.PIPE, check=True)
     return [name for name in proc.stdout.decode().split('\0') if name]
 
 
+def extract(rev, base):
+    """The files of a revision (commit or tree) in base/source; returns that directory."""
+    dest = os.path.join(base, 'source')
+    os.makedirs(dest)
+    archive = subprocess.Popen(['git', 'archive', '--format=tar', rev], cwd=REPO, stdout=subprocess.PIPE)
+    subprocess.run(['tar', '-x', '-C', dest], stdin=archive.stdout, check=True)
+    if archive.wait() != 0:
+        raise SystemExit('git archive %s failed' % rev)
+    return dest
+
+
 def make_copy(base, files):
-    """A collection tree at base/ansible_collections/gpu_tray/cluster with the work tree's tracked files."""
+    """A collection tree at base/ansible_collections/gpu_tray/cluster with the work tree's tracked files (all of them:
+    the quality, upstream and stack tests read docs, inventories, tools and their own helpers)."""
     dest = os.path.join(base, 'ansible_collections', 'gpu_tray', 'cluster')
     for name in files:
-        # lab/: the planner tests populate and boot lab trays with the lab's own code; ansible.cfg: the tests that run
-        # ansible-playbook use the checkout's configuration
-        if not (name.split('/')[0] in ('plugins', 'meta', 'roles', 'playbooks', 'lab') or name.startswith('tests/unit/')
-                or name in ('galaxy.yml', 'ansible.cfg')):
-            continue
-        src = os.path.join(REPO, name)
+        src = os.path.join(SOURCE, name)
         if not os.path.isfile(src) or os.path.islink(src):
             continue
         target = os.path.join(dest, name)
@@ -298,6 +433,11 @@ def make_copy(base, files):
     for namespace in sorted(os.listdir(installed)) if os.path.isdir(installed) else ():
         if namespace != 'gpu_tray':
             os.symlink(os.path.join(installed, namespace), os.path.join(os.path.dirname(link_parent), namespace))
+    # the open trace of the test subprocesses (ansible-playbook reads the roles' YAML in processes of its own)
+    site = os.path.join(base, 'opentrace')
+    os.makedirs(site)
+    with open(os.path.join(site, 'sitecustomize.py'), 'w') as handle:
+        handle.write(SITECUSTOMIZE)
     return dest
 
 
@@ -311,29 +451,121 @@ def ordered_tests(tests, path):
     return sorted(tests, key=lambda test: os.path.basename(test) not in first)
 
 
-def default_tests():
-    """The unit tests of the code, tests/unit/plugins/<kind>/test_*.py (they mirror plugins/)."""
-    found = glob.glob(os.path.join(REPO, 'tests', 'unit', 'plugins', '**', 'test_*.py'), recursive=True)
-    return sorted(os.path.relpath(path, REPO) for path in found if os.path.basename(path) not in EXCLUDED_TESTS)
+def default_tests(yaml_run=False):
+    """The unit tests of the code, tests/unit/plugins/<kind>/test_*.py (they mirror plugins/); for YAML mutants also
+    the offline layers that see what the YAML decides (YAML_TESTS)."""
+    found = glob.glob(os.path.join(SOURCE, 'tests', 'unit', 'plugins', '**', 'test_*.py'), recursive=True)
+    out = sorted(os.path.relpath(path, SOURCE) for path in found if os.path.basename(path) not in EXCLUDED_TESTS)
+    if yaml_run:
+        for pattern in YAML_TESTS:
+            out.extend(sorted(os.path.relpath(path, SOURCE) for path in glob.glob(os.path.join(SOURCE, pattern))))
+    return out
+
+
+def upstream_data():
+    """The upstream chart data tests/upstream reads (GPU_TRAY_UPSTREAM, else ../shared/upstream beside the checkout):
+    the copy is elsewhere, so the workers are told where."""
+    return os.environ.get('GPU_TRAY_UPSTREAM') or os.path.join(os.path.dirname(REPO), 'shared', 'upstream')
 
 
 def worker_env():
     env = dict(os.environ, **MUTANT_ENV)
-    env.pop('ANSIBLE_COLLECTIONS_PATH', None)   # never import the checkout's own (unmutated) collection
+    # never import the checkout's own (unmutated) collection, nor use its configuration: the tests fall back to their
+    # copy's (ROOT/.collections, ROOT/ansible.cfg)
+    for name in ('ANSIBLE_COLLECTIONS_PATH', 'ANSIBLE_CONFIG', 'ANSIBLE_HOME'):
+        env.pop(name, None)
+    env['GPU_TRAY_UPSTREAM'] = upstream_data()
     return env
+
+
+# What a Python process started by a test (ansible-playbook, its workers and modules) opens, while the trace runs: an
+# audit hook appends every YAML/JSON/template path and every Python file of the collection's plugins it imports to
+# the file GPU_TRAY_MUTATE_OPENS names (sitecustomize is imported at start-up from PYTHONPATH; forked workers inherit
+# the hook).
+SITECUSTOMIZE = """
+import os
+import sys
+
+_LOG = os.environ.get('GPU_TRAY_MUTATE_OPENS')
+_SEEN = set()
+_BUSY = []
+
+
+def _hook(event, args):
+    if event != 'open' or _BUSY or not args or not isinstance(args[0], (str, bytes)):
+        return
+    path = os.fsdecode(args[0])
+    ours = path.endswith('.py') and '/ansible_collections/gpu_tray/cluster/plugins/' in path
+    if not (ours or path.endswith(('.yml', '.yaml', '.json', '.j2'))) or path in _SEEN:
+        return
+    _SEEN.add(path)
+    _BUSY.append(1)
+    try:
+        fd = os.open(_LOG, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, (os.path.abspath(path) + '\\n').encode('utf-8', 'surrogateescape'))
+        finally:
+            os.close(fd)
+    except OSError:
+        pass
+    finally:
+        _BUSY.pop()
+
+
+if _LOG:
+    sys.addaudithook(_hook)
+"""
 
 
 # ---- pytest plugins used inside the copy ------------------------------------------------------------
 
 class LineTracer(object):
-    """Records, per test, which lines of the files under ``prefix`` it executes (setup and call)."""
+    """Records, per test, which lines of the files under ``prefix`` it executes (setup and call); with ``copy``
+    also which files of the collection it reads, in this process and in the processes it starts (the audit hooks
+    below), the module- and session-scoped fixtures it sets up and uses, and its time."""
 
-    def __init__(self, prefix):
+    def __init__(self, prefix, copy=None):
         self.prefix = prefix
         self.lines = None
         self.by_test = {}
         self.collected = {}             # test file node id -> lines run while pytest imported it
         self.real = {}                  # code file name -> real path under prefix, or None
+        self.copy = copy
+        self.reads = {}                 # node id -> [files of the collection it read]
+        self.collected_reads = {}       # test file node id -> files read while pytest imported it
+        self.wide_setup = {}            # node id -> wide fixtures set up during it
+        self.wide_uses = {}             # node id -> wide fixtures it requests
+        self.seconds = {}
+        # files read in the test process itself: code there may keep what it read for the next tests (a module-level
+        # cache like platform.py's), so such a read counts for every test of the file
+        self.inproc_reads = set()
+        self._opens = None
+        self._log = None
+        self._count = 0
+        self._started = 0.0
+        self._current = None
+
+    def _start_reads(self):
+        if self.copy is None:
+            return
+        self._count += 1
+        self._opens = set()
+        _OPENS.append(self._opens)
+        self._log = os.path.join(self.copy, '.mutant-opens', '%d.log' % self._count)
+        os.environ['GPU_TRAY_MUTATE_OPENS'] = self._log
+
+    def _end_reads(self):
+        if self.copy is None or self._opens is None:
+            return []
+        if _OPENS and _OPENS[-1] is self._opens:
+            _OPENS.pop()
+        names = set(self._opens)
+        self.inproc_reads.update(filter(None, (collection_file(self.copy, name) for name in names)))
+        if os.path.exists(self._log):
+            with open(self._log, encoding='utf-8', errors='surrogateescape') as handle:
+                names.update(handle.read().split('\n'))
+        self._opens = None
+        return sorted(set(filter(None, (collection_file(self.copy, name) for name in names))))
 
     def _ours(self, filename):
         if filename not in self.real:
@@ -355,9 +587,21 @@ class LineTracer(object):
 
     def pytest_runtest_protocol(self, item, nextitem):
         self.lines = set()
+        self._current = item.nodeid
+        self._started = time.time()
+        self.wide_setup[item.nodeid] = []
+        info = getattr(item, '_fixtureinfo', None)
+        self.wide_uses[item.nodeid] = sorted(
+            name for name, defs in ((info.name2fixturedefs if info else {}) or {}).items()
+            if defs and _wide(defs[-1]))
+        self._start_reads()
         sys.settrace(self._global)
         threading.settrace(self._global)
         return None
+
+    def pytest_fixture_setup(self, fixturedef, request):
+        if _wide(fixturedef) and self._current in self.wide_setup:
+            self.wide_setup[self._current].append(fixturedef.argname)
 
     def pytest_runtest_logfinish(self, nodeid, location):
         sys.settrace(None)
@@ -365,6 +609,9 @@ class LineTracer(object):
         lines = set(self.lines or ()) | self.collected.get(nodeid.split('::')[0], set())
         self.by_test[nodeid] = sorted(set('%s:%d' % item for item in lines))
         self.lines = None
+        self.reads[nodeid] = self._end_reads()
+        self.seconds[nodeid] = time.time() - self._started
+        self._current = None
 
     # What a test file runs while it is imported (``FILTER = FilterModule().filters()['name']`` at module level)
     # counts for every test of the file: a mutant there breaks the file's collection, so its tests are the ones to run.
@@ -372,6 +619,7 @@ class LineTracer(object):
         import pytest                                    # pylint: disable=import-outside-toplevel
         if isinstance(collector, pytest.Module):
             self.lines = set()
+            self._start_reads()
             sys.settrace(self._global)
 
     def pytest_collectreport(self, report):
@@ -379,16 +627,39 @@ class LineTracer(object):
             sys.settrace(None)
             self.collected[report.nodeid] = self.lines
             self.lines = None
+            self.collected_reads[report.nodeid] = self._end_reads()
+
+
+def _wide(fixturedef):
+    """A module- or session-scoped fixture of the tests (pytest's own, tmp_path_factory, read nothing of ours)."""
+    return fixturedef.scope != 'function' and bool(getattr(fixturedef, 'baseid', ''))
+
+
+def collection_file(copy, name):
+    """The path of a file of the collection relative to its root, for a path a test opened in the copy (or in a
+    collection it built from the copy and installed elsewhere); None for any other file."""
+    if not name:
+        return None
+    real_copy = os.path.realpath(copy) + os.sep
+    real = os.path.realpath(name)
+    if real.startswith(real_copy):
+        return real[len(real_copy):]
+    if INSTALLED in name:
+        return name.split(INSTALLED, 1)[1]
+    return None
 
 
 class Select(object):
-    """Runs only the given node ids, in the order pytest collects them."""
+    """Runs only the given node ids, in the order pytest collects them. A parametrized test whose id a mutant
+    changed (ids made from the data: ``[imex-main-imex_unit-nvidia-imex.service]``) runs with every parameter set."""
 
     def __init__(self, nodeids):
         self.nodeids = set(nodeids)
 
     def pytest_collection_modifyitems(self, session, config, items):
-        keep = [item for item in items if item.nodeid in self.nodeids]
+        collected = set(item.nodeid for item in items)
+        lost = set(nodeid.split('[')[0] for nodeid in self.nodeids - collected if '[' in nodeid)
+        keep = [item for item in items if item.nodeid in self.nodeids or item.nodeid.split('[')[0] in lost]
         config.hook.pytest_deselected(items=[item for item in items if item.nodeid not in self.nodeids])
         items[:] = keep
 
@@ -399,6 +670,45 @@ class _Hang(Exception):
 
 def _alarm(_signum, _frame):
     raise _Hang('mutant run exceeded its time limit')
+
+
+_OPENS = []          # the trace's in-process record of opened files (the audit hook below appends to its last set)
+
+
+def _audit(event, args):
+    if event == 'open' and _OPENS and args and isinstance(args[0], (str, bytes)):
+        path = os.fsdecode(args[0])
+        if path.endswith(('.yml', '.yaml', '.json', '.j2')):
+            _OPENS[-1].add(os.path.abspath(path))
+
+
+def _snapshot(copy, patterns):
+    out = {}
+    for pattern in patterns:
+        for path in glob.glob(os.path.join(copy, pattern)):
+            with open(path, 'rb') as handle:
+                out[path] = handle.read()
+    return out
+
+
+def _restore(copy, patterns, snapshot):
+    for pattern in patterns:
+        for path in glob.glob(os.path.join(copy, pattern)):
+            if path not in snapshot:
+                os.remove(path)
+    for path, content in snapshot.items():
+        with open(path, 'wb') as handle:
+            handle.write(content)
+
+
+def _generate(copy, scripts):
+    """Regenerate the files derived from a mutated file; False when a generator refuses the mutant."""
+    for script in scripts:
+        proc = subprocess.run([sys.executable, os.path.join(copy, script)], cwd=copy, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, check=False)
+        if proc.returncode != 0:
+            return False
+    return True
 
 
 def worker_main(copy, timeout):
@@ -413,42 +723,64 @@ def worker_main(copy, timeout):
     modules = dict(sys.modules)
     path = list(sys.path)
     meta_path = list(sys.meta_path)
+    environ = dict(os.environ)
+    real_copy = os.path.realpath(copy) + os.sep
+    site = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(copy))), 'opentrace')   # make_copy's base
     signal.signal(signal.SIGALRM, _alarm)
+    hooked = False
     for line in sys.stdin:
         request = json.loads(line)
         target = os.path.join(copy, request['path'])
         with open(target) as handle:
             original = handle.read()
+        generated = request.get('generated') or []
+        snapshot = _snapshot(copy, generated)
         status = rc = None
         if request.get('replacement') is not None:
             mutated = original[:request['start']] + request['replacement'] + original[request['end']:]
             try:
-                compile(mutated, target, 'exec')
+                if target.endswith('.py'):
+                    compile(mutated, target, 'exec')
             except SyntaxError:
                 status = 'invalid'
             else:
                 with open(target, 'w') as handle:
                     handle.write(mutated)
+                if not _generate(copy, request.get('generate') or []):
+                    status = 'killed'           # the generator (tools/inventory_spec.py ...) refuses the change
+        started = time.time()
         if status is None:
             plugins = [Select(request['tests'])] if request.get('tests') is not None else []
             tracer = None
             if request.get('trace'):
-                tracer = LineTracer(os.path.join(os.path.realpath(copy), 'plugins') + os.sep)
+                tracer = LineTracer(os.path.join(real_copy, 'plugins') + os.sep, copy)
                 plugins.append(tracer)
+                if not hooked:
+                    sys.addaudithook(_audit)
+                    hooked = True
+                shutil.rmtree(os.path.join(copy, '.mutant-opens'), ignore_errors=True)
+                os.makedirs(os.path.join(copy, '.mutant-opens'))
+                os.environ['PYTHONPATH'] = os.pathsep.join([site] + [p for p in [os.environ.get('PYTHONPATH')] if p])
+            deselect = []
+            for nodeid in DESELECTED:
+                if nodeid.split('::')[0] in request['files']:
+                    deselect += ['--deselect', nodeid]
             old_out, old_err = sys.stdout, sys.stderr
-            log = open(os.path.join(copy, '.mutant-run.log'), 'w')
-            sys.stdout = sys.stderr = log
-            signal.alarm(int(timeout * (20 if request.get('trace') else 1)))   # the trace runs every test
+            out_log = open(os.path.join(copy, '.mutant-run.log'), 'w')
+            sys.stdout = sys.stderr = out_log
+            limit = request.get('timeout') or timeout
+            signal.alarm(int(limit * (20 if request.get('trace') else 1)))   # the trace runs every test
             try:
-                rc = pytest.main(['-x', '-q', '-p', 'no:cacheprovider'] + request['files'], plugins=plugins)
+                rc = pytest.main(['-x', '-q', '-p', 'no:cacheprovider'] + deselect + request['files'], plugins=plugins)
             except _Hang:
                 rc = 1
             finally:
                 signal.alarm(0)
                 sys.stdout, sys.stderr = old_out, old_err
-                log.close()
-                with open(target, 'w') as handle:
-                    handle.write(original)
+                out_log.close()
+                del _OPENS[:]
+                os.environ.clear()
+                os.environ.update(environ)
                 for name in [name for name in sys.modules if name not in modules]:
                     del sys.modules[name]
                 sys.path[:] = path
@@ -458,13 +790,22 @@ def worker_main(copy, timeout):
             if tracer is not None:
                 with open(os.path.join(copy, '.mutant-run.log')) as handle:
                     output = handle.read()
-                real_copy = os.path.realpath(copy) + os.sep
                 lines_by_test = dict((test, [item.replace(real_copy, '', 1) for item in lines])
                                      for test, lines in tracer.by_test.items())
-                answer = {'status': status, 'output': output[-5000:], 'lines': lines_by_test}
+                answer = {'status': status, 'output': output[-5000:], 'lines': lines_by_test,
+                          'reads': tracer.reads, 'collected_reads': tracer.collected_reads,
+                          'wide_setup': tracer.wide_setup, 'wide_uses': tracer.wide_uses,
+                          'inproc_reads': sorted(tracer.inproc_reads),
+                          'test_seconds': tracer.seconds, 'seconds': time.time() - started}
+                _restore(copy, generated, snapshot)
+                with open(target, 'w') as handle:
+                    handle.write(original)
                 sys.__stdout__.write(json.dumps(answer) + '\n')
                 sys.__stdout__.flush()
                 continue
+        _restore(copy, generated, snapshot)
+        with open(target, 'w') as handle:
+            handle.write(original)
         sys.__stdout__.write(json.dumps({'status': status, 'rc': rc}) + '\n')
         sys.__stdout__.flush()
     return 0
@@ -477,6 +818,7 @@ class Worker(object):
         self.copy = make_copy(base, files)
         self.tests = tests
         self.timeout = timeout
+        self.seconds = {}               # test -> seconds of its traced run (the YAML mutants' time limit)
         self.proc = None
 
     def start(self):
@@ -509,19 +851,60 @@ class Worker(object):
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+        self.proc = None
 
-    def trace(self):
-        """Run every test once, unmutated; returns (status, {test: ['file:line', ...]})."""
-        answer = self.ask({'path': self.tests[0], 'files': self.tests, 'trace': True})
-        if answer['status'] != 'survived':
-            print(answer.get('output', ''))
-        return answer['status'], answer.get('lines', {})
+    def trace(self, per_file=False):
+        """Run every test once, unmutated; returns (status, {test: ['file:line', ...]}, {test file: what its tests
+        read}). ``per_file``: one pytest session per test file in a fresh interpreter, so what a module- or
+        session-scoped fixture reads is seen by every file that uses it (the YAML mutants' selection)."""
+        if not per_file:
+            answer = self.ask({'path': self.tests[0], 'files': self.tests, 'trace': True})
+            if answer['status'] != 'survived':
+                print(answer.get('output', ''))
+            return answer['status'], answer.get('lines', {}), {}
+        lines, reads = {}, {}
+        for index, test in enumerate(self.tests):
+            self.stop()                 # a fresh interpreter per file: one file's imports never reach the next
+            answer = self.ask({'path': test, 'files': [test], 'trace': True})
+            if answer['status'] != 'survived':
+                print(answer.get('output', ''))
+                return answer['status'], lines, reads
+            lines.update(answer.get('lines', {}))
+            reads[test] = dict((key, answer.get(key) or {}) for key in (
+                'reads', 'collected_reads', 'wide_setup', 'wide_uses', 'test_seconds'))
+            reads[test]['inproc_reads'] = answer.get('inproc_reads') or []
+            read = set().union(*(set(v) for v in list(reads[test]['reads'].values())
+                                 + list(reads[test]['collected_reads'].values())))
+            print('  traced %d/%d %s (%.0f s, its tests read %d YAML/JSON files of the collection)' % (
+                index + 1, len(self.tests), test, answer.get('seconds', 0.0), len(read)))
+            sys.stdout.flush()
+        return 'survived', lines, reads
 
     def run(self, mutant, tests):
-        files = set(test.split('::')[0] for test in tests)       # collect only the files with covering tests
-        request = {'path': mutant.path, 'start': mutant.start, 'end': mutant.end, 'replacement': mutant.replacement,
-                   'files': [name for name in ordered_tests(self.tests, mutant.path) if name in files],
-                   'tests': tests}
+        if mutant.path.endswith(YAML_SUFFIXES):
+            # the reading tests, file by file, the cheapest file first; the time limit from their traced time
+            generate, generated = generators(mutant.path)
+            files = []
+            for test in tests:
+                if test.split('::')[0] not in files:
+                    files.append(test.split('::')[0])
+            request = {'path': mutant.path, 'start': mutant.start, 'end': mutant.end,
+                       'replacement': mutant.replacement, 'files': files, 'tests': list(tests),
+                       'generate': generate, 'generated': generated,
+                       'timeout': max(self.timeout, 3 * sum(self.seconds.get(t, 5.0) for t in tests) + 60)}
+            # a fresh interpreter per YAML mutant: the files of several layers import ansible's controller code in
+            # one run, and what one run leaves in a module kept across runs must not fail the next (a false kill)
+            self.stop()
+        else:
+            files = set(test.split('::')[0] for test in tests)       # collect only the files with covering tests
+            request = {'path': mutant.path, 'start': mutant.start, 'end': mutant.end,
+                       'replacement': mutant.replacement,
+                       'files': [name for name in ordered_tests(self.tests, mutant.path) if name in files],
+                       'tests': tests}
+            if any(not name.startswith('tests/unit/') for name in files):
+                # --across-processes: tests of the other layers, in a fresh interpreter (as YAML mutants)
+                request['timeout'] = max(self.timeout, 3 * sum(self.seconds.get(t, 5.0) for t in tests) + 60)
+                self.stop()
         answer = self.ask(request)
         if answer['status'] == 'error':
             # pytest could not run (a mutant left the worker's interpreter unusable, e.g. a test that changed
@@ -535,21 +918,139 @@ class Worker(object):
         return answer['status']
 
 
+def generators(path):
+    """(generator scripts, generated file patterns) for a mutated file."""
+    for pattern, scripts in GENERATORS:
+        if fnmatch.fnmatch(path, pattern):
+            return list(scripts), list(GENERATED)
+    return [], []
+
+
+def reading_tests(mutant, reads, in_process=True):
+    """The tests that read a YAML mutant's file (or a file generated from it) - in a process a test started, in a
+    module- or session-scoped fixture (then every test of the file that uses that fixture), in the test process
+    itself or while their file was imported (every test of the file: the code may keep what it read) - as node ids,
+    file by file, the cheapest file first."""
+    wanted = [mutant.path] + (list(GENERATED) if generators(mutant.path)[0] else [])
+
+    def hit(files):
+        return any(fnmatch.fnmatch(name, pattern) for name in files for pattern in wanted)
+
+    chosen = []
+    for test_file, info in reads.items():
+        tests = set(info['test_seconds'])
+        if in_process and (hit([name for files in info['collected_reads'].values() for name in files])
+                           or hit(info['inproc_reads'])):
+            picked = set(tests)
+        else:
+            picked = set(test for test, files in info['reads'].items() if hit(files))
+            fixtures = set(name for test in picked for name in info['wide_setup'].get(test, []))
+            picked.update(test for test in tests if fixtures.intersection(info['wide_uses'].get(test, [])))
+        if picked:
+            cost = sum(info['test_seconds'].get(test, 0.0) for test in picked)
+            order = list(info['test_seconds'])                 # the order the tests ran in
+            chosen.append((cost, test_file, sorted(picked, key=order.index)))
+    return [test for _cost, _file, tests in sorted(chosen) for test in tests]
+
+
+def _digest(path):
+    import hashlib                                       # pylint: disable=import-outside-toplevel
+    with open(os.path.join(SOURCE, path), 'rb') as handle:
+        return hashlib.sha256(handle.read()).hexdigest()
+
+
+def traced(worker, per_file, trace_file, version=1):
+    """The worker's trace, with --trace-file: the kept entries of unchanged test files, the others traced now."""
+    if not (per_file and trace_file):
+        return worker.trace(per_file)
+    kept = {}
+    if os.path.isfile(trace_file):
+        with open(trace_file) as handle:
+            kept = json.load(handle)
+    wanted = worker.tests
+    fresh = [test for test in wanted if (kept.get(test) or {}).get('sha256') != _digest(test)
+             or (kept.get(test) or {}).get('version', 1) < version]
+    try:
+        for test in fresh:                      # kept file by file: a stopped trace keeps what it traced
+            worker.tests = [test]
+            status, lines, reads = worker.trace(True)
+            if status != 'survived':
+                return status, lines, reads
+            kept[test] = {'sha256': _digest(test), 'version': TRACE_VERSION, 'reads': reads[test],
+                          'lines': dict((k, v) for k, v in lines.items() if k.split('::')[0] == test)}
+            with open(trace_file, 'w') as handle:
+                json.dump(kept, handle)
+    finally:
+        worker.tests = wanted
+    lines, reads = {}, {}
+    for test in wanted:
+        lines.update(kept[test]['lines'])
+        reads[test] = kept[test]['reads']
+    return 'survived', lines, reads
+
+
+def importers(path, test_files):
+    """The test files that import the module ``path`` by name (``from ...module_utils import conformance``): a test
+    may use a module's constants without executing a line of it."""
+    dotted = 'ansible_collections.gpu_tray.cluster.' + os.path.splitext(path)[0].replace('/', '.')
+    parent, _dot, name = dotted.rpartition('.')
+    out = set()
+    for test_file in test_files:
+        try:
+            with open(os.path.join(SOURCE, test_file)) as handle:
+                tree = ast.parse(handle.read())
+        except (OSError, SyntaxError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module == dotted or (
+                    node.module == parent and any(alias.name == name for alias in node.names))):
+                out.add(test_file)
+            elif isinstance(node, ast.Import) and any(alias.name == dotted for alias in node.names):
+                out.add(test_file)
+    return out
+
+
 def covering_tests(mutant, lines_by_test, module_level):
     """Tests that execute a line of the mutant; for module-level code (run at import) every test that
-    executes any line of its file."""
+    executes any line of its file, and every test of a file that imports it."""
     if mutant.path in module_level and mutant.line in module_level[mutant.path]:
         prefix = mutant.path + ':'
-        return sorted(test for test, lines in lines_by_test.items() if any(x.startswith(prefix) for x in lines))
-    wanted = set('%s:%d' % (mutant.path, line) for line in range(mutant.line, mutant.end_line + 1))
+        files = importers(mutant.path, set(test.split('::')[0] for test in lines_by_test))
+        return sorted(test for test, lines in lines_by_test.items()
+                      if any(x.startswith(prefix) for x in lines) or test.split('::')[0] in files)
+    lines = set(range(mutant.line, mutant.end_line + 1))
+    # a line inside a statement that spans several (a list of pairs) may report no event of its own: its statement's
+    starts = statement_starts(mutant.path)
+    lines.update(starts[line] for line in list(lines) if line in starts)
+    wanted = set('%s:%d' % (mutant.path, line) for line in lines)
     return sorted(test for test, lines in lines_by_test.items() if wanted.intersection(lines))
+
+
+_STARTS = {}
+
+
+def statement_starts(path):
+    """{line: first line of the innermost statement holding it} for the lines of multi-line statements."""
+    if path not in _STARTS:
+        with open(os.path.join(SOURCE, path)) as handle:
+            tree = ast.parse(handle.read())
+        out = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.stmt) and node.end_lineno > node.lineno and not isinstance(
+                    node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.If, ast.For, ast.While, ast.With,
+                           ast.Try)):
+                for line in range(node.lineno + 1, node.end_lineno + 1):
+                    if line not in out or out[line] < node.lineno:
+                        out[line] = node.lineno
+        _STARTS[path] = out
+    return _STARTS[path]
 
 
 def module_level_lines(path):
     """Lines of ``path`` that run at import time (outside any function): module statements, the statements of
     class bodies (``TRANSFERS_FILES = False`` in an action plugin) and the decorators and default values of their
     functions (``attempted=False`` on the second line of a wrapped ``def``), which no test executes while it runs."""
-    with open(os.path.join(REPO, path)) as handle:
+    with open(os.path.join(SOURCE, path)) as handle:
         tree = ast.parse(handle.read())
     out = set()
 
@@ -605,18 +1106,32 @@ def report(mutants, started):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-    parser.add_argument('paths', nargs='*', help='Python files or directories to mutate')
+    parser.add_argument('paths', nargs='*', help='Python or YAML files, or directories, to mutate')
     parser.add_argument('--tests', nargs='+', default=None,
-                        help='test files to run per mutant (default: tests/unit/plugins/**/test_*.py but %s)'
-                        % ', '.join(EXCLUDED_TESTS))
+                        help='test files to run per mutant (default: tests/unit/plugins/**/test_*.py but %s; with '
+                        'YAML files also the offline layers of YAML_TESTS)' % ', '.join(EXCLUDED_TESTS))
+    parser.add_argument('--strings', action='store_true',
+                        help='also mutate the string constants that decide behaviour (label keys and values, '
+                        'selectors, environment names, file names, constants, compared values)')
+    parser.add_argument('--across-processes', action='store_true',
+                        help='Python mutants also run the tests of the offline layers (YAML_TESTS) whose processes '
+                        'import the mutated file (ansible-playbook running a filter, a lookup, an action)')
+    parser.add_argument('--trace-file',
+                        help='keep the per-file trace of a YAML run in this JSON file and reuse a test file\'s entry '
+                        'while that test file is unchanged (for iterating on tests; not for the figures of record)')
     parser.add_argument('--jobs', type=int, default=1, help='parallel workers (default 1: machines are shared)')
     parser.add_argument('--timeout', type=float, default=120, help='seconds per mutant run before it counts as a hang')
     parser.add_argument('--fail-under', type=float, default=None,
                         help='exit 1 when the kill rate of any mutated file or directory is below this percentage')
     parser.add_argument('--list', action='store_true', help='only list the mutants')
     parser.add_argument('--only', action='append', default=[], help='only mutants at FILE:LINE (repeatable)')
+    parser.add_argument('--kind', action='append', default=[],
+                        help='only mutants of this kind (string, compare, default, choice, choices, data, ...; '
+                        'repeatable)')
     parser.add_argument('--json', help='write every mutant and its status to this file')
     parser.add_argument('--verbose', action='store_true', help='one line per mutant')
+    parser.add_argument('--rev', help='measure this revision (a commit, or a tree such as `git merge-tree --write-tree '
+                        'A B` prints) instead of the work tree')
     parser.add_argument('--worker', help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
@@ -624,12 +1139,29 @@ def main(argv=None):
     if not args.paths:
         parser.error('name the files or directories to mutate')
 
-    files = tracked_files()
+    global SOURCE                                        # pylint: disable=global-statement
+    files = tracked_files(args.rev)
+    extracted = None
+    if args.rev:
+        extracted = tempfile.mkdtemp(prefix='gpu-tray-mutate-rev-')
+        SOURCE = extract(args.rev, extracted)
+    try:
+        return measure(args, files)
+    finally:
+        if extracted:
+            shutil.rmtree(extracted, ignore_errors=True)
+
+
+def measure(args, files):
+    """Find the mutants of args.paths in the tracked ``files``, run them, report."""
     mutants = []
-    for path in python_files(args.paths, files):
-        mutants.extend(find_mutants(path))
+    for path in source_files(args.paths, files):
+        mutants.extend(find_mutants(path, strings=args.strings))
+    yaml_run = any(m.path.endswith(YAML_SUFFIXES) for m in mutants) or args.across_processes
     if args.only:
         mutants = [m for m in mutants if m.key() in args.only]
+    if args.kind:
+        mutants = [m for m in mutants if m.kind in args.kind]
     if args.list:
         for mutant in mutants:
             print('%s:%d  [%s] %s' % (mutant.path, mutant.line, mutant.kind, mutant.description))
@@ -641,17 +1173,28 @@ def main(argv=None):
     base = tempfile.mkdtemp(prefix='gpu-tray-mutate-')
     workers = []
     try:
-        tests = args.tests or default_tests()
+        tests = args.tests or default_tests(yaml_run)
         workers = [Worker(os.path.join(base, 'w%d' % index), files, tests, args.timeout)
                    for index in range(max(1, args.jobs))]
-        status, lines_by_test = workers[0].trace()
-        if status != 'survived' or not lines_by_test:
-            print('the unit tests do not pass without a mutant (%s): nothing to measure' % status)
+        status, lines_by_test, reads = traced(workers[0], yaml_run, args.trace_file,
+                                              TRACE_VERSION if args.across_processes else 1)
+        if status != 'survived' or not (lines_by_test or reads):
+            print('the tests do not pass without a mutant (%s): nothing to measure' % status)
             return 2
         print('%d tests traced in %.0f s; %d mutants' % (len(lines_by_test), time.time() - started, len(mutants)))
-        module_level = dict((path, module_level_lines(path)) for path in set(m.path for m in mutants))
+        module_level = dict((path, module_level_lines(path)) for path in set(m.path for m in mutants)
+                            if path.endswith('.py'))
+        seconds = dict(item for info in reads.values() for item in info['test_seconds'].items())
+        for worker in workers:
+            worker.seconds = seconds
         for mutant in mutants:
-            mutant.tests = covering_tests(mutant, lines_by_test, module_level)
+            if mutant.path.endswith(YAML_SUFFIXES):
+                mutant.tests = reading_tests(mutant, reads)
+            else:
+                mutant.tests = covering_tests(mutant, lines_by_test, module_level)
+                if args.across_processes:
+                    mutant.tests = sorted(set(mutant.tests) | set(
+                        test for test in reading_tests(mutant, reads, in_process=False)))
         pending = list(mutants)
         lock = threading.Lock()
         done = [0]

@@ -22,6 +22,8 @@ Each rule takes plain API dicts (camelCase, None when absent) and returns one ch
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+import posixpath
+
 from ansible_collections.gpu_tray.cluster.plugins.module_utils import recipes, resources
 
 CHECKS = ('gpu-operator-health', 'dra-support', 'ai-service-metrics', 'pod-autoscaling', 'inference-gateway',
@@ -191,6 +193,14 @@ def _judged(pod, exempt_namespaces):
     return namespace not in exempt_namespaces and (pod.get('status') or {}).get('phase') not in ('Succeeded', 'Failed')
 
 
+def _host_devices(path):
+    """A hostPath that reaches the GPUs' device nodes: /dev/nvidia*, /dev/dri and what holds them (/dev, the host's
+    root), however the path is spelt (//dev/, /dev/../dev/nvidia0)."""
+    clean = posixpath.normpath('/' + path.lstrip('/'))
+    return (clean in ('/', '/dev', '/dev/dri') or clean.startswith('/dev/nvidia')
+            or clean.startswith('/dev/dri/'))
+
+
 def accelerator_access_violations(pods, exempt_namespaces):
     """Pods outside ``exempt_namespaces`` that reach GPUs around DRA and the device plugin: a hostPath volume
     under /dev/nvidia* (or /dev/dri), or NVIDIA_VISIBLE_DEVICES=all|<ids> in a container that requests no GPU."""
@@ -203,9 +213,11 @@ def accelerator_access_violations(pods, exempt_namespaces):
         reasons = []
         for volume in spec.get('volumes') or []:
             path = (volume.get('hostPath') or {}).get('path') or ''
-            if path.rstrip('/') in ('/dev', '/dev/dri') or path.startswith('/dev/nvidia') or path.startswith('/dev/dri/'):
+            if path and _host_devices(path):
                 reasons.append('hostPath volume %s mounts %s' % (volume.get('name'), path))
-        for container in (spec.get('initContainers') or []) + (spec.get('containers') or []):
+        # every container kind of the pod: ephemeral containers (kubectl debug) get the node's devices the same way
+        for container in ((spec.get('initContainers') or []) + (spec.get('containers') or [])
+                          + (spec.get('ephemeralContainers') or [])):
             for env in container.get('env') or []:
                 value = str(env.get('value') or '')
                 visible = env.get('name') == 'NVIDIA_VISIBLE_DEVICES' and value not in ('', 'void', 'none')

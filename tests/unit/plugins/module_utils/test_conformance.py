@@ -2,6 +2,10 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Conformance rules (module_utils/conformance.py) on objects shaped as the API returns them."""
 
+import json
+
+import pytest
+
 from ansible_collections.gpu_tray.cluster.plugins.module_utils import conformance as cf
 
 
@@ -166,3 +170,108 @@ def test_secure_accelerator_access_judges_each_container_and_running_pods_only()
     assert result['status'] == 'passed' and result['message'] == (
         'no pod outside gpu-operator, kube-system reaches GPUs around DRA or the device plugin (1 pods checked)')
     assert '(0 pods checked)' in cf.secure_accelerator_access([done, operator], {'gpu-operator'})['message']
+
+
+# Every kind of container a pod spec holds (PodSpec: containers, initContainers, ephemeralContainers - the ones
+# ``kubectl debug`` adds to a running pod): each reaches the node's GPUs the same way, so each is judged. The verdict
+# (passed / failed, and which container the finding names) is what is asserted, not the record's layout.
+CONTAINER_KINDS = ('containers', 'initContainers', 'ephemeralContainers')
+EVERY_GPU = {'name': 'NVIDIA_VISIBLE_DEVICES', 'value': 'all'}
+
+
+def _verdict(check):
+    status = check.get('status')
+    if status is None and 'passed' in check:
+        status = 'passed' if check['passed'] else 'failed'
+    return status, json.dumps(check)
+
+
+def _pod_with(kind, container):
+    spec = {'containers': [{'name': 'main', 'resources': {'limits': {'nvidia.com/gpu': '1'}}}]}
+    spec.setdefault(kind, []).append(container)
+    return {'metadata': {'namespace': 'team', 'name': 'p'}, 'spec': spec, 'status': {'phase': 'Running'}}
+
+
+@pytest.mark.parametrize('kind', CONTAINER_KINDS)
+def test_secure_accelerator_access_judges_every_container_kind(kind):
+    sneaky = _pod_with(kind, {'name': 'sneaky-%s' % kind.lower(), 'env': [EVERY_GPU]})
+    status, text = _verdict(cf.secure_accelerator_access([sneaky], {'gpu-operator'}))
+    assert status == 'failed' and 'sneaky-%s' % kind.lower() in text, text
+    assert 'container main' not in text, 'the GPU container that requests its GPU is not a finding'
+
+
+@pytest.mark.parametrize('kind', ('containers', 'initContainers'))
+@pytest.mark.parametrize('request_kind', ('limits', 'requests', 'claims'))
+def test_a_container_of_every_kind_that_requests_its_gpu_passes(kind, request_kind):
+    resources = ({'claims': [{'name': 'gpu'}]} if request_kind == 'claims'
+                 else {request_kind: {'nvidia.com/gpu': '1'}})
+    ok = _pod_with(kind, {'name': 'worker', 'env': [EVERY_GPU], 'resources': resources})
+    ok['spec']['resourceClaims'] = [{'name': 'gpu', 'resourceClaimTemplateName': 'one-gpu'}]
+    status, text = _verdict(cf.secure_accelerator_access([ok], {'gpu-operator'}))
+    assert status == 'passed', text
+
+
+# Every hostPath shape against secure-accelerator-access: the GPUs' device nodes (/dev/nvidia*, /dev/dri) and what
+# holds them (/dev, the host's root) are reached however the path is spelt; a path beside them is not.
+@pytest.mark.parametrize('path, reaches', [
+    ('/dev/nvidia0', True), ('/dev/nvidiactl', True), ('/dev/nvidia-uvm', True), ('/dev/dri', True),
+    ('/dev/dri/', True), ('/dev/dri/card0', True), ('/dev', True), ('/dev/', True), ('//dev', True), ('/', True),
+    ('/dev/../dev/nvidia0', True),
+    ('/data', False), ('/devices', False), ('/dev-data', False), ('/var/dev/nvidia0', False), ('/dev/null', False),
+    ('/dev/shm', False), ('', False),
+])
+def test_secure_accelerator_access_judges_every_hostpath_shape(path, reaches):
+    mounter = pod('team', 'mounter', volumes=[{'name': 'v', 'hostPath': {'path': path}}])
+    status, text = _verdict(cf.secure_accelerator_access([mounter], {'gpu-operator'}))
+    assert status == ('failed' if reaches else 'passed'), (path, text)
+
+
+@pytest.mark.parametrize('value, reaches', [('all', True), ('0', True), ('0,1', True), ('GPU-8e9a-uuid', True),
+                                            ('', False), ('void', False), ('none', False)])
+def test_secure_accelerator_access_judges_every_nvidia_visible_devices_value(value, reaches):
+    env_pod = pod('team', 'env', env=[{'name': 'NVIDIA_VISIBLE_DEVICES', 'value': value}])
+    status, text = _verdict(cf.secure_accelerator_access([env_pod], {'gpu-operator'}))
+    assert status == ('failed' if reaches else 'passed'), (value, text)
+
+
+@pytest.mark.parametrize('served, used', [(['v1', 'v1beta2', 'v1beta1'], 'v1'), (['v1beta2', 'v1beta1'], 'v1beta2'),
+                                          (['v1beta1'], 'v1beta1'), (['v1alpha3'], None), ([], None)])
+def test_dra_support_uses_the_newest_served_resource_api(served, used):
+    """Kubernetes 1.34 serves resource.k8s.io/v1 (GA), 1.33 v1beta2, 1.32 v1beta1; v1alpha3 is not DRA as the NVIDIA
+    driver publishes it."""
+    groups = {'groups': [{'name': 'resource.k8s.io', 'versions': [{'version': v} for v in served]}]}
+    assert cf.served_version(groups, 'resource.k8s.io') == used
+
+
+GATEWAY_API = ['gatewayclasses.gateway.networking.k8s.io', 'gateways.gateway.networking.k8s.io',
+               'httproutes.gateway.networking.k8s.io', 'inferencepools.inference.networking.k8s.io']
+
+
+@pytest.mark.parametrize('missing', GATEWAY_API)
+def test_inference_gateway_needs_each_crd_of_the_gateway_api_and_the_inference_extension(missing):
+    """RKE2 VR200 guide / AICR: the Gateway API and InferencePool CRDs present (rke2-inference installs them)."""
+    names = GATEWAY_API
+    established = {'status': {'conditions': [{'type': 'Established', 'status': 'True'}]}}
+    crds = dict((name, dict(established, metadata={'name': name})) for name in names if name != missing)
+    accepted = {'status': {'conditions': [{'type': 'Accepted', 'status': 'True'}]}}
+    programmed = {'status': {'conditions': [{'type': 'Programmed', 'status': 'True'}],
+                             'addresses': [{'value': '10.0.0.1'}]}}
+    status, text = _verdict(cf.inference_gateway(crds, accepted, programmed, 'agentgateway-system'))
+    assert status == 'failed' and missing in text, text
+    everything = dict((name, dict(established, metadata={'name': name})) for name in names)
+    assert _verdict(cf.inference_gateway(everything, accepted, programmed, 'agentgateway-system'))[0] == 'passed'
+
+
+def test_a_dra_kubelet_plugin_rolled_out_to_part_of_the_nodes_fails_dra_support():
+    groups = {'groups': [{'name': 'resource.k8s.io', 'versions': [{'version': 'v1'}]}]}
+    slices = [{'spec': {'driver': 'gpu.nvidia.com'}}]
+    whole = cf.dra_support('v1.34.1', cf.served_version(groups, 'resource.k8s.io'), 'nvidia-dra-driver',
+                           deployment('nvidia-dra-driver-gpu-controller', 'nvidia-dra-driver'),
+                           daemonset('nvidia-dra-driver-gpu-kubelet-plugin', 'nvidia-dra-driver'), slices)
+    assert _verdict(whole)[0] == 'passed'
+    part = cf.dra_support('v1.34.1', 'v1', 'nvidia-dra-driver',
+                          deployment('nvidia-dra-driver-gpu-controller', 'nvidia-dra-driver'),
+                          daemonset('nvidia-dra-driver-gpu-kubelet-plugin', 'nvidia-dra-driver', desired=2, ready=1),
+                          slices)
+    status, text = _verdict(part)
+    assert status == 'failed' and 'kubelet-plugin' in text, text

@@ -234,3 +234,13 @@ def test_connect_without_the_kubernetes_client(monkeypatch):
         kube.connect(module)
     assert module.result == {'msg': missing_required_lib('kubernetes'), 'exception': 'No module named kubernetes',
                              'failed': True}
+
+
+@pytest.mark.parametrize('spelling, validate', [('0', False), ('false', False), ('False', False), ('FALSE', False),
+                                                ('no', False), ('No', False), ('1', True), ('true', True),
+                                                ('yes', True), ('True', True)])
+@pytest.mark.parametrize('name', ['K8S_AUTH_VERIFY_SSL', 'K8S_AUTH_VALIDATE_CERTS'])
+def test_every_spelling_of_false_turns_certificate_validation_off_and_nothing_else_does(name, spelling, validate):
+    """kubernetes.core's environment variables: 0, false and no (any case) switch TLS verification off; any other
+    value keeps it on."""
+    assert kube.auth_settings({}, {name: spelling}) == {'validate_certs': validate}

@@ -353,3 +353,84 @@ def test_the_dumper_takes_ansible_s_tagged_values_and_writes_block_yaml():
     assert bundle_files._builtin(other) is other
     text = bundle_files.dump({'z': {'b': ['c'], 'long': 'x' * 200}, 'lua': 'one\ntwo\n'})
     assert text == '---\nz:\n  b:\n  - c\n  long: %s\nlua: |\n  one\n  two\n' % ('x' * 200)   # keys in order
+
+
+# Every shape a vendored bundle's provenance.yaml and its archives can take, each against the install check
+# (vendored_archives: nothing unverified is installed) and the re-render (stale_archives: nothing unverified is kept).
+# One chart component, app; "good" is the bundle as render_bundle.yml wrote it.
+def _one_chart():
+    comps = [_comp('app')]
+    wanted = bundle.vendor_paths(comps)
+    archive = wanted['app']['archive']
+    digests = {archive: 'a' * 64}
+    return comps, wanted, archive, digests, bundle.provenance('r1', 'd' * 64, wanted, digests)
+
+
+def _entry(prov, **change):
+    prov = {'recipe': prov['recipe'], 'recipe_digest': prov['recipe_digest'], 'charts': [dict(prov['charts'][0])]}
+    for key, value in change.items():
+        if value is KeyError:
+            del prov['charts'][0][key]
+        else:
+            prov['charts'][0][key] = value
+    return prov
+
+
+PROVENANCE_SHAPES = [
+    # (id, provenance doc from the good one, digests from the good ones)
+    ('no-provenance', lambda p: None, lambda d: d),
+    ('empty-provenance', lambda p: {}, lambda d: d),
+    ('charts-null', lambda p: {'recipe': 'r1', 'charts': None}, lambda d: d),
+    ('charts-empty', lambda p: {'recipe': 'r1', 'charts': []}, lambda d: d),
+    ('entry-not-a-mapping', lambda p: {'recipe': 'r1', 'charts': ['app', None]}, lambda d: d),
+    ('sha256-missing', lambda p: _entry(p, sha256=KeyError), lambda d: d),
+    ('sha256-empty', lambda p: _entry(p, sha256=''), lambda d: d),
+    ('sha256-null', lambda p: _entry(p, sha256=None), lambda d: d),
+    ('sha256-mismatched', lambda p: _entry(p, sha256='b' * 64), lambda d: d),
+    ('sha256-other-case', lambda p: _entry(p, sha256='A' * 64), lambda d: d),
+    ('archive-missing-from-bundle', lambda p: p, lambda d: {}),
+    ('archive-digest-null', lambda p: p, lambda d: dict((k, None) for k in d)),
+    ('archive-digest-empty', lambda p: p, lambda d: dict((k, '') for k in d)),
+    ('archive-changed', lambda p: p, lambda d: dict((k, 'c' * 64) for k in d)),
+    ('archive-path-missing', lambda p: _entry(p, archive=KeyError), lambda d: d),
+    ('archive-path-null', lambda p: _entry(p, archive=None), lambda d: d),
+    ('archive-path-outside', lambda p: _entry(p, archive='../charts/app/app-1.0.0.tgz'), lambda d: d),
+    ('archive-path-absolute', lambda p: _entry(p, archive='/srv/app-1.0.0.tgz'),
+     lambda d: dict(d, **{'/srv/app-1.0.0.tgz': 'a' * 64})),
+    ('chart-other', lambda p: _entry(p, chart='evil'), lambda d: d),
+    ('version-other', lambda p: _entry(p, version='1.0.1'), lambda d: d),
+    ('version-null', lambda p: _entry(p, version=None), lambda d: d),
+    ('source-other', lambda p: _entry(p, source='https://mirror.example.test'), lambda d: d),
+    ('source-missing', lambda p: _entry(p, source=KeyError), lambda d: d),
+]
+
+
+@pytest.mark.parametrize('shape, change_prov, change_digests', PROVENANCE_SHAPES, ids=[s[0] for s in PROVENANCE_SHAPES])
+def test_an_unverified_archive_is_never_installed_nor_kept(shape, change_prov, change_digests):
+    comps, wanted, archive, digests, prov = _one_chart()
+    doc, have = change_prov(prov), change_digests(digests)
+    installed = bundle.vendored_archives(comps, doc, have)
+    assert installed['archives'] == {} and len(installed['problems']) == 1, (shape, installed)
+    assert installed['problems'][0].startswith('component app'), installed['problems']
+    assert bundle.stale_archives(wanted, doc, have) == ['app'], shape
+
+
+def test_the_verified_archive_is_installed_and_kept_and_extra_files_are_neither():
+    comps, wanted, archive, digests, prov = _one_chart()
+    extra_file = dict(digests, **{'charts/evil/evil-6.6.6.tgz': 'e' * 64})
+    extra_entry = dict(prov, charts=prov['charts'] + [
+        {'component': 'evil', 'chart': 'evil', 'version': '6.6.6', 'source': 'https://evil.example.test',
+         'archive': 'charts/evil/evil-6.6.6.tgz', 'sha256': 'e' * 64}])
+    for doc, have in ((prov, digests), (prov, extra_file), (extra_entry, extra_file)):
+        assert bundle.vendored_archives(comps, doc, have) == {'archives': {'app': archive}, 'problems': []}
+        assert bundle.stale_archives(wanted, doc, have) == []
+    # the closed-world inventory names the extra file, so the bundle digest tells the two bundles apart
+    assert 'charts/evil/evil-6.6.6.tgz' in bundle.checksums(extra_file)
+    assert bundle.bundle_digest(bundle.checksums(extra_file)) != bundle.bundle_digest(bundle.checksums(digests))
+
+
+@pytest.mark.parametrize('digest', [None, ''])
+def test_provenance_is_never_written_for_an_archive_without_a_digest(digest):
+    _comps, wanted, archive, _digests, _prov = _one_chart()
+    with pytest.raises(StackError, match='is missing'):
+        bundle.provenance('r1', 'd' * 64, wanted, {archive: digest})

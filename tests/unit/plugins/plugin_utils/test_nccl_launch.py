@@ -5,10 +5,12 @@ nccl_net_preflight): the objects of each variant and workload, the scripts the p
 the run lock and the NET preflight rule on the driver's /proc files."""
 
 import os
+import re
 import shutil
 import subprocess
 
 import pytest
+import yaml
 
 from ansible.errors import AnsibleFilterError
 
@@ -20,6 +22,7 @@ from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import nccl_launc
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.tray import read_files
 from unithelpers import fixture_path
 
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
 RAILS = [{'resource': 'nvidia.com/sriov_resource_rail_%d' % i, 'network': 'default/sriov-network-rail-%d' % i}
          for i in range(4)]
 NVKE_NET_SHAPE = {
@@ -148,6 +151,93 @@ def test_trainjob_runs_the_same_workers_through_a_training_runtime(variant):
     launcher_env = dict((e['name'], e['value']) for e in jobs[1]['template']['spec']['template']['spec']['containers'][0]['env'])
     assert launcher_env['HOSTFILE'] == '/etc/mpi/hostfile' and launcher_env['SSH_KEYS'] == '/tmp/mpi-keys'
     assert plan['launcher']['kind'] == 'TrainJob'
+
+
+# Every selector a run plan writes, matched against the objects it is meant to select - the pods of the same plan -
+# with Kubernetes' own rules (a matchLabels / Service selector selects a pod whose labels include every pair; a
+# label selector string "a=b,c=d" the same), and against the pods of a second run beside it.
+def _selects(selector, labels):
+    return bool(selector) and all(labels.get(key) == value for key, value in selector.items())
+
+
+def _parse(selectors):
+    return dict(item.split('=', 1) for item in selectors)
+
+
+def _pods(plan):
+    """{'worker': [pod template labels], 'launcher': [...]} of a plan's workload (Jobs or the TrainingRuntime)."""
+    out = {'worker': [], 'launcher': []}
+    kinds = by_kind(plan)
+    if 'TrainingRuntime' in kinds:
+        templates = [(j['name'], j['template']['spec']['template'])
+                     for j in kinds['TrainingRuntime'][0]['spec']['template']['spec']['replicatedJobs']]
+        names = {'node': 'worker', 'launcher': 'launcher'}
+    else:
+        templates = [(j['metadata']['name'], j['spec']['template']) for j in kinds['Job']]
+        names = {nl.WORKERS: 'worker', nl.LAUNCHER: 'launcher'}
+    for name, template in templates:
+        out[names[name]].append(template['metadata']['labels'])
+    return out
+
+
+SELECTOR_PLANS = [(variant, workload) for variant in ('nvls', 'net') for workload in ('job', 'trainjob')]
+
+
+@pytest.mark.parametrize('variant, workload', SELECTOR_PLANS)
+def test_every_selector_of_a_run_selects_its_own_pods_and_only_those(variant, workload):
+    keys = {'ssh_private_key': None, 'ssh_public_key': None} if workload == 'trainjob' else {}
+    plan = nccl_run_plan(spec(variant=variant, workload=workload, **keys))
+    other = nccl_run_plan(spec(variant=variant, workload=workload, run_id='20261204111500-zz9zz', **keys))
+    pods, others = _pods(plan), _pods(other)
+    assert len(pods['worker']) == 1 and len(pods['launcher']) == 1
+    worker, launcher = pods['worker'][0], pods['launcher'][0]
+    # one worker per tray: the anti-affinity term selects every worker pod of the run, per node
+    pod_spec = worker_pod(plan)['spec']
+    terms = pod_spec['affinity']['podAntiAffinity']['requiredDuringSchedulingIgnoredDuringExecution']
+    assert len(terms) == 1 and terms[0]['topologyKey'] == 'kubernetes.io/hostname'
+    anti = terms[0]['labelSelector']['matchLabels']
+    assert _selects(anti, worker), 'two workers of the run could land on one tray (and measure NVLink inside it)'
+    assert not _selects(anti, launcher), 'the launcher would keep a worker off its tray'
+    assert not _selects(anti, others['worker'][0]), 'the term reaches the workers of another run'
+    # what the role lists to find the workers and the launcher
+    assert _selects(_parse(plan['workers']['label_selectors']), worker)
+    assert not _selects(_parse(plan['workers']['label_selectors']), launcher)
+    assert not _selects(_parse(plan['workers']['label_selectors']), others['worker'][0])
+    assert _selects(_parse(plan['launcher']['label_selectors']), launcher)
+    assert not _selects(_parse(plan['launcher']['label_selectors']), worker)
+    assert not _selects(_parse(plan['launcher']['label_selectors']), others['launcher'][0])
+    if workload == 'job':
+        # the headless Service gives the workers the host names the launcher's hostfile names
+        service = by_kind(plan)['Service'][0]
+        assert _selects(service['spec']['selector'], worker) and not _selects(service['spec']['selector'], launcher)
+        assert pod_spec['subdomain'] == service['metadata']['name']
+
+
+@pytest.mark.parametrize('workload', ['job', 'trainjob'])
+def test_net_workers_take_one_vf_and_the_attachment_of_every_rail_and_nvls_workers_none(workload):
+    """NVKE GB200 guide: an NCCL NET worker takes one SR-IOV VF per rail and the rail's network attachment; the
+    NVLS run stays inside the NVLink domain (no rail)."""
+    keys = {'ssh_private_key': None, 'ssh_public_key': None} if workload == 'trainjob' else {}
+    rails = [{'resource': 'nvidia.com/sriov_resource_rail_%d' % i, 'network': 'default/sriov-network-rail-%d' % i}
+             for i in (3, 0, 2, 1)]                              # the role's order, whatever it is, is kept
+    for variant in ('nvls', 'net'):
+        plan = nccl_run_plan(spec(variant=variant, workload=workload, rails=rails, **keys))
+        template = worker_pod(plan)
+        resources = template['spec']['containers'][0]['resources']
+        attached = (template['metadata'].get('annotations') or {}).get('k8s.v1.cni.cncf.io/networks', '')
+        taken = sorted(key for key in resources['limits'] if key != 'nvidia.com/gpu')
+        if variant == 'nvls':
+            assert taken == [] and attached == ''
+            continue
+        assert taken == sorted(rail['resource'] for rail in rails)
+        assert all(resources['limits'][rail['resource']] == 1 == resources['requests'][rail['resource']]
+                   for rail in rails)
+        assert attached.split(',') == [rail['network'] for rail in rails]
+    # the launcher (mpirun over SSH) takes neither a GPU nor a rail
+    for job in by_kind(plan).get('Job', []):
+        if job['metadata']['name'] == nl.LAUNCHER:
+            limits = job['spec']['template']['spec']['containers'][0]['resources']['limits']
+            assert not any(key.startswith('nvidia.com/') for key in limits)
 
 
 @pytest.mark.parametrize('over, message', [
@@ -474,3 +564,271 @@ def test_ssh_keypair_lookup_makes_a_fresh_openssh_ed25519_pair(tmp_path, collect
         res = subprocess.run(['ssh-keygen', '-y', '-f', str(key)], capture_output=True, text=True, check=False)
         assert res.returncode == 0, res.stderr
         assert res.stdout.split()[:2] == first['public'].split()[:2]
+
+
+# What the API server refuses by name alone (Kubernetes' validation: apimachinery/pkg/util/validation): DNS-1123
+# names, label keys (an optional lower-case DNS prefix, a name part of [A-Za-z0-9._-] starting and ending with an
+# alphanumeric, at most 63), label values (the same, may be empty), container, volume and port names.
+_DNS_LABEL = re.compile(r'^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')
+_DNS_SUBDOMAIN = re.compile(r'^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')
+_QUALIFIED = re.compile(r'^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$')
+_PORT_NAME = re.compile(r'^[a-z0-9]([a-z0-9-]*[a-z0-9])?$')
+_CONFIG_KEY = re.compile(r'^[-._a-zA-Z0-9]+$')
+
+
+def _label_key(key):
+    prefix, _slash, name = key.rpartition('/')
+    return (not prefix or (len(prefix) <= 253 and _DNS_SUBDOMAIN.match(prefix))) and len(name) <= 63 \
+        and bool(_QUALIFIED.match(name))
+
+
+def _meta_problems(meta, where):
+    out = []
+    for key, value in (meta.get('labels') or {}).items():
+        if not _label_key(key) or not (value == '' or (len(value) <= 63 and _QUALIFIED.match(value))):
+            out.append('%s: label %s=%s' % (where, key, value))
+    out += ['%s: annotation %s' % (where, key) for key in meta.get('annotations') or {} if not _label_key(key)]
+    return out
+
+
+def _pod_problems(pod, where):
+    out = _meta_problems(pod.get('metadata') or {}, where)
+    spec = pod['spec']
+    out += ['%s: volume %s' % (where, v['name']) for v in spec.get('volumes') or [] if not _DNS_LABEL.match(v['name'])]
+    for container in spec['containers']:
+        if not _DNS_LABEL.match(container['name']):
+            out.append('%s: container %s' % (where, container['name']))
+        out += ['%s: port %s' % (where, p['name']) for p in container.get('ports') or []
+                if len(p['name']) > 15 or not _PORT_NAME.match(p['name'])]
+        out += ['%s: env %s' % (where, e['name']) for e in container.get('env') or []
+                if not re.match(r'^[-._a-zA-Z][-._a-zA-Z0-9]*$', e['name'])]
+    return out
+
+
+@pytest.mark.parametrize('variant, workload', SELECTOR_PLANS)
+def test_every_object_of_a_run_has_names_and_labels_the_api_server_accepts(variant, workload):
+    keys = {'ssh_private_key': None, 'ssh_public_key': None} if workload == 'trainjob' else {}
+    plan = nccl_run_plan(spec(variant=variant, workload=workload, **keys))
+    problems = []
+    for obj in plan['prepare'] + plan['workload']:
+        meta, where = obj['metadata'], '%s %s' % (obj['kind'], obj['metadata'].get('name'))
+        name_rule = _DNS_LABEL if obj['kind'] in ('Namespace', 'Service') else _DNS_SUBDOMAIN
+        if not name_rule.match(meta['name']) or len(meta['name']) > 63:
+            problems.append('%s: name' % where)
+        if obj['kind'] != 'Namespace' and meta.get('namespace') != plan['namespace']:
+            problems.append('%s: namespace %s' % (where, meta.get('namespace')))
+        problems += _meta_problems(meta, where)
+        if obj['kind'] == 'ConfigMap':
+            problems += ['%s: key %s' % (where, key) for key in obj['data'] if not _CONFIG_KEY.match(key)]
+        if obj['kind'] == 'Service':
+            problems += ['%s: port %s' % (where, p['name']) for p in obj['spec']['ports']
+                         if not _PORT_NAME.match(p['name'])]
+    for label in ('worker', 'launcher'):
+        for pod in _templates(plan)[label]:
+            problems += _pod_problems(pod, '%s pod' % label)
+    lease = nl.lease_decision(None, 'r1@api', 60, NOW, 'default')['body']
+    problems += _meta_problems(lease['metadata'], 'Lease') + (
+        [] if _DNS_SUBDOMAIN.match(lease['metadata']['name']) else ['Lease: name'])
+    assert problems == []
+
+
+def _templates(plan):
+    """{'worker': [pod templates], 'launcher': [...]} of a plan's workload."""
+    kinds = by_kind(plan)
+    if 'TrainingRuntime' in kinds:
+        jobs = kinds['TrainingRuntime'][0]['spec']['template']['spec']['replicatedJobs']
+        pick = {'node': 'worker', 'launcher': 'launcher'}
+        pairs = [(pick[j['name']], j['template']['spec']['template']) for j in jobs]
+    else:
+        pick = {nl.WORKERS: 'worker', nl.LAUNCHER: 'launcher'}
+        pairs = [(pick[j['metadata']['name']], j['spec']['template']) for j in kinds['Job']]
+    out = {'worker': [], 'launcher': []}
+    for role, template in pairs:
+        out[role].append(template)
+    return out
+
+
+@pytest.mark.parametrize('variant, workload', SELECTOR_PLANS)
+def test_every_file_and_variable_the_pods_scripts_use_is_in_the_pod(variant, workload):
+    """The scripts run from the ConfigMap mounted where the command looks for them; each variable a script reads is
+    in the container's environment; the key directory and the hostfile the launcher reads are mounted or made by the
+    workload (the job's Secret and ConfigMap, Kubeflow Trainer's keys and hostfile for a TrainJob)."""
+    keys = {'ssh_private_key': None, 'ssh_public_key': None} if workload == 'trainjob' else {}
+    plan = nccl_run_plan(spec(variant=variant, workload=workload, **keys))
+    config = by_kind(plan)['ConfigMap'][0]
+    secret = (by_kind(plan).get('Secret') or [{'stringData': {}}])[0]['stringData']
+    for role, templates in _templates(plan).items():
+        pod = templates[0]['spec']
+        container = pod['containers'][0]
+        volumes = dict((v['name'], v) for v in pod['volumes'])
+        mounts = dict((m['mountPath'], volumes[m['name']]) for m in container['volumeMounts'])
+        env = dict((e['name'], e['value']) for e in container['env'])
+        shell, script_path = container['command']
+        directory, _slash, script = script_path.rpartition('/')
+        assert shell == '/bin/sh' and mounts[directory].get('configMap', {}).get('name') == config['metadata']['name']
+        text = config['data'][script]
+        for name in set(re.findall(r'\$\{?([A-Z][A-Z0-9_]*)', text)) - {'NCCL_IB_HCA'}:
+            assert name in env, '%s reads $%s, the %s container does not set it' % (script, name, role)
+        if workload == 'job':
+            assert mounts[env['SSH_KEYS']]['secret']['secretName'] == by_kind(plan)['Secret'][0]['metadata']['name']
+            needed = 'authorized_keys' if role == 'worker' else 'id_ed25519'
+            assert needed in secret
+        else:
+            runtime = by_kind(plan)['TrainingRuntime'][0]['spec']['mlPolicy']['mpi']
+            assert env['SSH_KEYS'] == runtime['sshAuthMountPath']
+        if role == 'launcher':
+            hostfile = env['HOSTFILE']
+            if workload == 'job':
+                assert hostfile.rpartition('/')[0] in mounts and hostfile.rpartition('/')[2] in config['data']
+            else:
+                assert hostfile == '/etc/mpi/hostfile'          # where Kubeflow Trainer's MPI plugin writes it
+            line = [t for t in text.splitlines() if t.startswith('exec ')][0]
+            rank = [arg for arg in line.split() if arg.endswith('/rank.sh')][0]
+            assert rank.rpartition('/')[0] in mounts and 'rank.sh' in config['data']
+            for name in re.findall(r"-x ([A-Za-z_][A-Za-z0-9_]*)(?=[ ']|$)", line):
+                assert name in env, 'mpirun exports %s, the launcher does not set it' % name
+
+
+def test_the_roles_stale_namespace_cleanup_selects_the_namespaces_runs_create():
+    """roles/validate/tasks/nccl.yml removes, under the lock, the namespaces of earlier runs that ended without
+    removing them: its label selector must select a run's Namespace (and only those), and its lock is the Lease the
+    filters write."""
+    with open(os.path.join(REPO, 'roles', 'validate', 'tasks', 'nccl.yml')) as handle:
+        text = handle.read()
+    selectors = re.findall(r'kind: Namespace\n\s+label_selectors: \[([^\]]+)\]', text)
+    assert len(selectors) == 1
+    namespace = by_kind(nccl_run_plan(spec()))['Namespace'][0]
+    for item in selectors[0].split(','):
+        key, _eq, value = item.strip().partition('=')
+        assert key in namespace['metadata']['labels'] and (not value or namespace['metadata']['labels'][key] == value)
+    # and not a namespace of anything else: a key the API server puts on every namespace would remove them all
+    assert not set(item.strip().partition('=')[0] for item in selectors[0].split(',')) & {'kubernetes.io/metadata.name'}
+    with open(os.path.join(REPO, 'roles', 'validate', 'vars', 'main.yml')) as handle:
+        assert yaml.safe_load(handle)['__validate_nccl_lock_name'] == nl.LOCK_NAME
+
+
+def test_pod_findings_name_a_stuck_container_but_not_one_still_being_created():
+    pod = {'metadata': {'name': 'nccl-workers-0-abc', 'labels': {nl.LABEL_ROLE: 'worker'}},
+           'spec': {'nodeName': 'tray01'}, 'status': {'phase': 'Pending', 'containerStatuses': [
+               {'name': 'node', 'state': {'waiting': {'reason': 'ImagePullBackOff'}}}]}}
+    assert nl.pod_findings([pod]) == ['worker nccl-workers-0-abc: Pending on tray01 - node ImagePullBackOff']
+    for reason in ('ContainerCreating', 'PodInitializing'):
+        pod['status']['containerStatuses'][0]['state']['waiting']['reason'] = reason
+        assert nl.pod_findings([pod]) == ['worker nccl-workers-0-abc: Pending on tray01']
+    pod['status']['initContainerStatuses'] = [{'name': 'init', 'state': {'waiting': {'reason': 'CrashLoopBackOff'}}}]
+    assert nl.pod_findings([pod]) == ['worker nccl-workers-0-abc: Pending on tray01 - init CrashLoopBackOff']
+
+
+def test_lease_times_in_any_zone_are_the_same_instant():
+    assert nl.parse_time('2026-12-04T12:00:00.5+02:00') == nl.parse_time('2026-12-04T10:00:00.5Z')
+    assert nl.parse_time('2026-12-04T08:30:00-01:30') == nl.parse_time('2026-12-04T10:00:00Z')
+
+
+@pytest.mark.parametrize('proc_root, read', [(None, '/proc'), ('/proc', '/proc'), ('/srv/tray/proc/', '/srv/tray/proc')])
+def test_the_net_preflight_reads_the_driver_files_under_the_trays_proc_root(proc_root, read):
+    files = {read + '/driver/nvidia/params': {'exists': True, 'content': 'GrdmaPciTopoCheckOverride: 1\n'},
+             read + '/driver/nvidia/version': {'exists': True, 'content': 'NVRM version: 580.173.02\n'}}
+    params, version, error = nl.tray_driver_files({'files': files}, proc_root)
+    assert error is None and params.startswith('GrdmaPciTopoCheckOverride') and '580.173.02' in version
+
+
+# Every field of the core objects a run creates is one the API knows (the kubernetes client's models of the API,
+# field by field): a misspelt field is pruned or refused by the server. The full 1.34 schema check, enums and all,
+# is tests/cluster/test_nccl_offline.py's.
+def _unknown_fields(value, model, where):
+    import kubernetes.client as k8s
+    if model in ('object', 'str', 'int', 'bool', 'float', 'datetime', 'bytes') or value is None:
+        return []
+    if model.lower().startswith('list['):
+        return [p for i, item in enumerate(value) for p in _unknown_fields(item, model[5:-1], '%s[%d]' % (where, i))]
+    if model.lower().startswith(('dict(', 'dict[')):
+        inner = model[5:-1].split(', ', 1)[1]
+        return [p for key, item in value.items() for p in _unknown_fields(item, inner, '%s.%s' % (where, key))]
+    cls = getattr(k8s, model)
+    by_json = dict((json_name, attr) for attr, json_name in cls.attribute_map.items())
+    out = []
+    for key, item in value.items():
+        if key not in by_json:
+            out.append('%s.%s' % (where, key))
+        else:
+            out += _unknown_fields(item, cls.openapi_types[by_json[key]], '%s.%s' % (where, key))
+    return out
+
+
+CORE_MODELS = {('v1', 'Namespace'): 'V1Namespace', ('v1', 'ConfigMap'): 'V1ConfigMap', ('v1', 'Secret'): 'V1Secret',
+               ('v1', 'Service'): 'V1Service', ('batch/v1', 'Job'): 'V1Job',
+               ('coordination.k8s.io/v1', 'Lease'): 'V1Lease'}
+
+
+@pytest.mark.parametrize('variant, workload', SELECTOR_PLANS)
+def test_every_field_of_the_core_objects_of_a_run_is_one_the_api_knows(variant, workload):
+    keys = {'ssh_private_key': None, 'ssh_public_key': None} if workload == 'trainjob' else {}
+    plan = nccl_run_plan(spec(variant=variant, workload=workload, **keys))
+    objects = plan['prepare'] + plan['workload'] + [nl.lease_decision(None, 'r1@api', 60, NOW, 'default')['body']]
+    problems, core = [], 0
+    for obj in objects:
+        model = CORE_MODELS.get((obj['apiVersion'], obj['kind']))
+        if model:
+            core += 1
+            problems += _unknown_fields(obj, model, obj['kind'])
+        group = obj['apiVersion'].rpartition('/')[0]
+        assert not group or _DNS_SUBDOMAIN.match(group), obj['apiVersion']
+    for runtime in by_kind(plan).get('TrainingRuntime', []):
+        # the JobSet's Jobs are batch/v1 Job templates, their pods core pods
+        for job in runtime['spec']['template']['spec']['replicatedJobs']:
+            problems += _unknown_fields(job['template'], 'V1JobTemplateSpec', 'replicatedJobs.%s' % job['name'])
+        trainjob = by_kind(plan)['TrainJob'][0]
+        assert trainjob['spec']['runtimeRef']['apiGroup'] == nl.TRAINER_API.partition('/')[0]
+        assert trainjob['spec']['runtimeRef']['name'] == runtime['metadata']['name']
+    assert core >= 3 and problems == []
+    # what the pods name: the IMEX claim template the ComputeDomain makes, the ConfigMap and the Secret
+    for template in _templates(plan)['worker']:
+        for claim in template['spec'].get('resourceClaims') or []:
+            domain = by_kind(plan)['ComputeDomain'][0]
+            assert claim['resourceClaimTemplateName'] == domain['spec']['channel']['resourceClaimTemplate']['name']
+            assert _DNS_SUBDOMAIN.match(claim['resourceClaimTemplateName']) and _DNS_LABEL.match(claim['name'])
+
+
+def test_the_workers_get_memory_backed_shared_memory():
+    """NCCL's shared-memory transport between the ranks of a tray uses /dev/shm; the container runtime's default is
+    64 MiB, so the workers mount a memory-backed emptyDir there."""
+    for workload in ('job', 'trainjob'):
+        keys = {'ssh_private_key': None, 'ssh_public_key': None} if workload == 'trainjob' else {}
+        pod = _templates(nccl_run_plan(spec(workload=workload, **keys)))['worker'][0]['spec']
+        volumes = dict((v['name'], v) for v in pod['volumes'])
+        shm = [m for m in pod['containers'][0]['volumeMounts'] if m['mountPath'] == '/dev/shm']
+        assert len(shm) == 1 and volumes[shm[0]['name']]['emptyDir'] == {'medium': 'Memory'}
+
+
+@pytest.mark.parametrize('variant', ['nvls', 'net'])
+def test_every_nccl_setting_is_a_variable_nccl_reads(variant):
+    """NCCL reads upper-case NCCL_* variables only: a setting under another name does nothing, silently."""
+    names = [name for name, _value in nl.nccl_env(variant)]
+    assert all(re.match(r'^NCCL_[A-Z0-9_]+$', name) for name in names) and len(set(names)) == len(names)
+    assert ('NCCL_IB_DISABLE', '0') in nl.nccl_env('net') and ('NCCL_IGNORE_DISABLED_P2P', '1') in nl.nccl_env(variant)
+
+
+@pytest.mark.parametrize('run_id', ['R1', 'Run1', '1-A', 'ab_c', '-ab', 'ab-'])
+def test_a_run_id_that_makes_no_dns_label_is_refused(run_id):
+    with pytest.raises(nl.PlanError, match='not a DNS label'):
+        nl.run_namespace('net', run_id)
+
+
+def test_a_run_whose_launcher_is_missing_or_past_its_deadline_did_not_finish():
+    for launcher in (None, {'kind': 'Job', 'status': {'conditions': [
+            {'type': 'Failed', 'status': 'True', 'reason': 'DeadlineExceeded', 'message': 'Job was active longer'}]}}):
+        check = nl.run_check(_run(launcher=launcher, nccl=None, log=None))
+        assert check['status'] == 'failed' and 'did not finish' in check['message'], check
+
+
+def test_the_driver_files_are_read_under_proc_by_default():
+    files = {'/proc/driver/nvidia/params': {'exists': True, 'content': 'GrdmaPciTopoCheckOverride: 1\n'},
+             '/proc/driver/nvidia/version': {'exists': True, 'content': 'NVRM version: 580.173.02\n'}}
+    params, _version, error = nl.tray_driver_files({'files': files})
+    assert error is None and params is not None
+
+
+def test_a_passed_run_has_nothing_to_fix_and_a_failed_one_says_what():
+    passed, failed = nl.run_check(_run()), nl.run_check(_run(nccl={'busbw': 5.0, 'passed': False, 'msg': 'slow'}))
+    assert (passed['status'], passed['fix']) == ('passed', '')
+    assert failed['status'] == 'failed' and failed['fix'] == nl.FIX_FAILED

@@ -421,6 +421,109 @@ def test_an_unmanaged_imex_service_has_nothing_to_plan():
     assert imex.needs({'host_service': 'unmanaged', 'unit': 'nvidia-imex.service'}) == {}
 
 
+# Every state systemctl can report for nvidia-imex.service, against what the RKE2 VR200 guide asks of a GPU tray:
+# "systemctl disable --now nvidia-imex.service && systemctl mask nvidia-imex.service" - the unit ends stopped, masked
+# (persistently: a runtime mask is gone after the reboot) and disabled beneath the mask (the guide: "unmask alone
+# leaves the service inactive because it was also disabled"), whatever it was before. The model below is systemctl's
+# behaviour (systemctl(1)), not the planner's: ``disable --now`` removes the enablement and stops the unit, ``mask``
+# links /etc/systemd/system/<unit> to /dev/null over whatever enablement is there and refuses when a unit FILE is
+# there, and neither stops a unit the other did not.
+VENDOR = '/usr/lib/systemd/system/nvidia-imex.service'
+LOCAL = '/etc/systemd/system/nvidia-imex.service'
+UNIT_STATES = [
+    # (id, LoadState, UnitFileState, ActiveState, FragmentPath)
+    ('enabled-running', 'loaded', 'enabled', 'active', VENDOR),
+    ('enabled-local-file', 'loaded', 'enabled', 'active', LOCAL),
+    ('enabled-failed', 'loaded', 'enabled', 'failed', VENDOR),
+    ('enabled-stopped', 'loaded', 'enabled', 'inactive', VENDOR),
+    ('enabled-runtime', 'loaded', 'enabled-runtime', 'active', VENDOR),
+    ('enabled-runtime-stopped', 'loaded', 'enabled-runtime', 'inactive', VENDOR),
+    ('alias-stopped', 'loaded', 'alias', 'inactive', VENDOR),
+    ('disabled-stopped', 'loaded', 'disabled', 'inactive', VENDOR),
+    ('disabled-started-by-hand', 'loaded', 'disabled', 'active', VENDOR),
+    ('disabled-starting', 'loaded', 'disabled', 'activating', VENDOR),
+    ('disabled-reloading', 'loaded', 'disabled', 'reloading', VENDOR),
+    ('disabled-stopping', 'loaded', 'disabled', 'deactivating', VENDOR),
+    ('disabled-local-file', 'loaded', 'disabled', 'inactive', LOCAL),
+    ('static-running', 'loaded', 'static', 'active', VENDOR),
+    ('static-stopped', 'loaded', 'static', 'inactive', VENDOR),
+    ('indirect-running', 'loaded', 'indirect', 'active', VENDOR),
+    ('generated-running', 'loaded', 'generated', 'active', '/run/systemd/generator/nvidia-imex.service'),
+    ('masked', 'masked', 'masked', 'inactive', ''),
+    ('masked-link', 'masked', 'masked', 'inactive', LOCAL),
+    ('masked-runtime', 'masked', 'masked-runtime', 'inactive', ''),
+    ('not-found', 'not-found', '', 'inactive', ''),
+    ('linked', 'loaded', 'linked', 'active', '/opt/nvidia/imex/nvidia-imex.service'),
+    ('linked-stopped', 'loaded', 'linked', 'inactive', '/opt/nvidia/imex/nvidia-imex.service'),
+    ('linked-runtime', 'loaded', 'linked-runtime', 'active', '/opt/nvidia/imex/nvidia-imex.service'),
+    ('linked-runtime-stopped', 'loaded', 'linked-runtime', 'inactive', '/opt/nvidia/imex/nvidia-imex.service'),
+]
+# what `systemctl is-enabled` reports for a unit that starts at boot or is linked in (systemctl(1))
+GUIDE_ENABLED = ('enabled', 'enabled-runtime', 'linked', 'linked-runtime', 'alias')
+GUIDE_RUNNING = ('active', 'activating', 'reloading', 'deactivating')     # systemctl is-active: the unit has a process
+
+
+def _imex_state(load, unit_file, active, fragment):
+    unit = {'Id': 'nvidia-imex.service', 'LoadState': load, 'UnitFileState': unit_file, 'ActiveState': active,
+            'FragmentPath': fragment, 'MainPID': '7' if active in GUIDE_RUNNING else '0'}
+    return {'units': {'units': {'nvidia-imex.service': unit}, 'error': None}}
+
+
+def _systemctl(unit, writes):
+    """What the role's tasks do to the unit, as systemctl does it (the model above)."""
+    unit = dict(unit)
+    if writes.get('relocate'):
+        assert unit['FragmentPath'].startswith('/etc/systemd/system/'), 'only a local unit file is moved'
+        unit['FragmentPath'] = '/usr/local/lib/systemd/system/nvidia-imex.service'
+    unit.setdefault('beneath', unit['UnitFileState'] if unit['LoadState'] != 'masked' else 'disabled')
+    if writes.get('disable'):
+        if unit['beneath'] in GUIDE_ENABLED:
+            unit['beneath'] = 'disabled'
+        if unit['UnitFileState'] in GUIDE_ENABLED:
+            unit['UnitFileState'] = 'disabled'
+        unit['ActiveState'] = 'inactive'
+    if writes.get('mask'):
+        assert unit['LoadState'] == 'masked' or not unit['FragmentPath'].startswith('/etc/systemd/system/'), (
+            'systemctl mask refuses: a unit file is in /etc/systemd/system')
+        unit.update(LoadState='masked', UnitFileState='masked')
+    if writes.get('unmask'):
+        unit.update(LoadState='loaded', UnitFileState=unit['beneath'])
+    if writes.get('enable'):
+        unit.update(UnitFileState='enabled' if unit['UnitFileState'] != 'static' else 'static', ActiveState='active')
+        unit['beneath'] = unit['UnitFileState']
+    return unit
+
+
+@pytest.mark.parametrize('name, load, unit_file, active, fragment', UNIT_STATES, ids=[row[0] for row in UNIT_STATES])
+def test_imex_masked_ends_stopped_and_masked_from_every_unit_state(name, load, unit_file, active, fragment):
+    inputs = {'host_service': 'masked', 'unit': 'nvidia-imex.service'}
+    state = _imex_state(load, unit_file, active, fragment)
+    plan = imex.plan(state, inputs)
+    assert plan['refuse'] is None, name            # a unit that is not installed is masked all the same
+    after = _systemctl(state['units']['units']['nvidia-imex.service'], plan['writes'])
+    assert after['ActiveState'] not in GUIDE_RUNNING, '%s: still running after the plan' % name
+    assert after['UnitFileState'] == 'masked', '%s: not masked for good (%s)' % (name, after['UnitFileState'])
+    assert after['beneath'] not in GUIDE_ENABLED, '%s: still %s beneath the mask' % (name, after['beneath'])
+    assert not plan['reboot_required']
+    # the next run finds the guide's state and changes nothing
+    again = imex.plan({'units': {'units': {'nvidia-imex.service': after}, 'error': None}}, inputs)
+    assert not any(again['writes'].values()), '%s: a second run would write %s' % (name, again['writes'])
+
+
+@pytest.mark.parametrize('name, load, unit_file, active, fragment', UNIT_STATES, ids=[row[0] for row in UNIT_STATES])
+def test_imex_enabled_restores_a_running_unit_or_refuses_a_missing_one(name, load, unit_file, active, fragment):
+    inputs = {'host_service': 'enabled', 'unit': 'nvidia-imex.service'}
+    state = _imex_state(load, unit_file, active, fragment)
+    plan = imex.plan(state, inputs)
+    if load == 'not-found':
+        assert plan['refuse'] is not None and not plan['writes']
+        return
+    assert plan['refuse'] is None
+    after = _systemctl(state['units']['units']['nvidia-imex.service'], plan['writes'])
+    assert after['LoadState'] != 'masked' and after['UnitFileState'] not in ('masked', 'masked-runtime'), name
+    assert after['ActiveState'] == 'active' and after['UnitFileState'] in ('enabled', 'static'), name
+
+
 def test_a_part_of_the_tray_that_cannot_be_read_refuses_before_any_write(run_module, lab):
     tray = lab()
     blocker = tray.write('etc/not-a-directory', 'x\n')

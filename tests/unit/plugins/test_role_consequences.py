@@ -1,0 +1,156 @@
+# Copyright: (c) 2026, gpu_tray.cluster contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What the roles' YAML decides - defaults, default() literals, vars expressions, data lists - seen where it takes
+effect, rendered in this process with ansible-core's Templar (tests/unit/roletemplar.py), no play:
+
+* the preparing roles' planner inputs are what the preflight reads ahead for them (planner.default_inputs): a role
+  whose YAML and read-ahead differ decides from a read that did not cover what it needs;
+* the guides' rules where a default or a data list carries them: no RDMA modules on a control-plane node, the
+  LimitSTACK drop-in on every runtime unit, every directory modprobe reads, the host IMEX unit;
+* the safety switches' effective defaults: each at its safe value when the inventory says nothing.
+"""
+
+import re
+
+import pytest
+import yaml
+
+from roletemplar import REPO, expression, render
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import platform
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.planners import (
+    imex,
+    kernel_tuning,
+    rdma_modules,
+    rdma_netns,
+)
+
+# inventories the read-ahead must agree with the roles for: each platform and recipe, an intent and pools set by the
+# inventory, a control-plane host, the modules switched off, roots elsewhere
+INVENTORIES = [
+    {'gpu_tray_platform': 'nvke-gb200'},
+    {'gpu_tray_platform': 'nvke-gb200', 'gpu_tray_recipe': 'gb200-nvke-ubuntu-kubeflow'},
+    {'gpu_tray_platform': 'nvke-gb200', 'gpu_tray_tuned_intent': 'performance'},
+    {'gpu_tray_platform': 'nvke-gb200', 'group_names': ['control_plane', 'gpu_trays']},
+    {'gpu_tray_platform': 'nvke-gb200', 'group_names': ['kube_control_plane']},
+    {'gpu_tray_platform': 'nvke-gb200', 'gpu_tray_rdma_modules_enabled': False},
+    {'gpu_tray_platform': 'rke2-vr200'},
+    {'gpu_tray_platform': 'rke2-vr200', 'gpu_tray_recipe': 'vr200-rke2-ubuntu-inference'},
+    {'gpu_tray_platform': 'rke2-vr200', 'gpu_tray_recipe': 'vr200-rke2-ubuntu-inference-dynamo'},
+    {'gpu_tray_platform': 'rke2-vr200', 'gpu_tray_tuning_hugepages': [{'size': '2M', 'count': 64}],
+     'gpu_tray_sysfs_root': '/srv/sys', 'gpu_tray_proc_root': '/srv/proc', 'gpu_tray_sysctl_apply': False},
+    {'gpu_tray_platform': 'rke2-vr200', 'gpu_tray_ib_core_netns_mode': 'shared',
+     'gpu_tray_imex_host_service': 'enabled'},
+]
+
+
+def _role_inputs(role, inventory):
+    """The inputs the role's tray_plan task passes its planner, as its variables render them."""
+    if role == 'imex':
+        with open('%s/roles/imex/tasks/main.yml' % REPO) as handle:
+            task = [t for t in yaml.safe_load(handle) if (t.get('gpu_tray.cluster.tray_plan') or {}).get('planner')][0]
+        return dict((key, expression('imex', value, **inventory))
+                    for key, value in task['gpu_tray.cluster.tray_plan']['inputs'].items())
+    return render(role, '__%s_inputs' % role, **inventory)
+
+
+@pytest.mark.parametrize('planner', [kernel_tuning, imex, rdma_modules, rdma_netns], ids=lambda p: p.NAME)
+@pytest.mark.parametrize('inventory', INVENTORIES, ids=lambda i: ','.join('%s=%s' % kv for kv in sorted(i.items())))
+def test_the_preflight_reads_ahead_what_each_preparing_role_will_plan_from(planner, inventory):
+    profile = platform.load(inventory['gpu_tray_platform'])
+
+    def var(name, default):
+        return inventory.get(name, default)
+    ahead = planner.default_inputs(profile, var)
+    role = _role_inputs(planner.NAME, inventory)
+    assert role == ahead
+    assert planner.needs(role) == planner.needs(ahead)
+
+
+@pytest.mark.parametrize('groups', [['control_plane'], ['kube_control_plane'], ['gpu_trays', 'control_plane']])
+def test_rdma_modules_never_load_on_a_control_plane_node(groups):
+    """NVKE GB200 guide: control-plane nodes carry GPU-node labels they do not earn; the recipe excludes them from
+    rdma-modules explicitly."""
+    assert render('rdma_modules', '__rdma_modules_inputs', gpu_tray_platform='nvke-gb200',
+                  group_names=groups)['managed'] is False
+    assert render('rdma_modules', '__rdma_modules_inputs', gpu_tray_platform='nvke-gb200',
+                  group_names=['gpu_trays'])['managed'] is True
+
+
+def test_the_limitstack_dropin_goes_on_every_runtime_unit():
+    """nodeprep.md 1.5: the 26.04 containerd_service.sh writes LimitSTACK=67108864 for every installed runtime unit
+    (containerd.service, rke2-server.service, rke2-agent.service, k3s*.service): on RKE2 containerd.service is
+    inactive, so a drop-in on it alone has no effect (defect #134)."""
+    inputs = render('kernel_tuning', '__kernel_tuning_inputs', gpu_tray_platform='rke2-vr200')
+    assert set(inputs['runtime_units']) >= {'containerd.service', 'rke2-server.service', 'rke2-agent.service',
+                                            'k3s.service', 'k3s-agent.service'}
+    assert int(inputs['limit_stack']) == 67108864
+
+
+def test_every_directory_modprobe_reads_is_searched_for_another_netns_mode():
+    """modprobe.d(5): /lib, /usr/lib (merged /usr), /usr/local/lib, /run and /etc modprobe.d - a netns_mode set in
+    any of them is a second owner of the setting."""
+    dirs = render('rdma_netns', '__rdma_netns_inputs', gpu_tray_platform='rke2-vr200')['modprobe_dirs']
+    assert set(dirs) == {'/etc/modprobe.d', '/run/modprobe.d', '/usr/local/lib/modprobe.d', '/usr/lib/modprobe.d',
+                         '/lib/modprobe.d'}
+
+
+def test_the_host_imex_unit_is_the_guides():
+    """RKE2 VR200 guide: systemctl disable --now nvidia-imex.service && systemctl mask nvidia-imex.service."""
+    assert expression('imex', '{{ imex_unit }}', gpu_tray_platform='rke2-vr200') == 'nvidia-imex.service'
+    assert expression('imex', '{{ imex_host_service }}', gpu_tray_platform='rke2-vr200') == 'masked'
+
+
+# (role, variable, safe value, why) - each a safety or security switch, as the role sees it with an empty inventory
+SAFETY_DEFAULTS = [
+    ('rolling_reboot', 'rolling_reboot_batch', 1, 'one tray of a group at a time (the guides: one node at a time)'),
+    ('rolling_reboot', 'rolling_reboot_foreign_controllers', 'refuse',
+     'never reboot a tray another reboot controller also drives'),
+    ('rolling_reboot', 'rolling_reboot_bmc_required', True, 'BMC access must be ready before a reboot (guides)'),
+    ('rolling_reboot', 'rolling_reboot_bmc_validate_certs', True, 'the BMC is authenticated over TLS'),
+    ('rolling_reboot', 'rolling_reboot_bmc_recover', 'none', 'a power cycle only when the site asks for it'),
+    ('rolling_reboot', 'rolling_reboot_drain', 'auto', 'a node of the cluster is drained before its reboot'),
+    ('rolling_reboot', 'rolling_reboot_drain_via', 'auto', 'through the Maintenance Operator where it runs'),
+    ('preflight', 'preflight_bmc_required', True, 'BMC access is checked before the first reboot'),
+    ('preflight', 'preflight_bmc_validate_certs', True, 'the BMC is authenticated over TLS'),
+    ('preflight', 'preflight_fail', True, 'a preflight failure stops the run before any tray is changed'),
+    ('preflight', 'preflight_check_chart_values', True, 'no DOCA-OFED / nvidia-peermem values reach a chart'),
+    ('preflight', 'preflight_pkey', '0xffff', 'the default partition (NVKE guide) unless the fabric assigns one'),
+    ('preflight', 'preflight_check_firmware', None, "the platform profile decides (NVKE: checked)"),
+    ('stack', 'stack_bundle_vendor_charts', False, 'a bundle vendors charts only when asked'),
+    ('stack', 'stack_use_nodewright', False, "the collection's host roles tune the trays, not NodeWright"),
+    ('stack', 'stack_serial', False, 'tiers, as AICR deploys'),
+    ('validate', 'validate_fail_fast', False, 'every check runs and is reported'),
+]
+
+
+@pytest.mark.parametrize('role, name, safe, why', SAFETY_DEFAULTS, ids=[row[1] for row in SAFETY_DEFAULTS])
+def test_each_safety_switch_is_safe_when_the_inventory_says_nothing(role, name, safe, why):
+    value = render(role, name, gpu_tray_platform='nvke-gb200')
+    assert value == safe and type(value) is type(safe), '%s is %r, the safe default is %r: %s' % (
+        name, value, safe, why)
+
+
+def test_the_validate_phases_run_all_five_by_default():
+    phases = render('validate', '__validate_phases', gpu_tray_platform='nvke-gb200')
+    assert phases == ['readiness', 'deployment', 'trays', 'conformance', 'performance']
+
+
+def test_every_file_the_roles_write_is_one_its_reader_reads():
+    """What reads each file the preparing roles write, and which names it reads (the man pages): systemd-sysctl
+    /etc/sysctl.d/*.conf (sysctl.d(5)), update-grub /etc/default/grub.d/*.cfg (Debian's grub-mkconfig), systemd-modules-
+    load /etc/modules-load.d/*.conf (modules-load.d(5)), modprobe /etc/modprobe.d/*.conf (modprobe.d(5)), unit drop-ins
+    <unit>.d/*.conf (systemd.unit(5)); a unit file moved out of /etc/systemd/system (to be masked) must stay in the
+    unit search path; the rolling reboot verifies the GRUB drop-in kernel_tuning writes."""
+    host = {'gpu_tray_platform': 'rke2-vr200'}
+    tuning = render('kernel_tuning', '__kernel_tuning_inputs', **host)
+    assert re.match(r'^/etc/sysctl\.d/[^/]+\.conf$', tuning['sysctl_file'])
+    assert re.match(r'^/etc/default/grub\.d/[^/]+\.cfg$', tuning['grub_dropin'])
+    assert tuning['grub_default_file'] == '/etc/default/grub' and tuning['grub_cfg'] == '/boot/grub/grub.cfg'
+    assert render('kernel_tuning', 'kernel_tuning_update_grub_command', **host) == ['update-grub']
+    assert re.match(r'^[^/]+\.conf$', tuning['limit_stack_dropin'])
+    load_file = render('rdma_modules', '__rdma_modules_inputs', gpu_tray_platform='nvke-gb200')['load_file']
+    assert re.match(r'^/etc/modules-load\.d/[^/]+\.conf$', load_file)
+    assert re.match(r'^/etc/modprobe\.d/[^/]+\.conf$', render('rdma_netns', '__rdma_netns_inputs', **host)['conf_file'])
+    assert expression('imex', '{{ imex_local_unit_dir }}', **host) in (
+        '/usr/local/lib/systemd/system', '/usr/lib/systemd/system', '/lib/systemd/system')
+    assert render('rolling_reboot', 'rolling_reboot_grub_dropin', **host) == tuning['grub_dropin']
