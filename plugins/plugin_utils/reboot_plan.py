@@ -448,8 +448,8 @@ def _lines(inputs, out, done):
                 len(idle), len(busy), inputs['cluster']['why'] or 'no cluster configured',
                 'busy' if inputs['drain'] == 'never' else 'idle')
         else:
-            head += ': %d idle%s, %d busy%s' % (len(idle), (' (%s)' % _names(idle)) if idle else '',
-                                               len(busy), (' (%s)' % _names(busy)) if busy else '')
+            head += ': %d idle%s, %d busy%s' % (
+                len(idle), (' (%s)' % _names(idle)) if idle else '', len(busy), (' (%s)' % _names(busy)) if busy else '')
         rest = len(pending) - len(canaries)
         if canaries:
             if not rest:
@@ -469,8 +469,8 @@ def _lines(inputs, out, done):
     lines = [out['summary'] + (' Check mode: nothing is rebooted.' if inputs.get('check_mode') else '')]
     offset = len(inputs.get('waves_done') or [])
     for index, wave in enumerate(out['waves'], offset + 1):
-        lines.append('wave %d/%d (%s): %s%s' % (index, offset + out['periods'], wave['label'],
-                                                 ', '.join(wave['trays']), would))
+        lines.append('wave %d/%d (%s): %s%s' % (
+            index, offset + out['periods'], wave['label'], ', '.join(wave['trays']), would))
     for host in busy:
         lines.append('busy: %s - %s' % (host, out['trays'][host]['why']))
     if out['refuse']:
@@ -510,11 +510,11 @@ def wave_line(record, total):
     reboots = sorted(((float(s), t) for t, s in (record.get('reboots') or {}).items() if s is not None))
     text = 'wave %s/%s (%s) done in %s' % (record.get('wave'), total, record.get('label') or '-',
                                            _seconds(record.get('seconds') or 0))
-    if reboots:
-        text += ': %d tray(s) back, reboots took %s' % (len(reboots), _seconds(reboots[0][0]) if len(reboots) == 1
-                                                         else '%s-%s (slowest %s)' % (_seconds(reboots[0][0]),
-                                                                                      _seconds(reboots[-1][0]),
-                                                                                      reboots[-1][1]))
+    if len(reboots) == 1:
+        text += ': 1 tray(s) back, reboots took %s' % _seconds(reboots[0][0])
+    elif reboots:
+        text += ': %d tray(s) back, reboots took %s-%s (slowest %s)' % (
+            len(reboots), _seconds(reboots[0][0]), _seconds(reboots[-1][0]), reboots[-1][1])
     failed = record.get('failed') or []
     if failed:
         text += '; FAILED: %s' % ', '.join(failed)

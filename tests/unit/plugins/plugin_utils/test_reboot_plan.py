@@ -87,8 +87,8 @@ def test_a_node_cordoned_before_the_run_is_busy_and_its_pods_are_not_needed():
 @pytest.mark.parametrize('read, why', [
     (None, 'its pods were not read'),
     ({'skipped': True}, 'its pods could not be read (no answer)'),
-    ({'failed': True, 'msg': 'Forbidden: pods is forbidden\nsecond line'}, 'its pods could not be read (Forbidden: '
-                                                                             'pods is forbidden)'),
+    ({'failed': True, 'msg': 'Forbidden: pods is forbidden\nsecond line'},
+     'its pods could not be read (Forbidden: pods is forbidden)'),
     ({'changed': False}, 'its pods could not be read (no answer)'),
     ('garbage', 'its pods could not be read (no answer)'),
 ])
@@ -390,9 +390,9 @@ def test_defaults_of_the_optional_inputs():
 def done(rows, *trays, **fields):
     rows = dict(rows)
     for tray in trays:
+        extra = dict((k, v) for k, v in fields.items() if k not in ('status', 'role', 'wave'))
         rows[tray] = dict(rows[tray], status=fields.get('status', 'rebooted'), role=fields.get('role', 'canary'),
-                          wave=fields.get('wave', 1), **dict((k, v) for k, v in fields.items()
-                                                            if k not in ('status', 'role', 'wave')))
+                          wave=fields.get('wave', 1), **extra)
     return rows
 
 
