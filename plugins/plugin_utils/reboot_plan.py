@@ -371,7 +371,7 @@ def plan(inputs):
     states = dict((h, _state(inputs, h)) for h in hosts)
     out = {'refuse': None, 'stop': None, 'strategy': inputs['strategy'], 'pending': pending,
            'idle': [h for h in pending if states[h]['idle']], 'busy': [h for h in pending if not states[h]['idle']],
-           'canaries': [], 'waves': [], 'periods': 0, 'trays': {}, 'lines': [], 'summary': '', 'next': None,
+           'canaries': [], 'waves': [], 'trays': {}, 'lines': [], 'summary': '', 'next': None,
            'progress': '', 'last': ''}
     try:
         waves = _waves(inputs, pending, states, group_of)
@@ -386,8 +386,8 @@ def plan(inputs):
     for host in hosts:
         role, wave = roles.get(host, (None, None))
         via, note = _drain(trays[host], states[host], inputs, role) if host in pending else (None, '-')
-        out['trays'][host] = {'idle': states[host]['idle'], 'why': states[host]['why'], 'role': role, 'wave': wave,
-                              'via': via, 'drain': note, 'pending': host in pending}
+        out['trays'][host] = {'idle': states[host]['idle'], 'why': states[host]['why'], 'node': states[host]['node'],
+                              'role': role, 'wave': wave, 'via': via, 'drain': note, 'pending': host in pending}
     out['canaries'] = [h for h in pending if out['trays'][h]['role'] == 'canary']
     out['waves'] = [{'trays': m, 'canary': c, 'together': t, 'rolling': r, 'label': _label(c, t, r)}
                     for m, c, t, r in waves]
@@ -546,7 +546,7 @@ def result(base, outcome):
     back = outcome.get('back') or {}
     row['down_at'] = sent.get('sent_at')
     row['up_at'] = None if back.get('failed') else back.get('back_at')
-    if outcome.get('cycled_back') and (outcome.get('cycled_back') or {}).get('back_at'):
+    if (outcome.get('cycled_back') or {}).get('back_at'):
         row['up_at'] = outcome['cycled_back']['back_at']
     row['reboot_seconds'] = (round(float(row['up_at']) - float(row['down_at']), 1)
                              if row['up_at'] is not None and row['down_at'] is not None else None)

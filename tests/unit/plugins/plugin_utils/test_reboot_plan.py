@@ -97,6 +97,11 @@ def test_a_node_whose_pods_are_not_known_is_busy(read, why):
     assert state['idle'] is False and state['why'] == why and state['node'] is True
 
 
+def test_a_failed_read_with_an_empty_list_is_not_an_idle_node():
+    assert rp.tray_state(node('tray01'), {'failed': True, 'resources': [], 'msg': 'timeout'})['why'] == \
+        'its pods could not be read (timeout)'
+
+
 def test_a_long_read_error_is_cut():
     state = rp.tray_state(node('tray01'), {'failed': True, 'msg': 'x' * 500})
     assert state['why'] == 'its pods could not be read (%s)' % ('x' * 200)
@@ -137,6 +142,10 @@ def test_canaries_are_taken_one_per_group_in_turn():
 def test_canaries_without_groups_are_the_first_trays():
     assert rp.pick_canaries(TRAYS, {}, 2) == ['tray01', 'tray02']
     assert rp.pick_canaries(TRAYS, {}, 'per_group') == ['tray01']
+
+
+def test_a_group_that_runs_out_of_candidates_leaves_the_others_to_fill_the_count():
+    assert rp.pick_canaries(['tray01', 'tray05', 'tray06', 'tray07'], RACK, 3) == ['tray01', 'tray05', 'tray06']
 
 
 def test_never_more_canaries_than_candidates():
@@ -193,8 +202,8 @@ def test_a_fresh_fleet_without_a_cluster_is_a_canary_then_everything_else_togeth
         'wave 2/2 (7 together): tray02, tray03, tray04, tray05, tray06, tray07, tray08']
     assert plan['summary'] == plan['lines'][0]
     row = plan['trays']['tray01']
-    assert row == {'idle': True, 'why': 'no cluster configured', 'role': 'canary', 'wave': 1, 'via': None,
-                   'drain': 'not drained: no cluster', 'pending': True}
+    assert row == {'idle': True, 'why': 'no cluster configured', 'node': False, 'role': 'canary', 'wave': 1,
+                   'via': None, 'drain': 'not drained: no cluster', 'pending': True}
     assert plan['trays']['tray08']['role'] == 'together' and plan['trays']['tray08']['wave'] == 2
     assert plan['next']['trays'] == ['tray01'] and plan['next']['canary'] == ['tray01']
 
@@ -282,6 +291,23 @@ def test_strategy_canary_refuses_a_maintenance_operator_it_was_told_to_use():
     assert rp.plan(cluster(busy=('tray02',), via='maintenance_operator', via_insisted=True))['refuse'] is None
 
 
+def test_where_each_state_comes_from_without_a_read():
+    plan = rp.plan(inputs(cluster={'read': False, 'why': 'nothing configured here'}))
+    assert plan['trays']['tray01']['why'] == 'nothing configured here' and plan['trays']['tray01']['node'] is False
+    plan = rp.plan(inputs(cluster={'read': True, 'why': ''}))           # read, but no state for the trays
+    assert plan['trays']['tray01']['why'] == 'its node was not read' and plan['trays']['tray01']['node'] is True
+    assert plan['busy'] == TRAYS and plan['trays']['tray01']['via'] == 'drain'
+    assert rp.plan(inputs(drain='never'))['trays']['tray01']['node'] is False
+    assert rp.plan(cluster(not_nodes=('tray02',)))['trays']['tray02']['node'] is False
+    assert rp.plan(cluster())['trays']['tray02']['node'] is True
+
+
+def test_names_are_listed_up_to_six():
+    assert rp._names(['a', 'b', 'c', 'd', 'e', 'f']) == 'a, b, c, d, e, f'
+    assert rp._names(['a', 'b', 'c', 'd', 'e', 'f', 'g']) == 'a, b, c, d, e, f and 1 more'
+    assert rp._names(['a', 'b'], 1) == 'a and 1 more'
+
+
 def test_drain_never_counts_every_tray_busy():
     plan = rp.plan(inputs(drain='never'))
     assert plan['busy'] == TRAYS and plan['canaries'] == []
@@ -298,6 +324,10 @@ def test_drain_always_refuses_trays_it_would_not_drain():
     assert plan['refuse'] == ('rolling_reboot_drain is always, but tray01, tray02, tray03, tray04, tray05, tray06 and '
                               '2 more would reboot not drained: no cluster; nothing was rebooted.')
     assert rp.plan(cluster(drain='always'))['refuse'] is None
+    # the first tray's reason is named
+    plan = rp.plan(cluster(drain='always', not_nodes=('tray02', 'tray03')))
+    assert plan['refuse'] == ('rolling_reboot_drain is always, but tray02, tray03 would reboot not drained: the cluster '
+                              'has no node tray02; nothing was rebooted.')
 
 
 def test_a_tray_without_its_group_is_refused_whatever_the_strategy():
@@ -316,8 +346,8 @@ def test_only_the_trays_that_need_a_reboot_are_planned():
     reasons.update(tray03=['kernel_tuning'], tray04=['rdma_netns', 'kernel_tuning'], tray07=['kernel_tuning'])
     plan = rp.plan(inputs(reasons=reasons))
     assert waves(plan) == [['tray03'], ['tray04', 'tray07']]
-    assert plan['trays']['tray01'] == {'idle': True, 'why': 'no cluster configured', 'role': None, 'wave': None,
-                                       'via': None, 'drain': '-', 'pending': False}
+    assert plan['trays']['tray01'] == {'idle': True, 'why': 'no cluster configured', 'node': False, 'role': None,
+                                       'wave': None, 'via': None, 'drain': '-', 'pending': False}
     assert plan['lines'][0].startswith('3 of 8 tray(s) need a reboot, in 2 reboot period(s)')
 
 
@@ -371,6 +401,12 @@ def test_the_filter_turns_errors_into_filter_errors():
         plan_filter.reboot_plan(['not', 'a', 'dict'])
     with pytest.raises(AnsibleFilterError, match="reboot_plan: 'hosts'"):
         plan_filter.reboot_plan(dict((k, v) for k, v in inputs().items() if k != 'hosts'))
+
+
+def test_a_rolling_plan_without_a_batch_takes_one():
+    plan = rp.plan({'hosts': ['t1', 't2'], 'reasons': {'t1': ['r'], 't2': ['r']}, 'strategy': 'rolling',
+                    'drain': 'auto', 'via': 'drain', 'cluster': {'read': False, 'why': ''}})
+    assert plan['lines'][0] == '2 of 2 tray(s) need a reboot, in 2 reboot period(s) (strategy rolling, batch 1).'
 
 
 def test_defaults_of_the_optional_inputs():
@@ -432,6 +468,10 @@ def test_the_median_of_an_even_number_of_waves():
     rows = done(inputs()['rows'], 'tray01')
     plan = rp.plan(inputs(rows=rows, waves_done=waves_done))
     assert 'about 40 s (the median wave so far took 40 s)' in plan['progress']
+    waves_done = [dict(WAVE_1, wave=i + 1, seconds=float(s)) for i, s in enumerate((10, 70, 20, 30))]
+    plan = rp.plan(inputs(rows=rows, waves_done=waves_done))
+    assert 'the median wave so far took 25 s' in plan['progress']
+    assert plan['last'] == 'wave 4/5 (canary) done in 30 s: 1 tray(s) back, reboots took 33 s.'
 
 
 def test_no_estimate_before_a_reboot_was_measured():
@@ -552,6 +592,11 @@ def test_a_tray_not_drained_keeps_its_drain_words_and_nothing_to_verify_is_na():
     base = dict(BASE, drain='not drained: no cluster')
     row = rp.result(base, {'step': None, 'sent': SENT, 'back': BACK, 'drained': False, 'released': 'x'})
     assert row['drain'] == 'not drained: no cluster' and row['cmdline_verified'] == 'n/a'
+
+
+def test_a_power_cycle_wait_without_a_time_keeps_the_first_answer():
+    row = rp.result(BASE, {'step': None, 'sent': SENT, 'back': BACK, 'cycled_back': {'rebooted': True}})
+    assert row['up_at'] == 1041.26
 
 
 def test_a_tray_back_after_its_power_cycle():
