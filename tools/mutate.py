@@ -74,8 +74,8 @@ SOURCE = REPO
 # The unit tests a mutant is run against: every tests/unit/plugins/**/test_*.py but these (the trace then picks, per
 # mutant, the tests that execute its line). test_adhoc runs the modules through the ansible CLI and costs a
 # minute per run (the in-process module tests cover the same code); test_python38 byte-compiles with another
-# interpreter; test_lookup_forks runs the ansible CLI, which cannot find the copy's collection.
-EXCLUDED_TESTS = ('test_adhoc.py', 'test_python38.py', 'test_lookup_forks.py')
+# interpreter.
+EXCLUDED_TESTS = ('test_adhoc.py', 'test_python38.py')
 # Test files that exercise a source file most directly run first, so most mutants die within seconds
 # (pytest -x); a survivor still runs every test file. Without an entry, test_<name>.py / test_filter_<name>.py.
 FIRST = {'cmdline': 'test_cmdline_parser.py', 'mstconfig': 'test_mstconfig_parser.py', 'rdma': 'test_rdma_parsers.py',
@@ -83,7 +83,8 @@ FIRST = {'cmdline': 'test_cmdline_parser.py', 'mstconfig': 'test_mstconfig_parse
          'kube': 'test_kube_auth.py', 'write_evidence': 'test_evidence.py', 'preflight': 'test_tray_state.py',
          'tray_read': 'test_tray_read.py', 'platform': 'test_platform.py', 'kernel_tuning': 'test_planners.py',
          'imex': 'test_planners.py', 'rdma_modules': 'test_planners.py', 'rdma_netns': 'test_planners.py',
-         'verify': 'test_planners.py', 'tray_plan': 'test_tray_plan_action.py'}
+         'verify': 'test_planners.py', 'tray_plan': 'test_tray_plan_action.py',
+         'reboot_waves': 'test_filter_reboot_waves.py', 'reboot_tray': 'test_reboot_tray_action.py'}
 # Fewer hypothesis examples per mutant run (tests/unit/conftest.py reads it); the full suite uses its own profile.
 MUTANT_ENV = {'PYTHONDONTWRITEBYTECODE': '1', 'GPU_TRAY_HYPOTHESIS_EXAMPLES': '25'}
 

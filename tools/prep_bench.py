@@ -14,8 +14,15 @@ included, as a user sees it; read-only runs are repeated --runs times and the me
   re-run / first run           the same prepare again (nothing left to change) / its first run         <= 0.5
   grouped / serial             time of the rolling_reboot role (ansible.posix.profile_roles) for 8 trays
                                in 4 racks of 2 with gpu_tray_reboot_group_by=rack / the same trays one
-                               at a time (batch 1, no group_by: what `serial: 1` does)                  <= 0.3
+                               at a time (batch 1, no group_by: what `serial: 1` does); both strategy
+                               rolling                                                                  <= 0.3
   preflight 64 / preflight 16  preflight on 64 trays / on 16 (linear or better: 64/16 = 4)              <= 4.5
+
+And (issue 35, phase canary) the reboot periods - counted in the trays' power logs, lab/gpu_tray_lab/powerlog.py -
+and the rolling_reboot role's time for 8 fresh trays in 2 racks of 4, no cluster, --forks 3: strategy rolling (4
+periods: one tray per rack at a time) and canary (the canary, then the other 7 together: 2 periods - what the default
+auto does with a fleet that carries no work), and their ratio. The period count is the figure that holds on real racks (a period is a tray's POST and
+boot, minutes); the time ratio is an indicator on 2 shared cores, where 7 lab trays booting together compete.
 
 Also printed (issue 22): module calls per tray - the tasks that ran a module ON the tray (tools/callback/
 module_calls.py: not skipped, not controller-only, a tray_plan only when it read the tray) - on a first VR200
@@ -43,6 +50,8 @@ import tempfile
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "lab"))
+from gpu_tray_lab import powerlog  # noqa: E402  (the lab's own reading of the trays' power logs)
 LAB = ROOT / "lab" / "lab"
 BIN = ROOT / ".venv" / "bin"
 LOCK = "/var/lock/gpu-tray-lab.lock"
@@ -177,8 +186,8 @@ def per_tray(calls):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=3, help="repetitions of the read-only runs (median used)")
-    ap.add_argument("--phases", default="16,8,64,forks",
-                    help="comma-separated subset of 16,8,64,forks (default: all)")
+    ap.add_argument("--phases", default="16,8,64,canary",
+                    help="comma-separated subset of 16,8,64,canary (default: all)")
     ap.add_argument("--fake-prep", action="store_true",
                     help="8-tray phase: set the reboot-pending state with tests/lab/playbooks/fake_prepare.yml (a grub "
                          "drop-in + update-grub) instead of the full prepare_trays.yml; the timed part (the rolling_reboot "
@@ -187,7 +196,7 @@ def main():
     phases = set(args.phases.split(","))
     if os.geteuid() != 0:
         sys.exit("prep_bench: the lab needs root")
-    t, cpu, calls = {}, {}, {}
+    t, cpu, calls, periods = {}, {}, {}, {}
     tmp = pathlib.Path(tempfile.mkdtemp(prefix="prep-bench-"))
     ping = tmp / "ping.yml"
     ping.write_text(PING_PLAY)
@@ -219,36 +228,37 @@ def main():
                 inv = ph.up()
                 # the lab has no cluster: no drain (rolling_reboot refuses to reboot when a configured cluster
                 # cannot be read, and the controller may have a ~/.kube/config of its own)
-                _took, out = playbook([inv, racks], prep, "-e", report, "-e", "rolling_reboot_drain=never", *extra,
+                _took, out = playbook([inv, racks], prep, "-e", report, "-e", "rolling_reboot_drain=never",
+                                      "-e", "rolling_reboot_strategy=rolling", *extra,
                                       env_extra={"ANSIBLE_CALLBACKS_ENABLED": "ansible.posix.profile_roles"})
                 if "8 of 8 tray(s) need a reboot" not in out:
                     raise BenchError("expected all 8 trays to need a reboot:\n%s" % out[-3000:])
                 t[key] = role_seconds(out, "rolling_reboot")
-                waves = re.findall(r"wave \d+/(\d+):", out)
+                waves = re.findall(r"wave \d+/(\d+) \(", out)
                 print("  %-34s %6.1f s  (%s waves; %s)" % (label, t[key], waves[0] if waves else "?", load()), flush=True)
-        if "forks" in phases:
-            # ansible.builtin.reboot holds one fork per tray for the whole reboot: a wave of 8 racks at forks 4 would
-            # take two reboot times; the role refuses it up front instead (the plan line names the parallelism)
-            racks8 = tmp / "racks8.yml"
-            racks8.write_text("all:\n  children:\n    gpu_trays:\n      hosts:\n" + "".join(
-                "        tray%02d: {rack: r%d}\n" % (i, i) for i in range(1, 9)))
+        if "canary" in phases:
+            # 8 fresh trays in 2 racks of 4, no cluster, --forks 3: rolling, then canary (a canary, then the other 7
+            # together); a fresh lab for each, the periods counted in the trays' power logs
+            racks2 = tmp / "racks2.yml"
+            racks2.write_text("all:\n  children:\n    gpu_trays:\n      hosts:\n" + "".join(
+                "        tray%02d: {rack: r%d}\n" % (i, 1 if i <= 4 else 2) for i in range(1, 9)))
             fake = ROOT / "tests/lab/playbooks/fake_prepare.yml"
-            with Phase("8 trays in 8 racks: forks 8, then forks 4", 8) as ph:
-                inv = ph.up()
-                common = ["-e", report, "-e", "rolling_reboot_drain=never", "-e", "gpu_tray_reboot_group_by=rack"]
-                _took, out = playbook([inv, racks8], fake, "--forks", "8", *common,
-                                      env_extra={"ANSIBLE_CALLBACKS_ENABLED": "ansible.posix.profile_roles"})
-                if "up to 8 tray(s) reboot at once (this run has forks 8)" not in out:
-                    raise BenchError("expected one wave of 8 at forks 8:\n%s" % out[-3000:])
-                t["forks8"] = role_seconds(out, "rolling_reboot")
-                print("  %-34s %6.1f s  (%s)" % ("rolling reboot, 1 wave, forks 8", t["forks8"], load()), flush=True)
-                took, out = playbook([inv, racks8], fake, "--forks", "4", "-e", "lab_test_arg=gtl_rolling.test=2",
-                                     *common, must_pass=False)
-                if "A wave of 8 trays needs 8 forks to reboot together, this run has 4" not in out:
-                    raise BenchError("expected forks 4 to be refused before any reboot:\n%s" % out[-3000:])
-                t["forks4_refused"] = took
-                print("  %-34s %6.1f s  (refused before any reboot; it would take 2 reboot times per wave)"
-                      % ("forks 4", took), flush=True)
+            trays = ["tray%02d" % i for i in range(1, 9)]
+            for key, strategy in (("reboot_rolling", "rolling"), ("reboot_canary", "canary")):
+                with Phase("8 trays in 2 racks of 4: strategy %s, --forks 3" % strategy, 8) as ph:
+                    inv = ph.up()
+                    # rolling_reboot_drain never, as above: the lab has no cluster (strategy canary does not need
+                    # one to tell idle trays from busy ones: it takes them all canary-first)
+                    _took, out = playbook([inv, racks2], fake, "--forks", "3", "-e", report,
+                                          "-e", "rolling_reboot_drain=never", "-e", "gpu_tray_reboot_group_by=rack",
+                                          "-e", "rolling_reboot_strategy=%s" % strategy,
+                                          env_extra={"ANSIBLE_CALLBACKS_ENABLED": "ansible.posix.profile_roles"})
+                    t[key] = role_seconds(out, "rolling_reboot")
+                    found = powerlog.periods(dict((tray, powerlog.windows(tray)) for tray in trays))
+                    periods[key] = len(found)
+                    print("  %-34s %6.1f s  (%d reboot periods: %s; %s)" % (
+                        "strategy " + strategy, t[key], len(found),
+                        " | ".join(",".join(p["trays"]) for p in found), load()), flush=True)
         if "64" in phases:
             with Phase("64 trays: preflight", 64) as ph:
                 inv = ph.up()
@@ -266,6 +276,14 @@ def main():
         ratio = t[num] / t[den]
         print("| %s | %.1f s / %.1f s = **%.2f** | <= %.1f | %s |"
               % (label, t[num], t[den], ratio, goal, "met" if ratio <= goal else "MISSED"))
+    if "reboot_rolling" in t and "reboot_canary" in t:
+        print("\n| 8 trays, 2 racks of 4, no cluster, --forks 3 | reboot periods (power logs) | rolling_reboot role |"
+              "\n|---|---|---|")
+        print("| strategy rolling | %d | %.1f s |" % (periods["reboot_rolling"], t["reboot_rolling"]))
+        print("| strategy canary (the canary, then the other 7 together) | %d | %.1f s |"
+              % (periods["reboot_canary"], t["reboot_canary"]))
+        print("| canary / rolling | **%.2f** | **%.2f** |" % (
+            periods["reboot_canary"] / float(periods["reboot_rolling"]), t["reboot_canary"] / t["reboot_rolling"]))
     if calls:
         print("\n| module calls per tray (%s, 16 trays) | min-max (mean) | goal |\n|---|---|---|" % PLATFORM)
         print("| first prepare (no reboots) | %s | <= 10 |" % calls.get("prepare16", "not measured"))

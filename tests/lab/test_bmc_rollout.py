@@ -9,11 +9,13 @@ gpu_tray_bmc_* into the lab inventory (host_vars), as a site's inventory has the
   wherever it is required - rke2-vr200's default, set here over the lab inventory's false) with a BMC that does not
   answer, fail before any change (no tray rebooted, no file written) and say how to fix it; with the right ones every tray's
   system is found by its serial;
-- `no-return-from-reboot@2` (tray02 hangs in POST after its warm reboot): with gpu_tray_bmc_recover none the run
-  stops at tray02 and the report's BMC section carries PowerState On, BootProgress PCIResourceConfigStarted and the
-  SEL's POST hang; with power_cycle tray02 is power-cycled once through its BMC, comes back, is verified and the run
-  goes on - and `stuck-in-post@3` (tray03 hangs again after its power cycle) stops the run as before, after exactly
-  one power cycle.
+- `no-return-from-reboot@1` (tray01, the canary - the first tray, as no cluster is configured every tray is idle -
+  hangs in POST after its warm reboot): with gpu_tray_bmc_recover none the run stops at the canary, no other tray
+  reboots, and the message and the report's BMC section carry PowerState On, BootProgress PCIResourceConfigStarted and
+  the SEL's POST hang;
+- with power_cycle (`no-return-from-reboot@2`, `stuck-in-post@3`: the canary tray01 comes back, then tray02 and tray03
+  reboot together): tray02 is power-cycled once through its BMC, comes back and is verified, while tray03, which hangs
+  again after its one power cycle, stops the run - the BMC inspection and recovery of two trays of one wave.
 
 The preparing roles are stood in for by tests/lab/playbooks/fake_prepare.yml, as in test_rolling_reboot.py. No
 Kubernetes cluster is configured (no K8S_AUTH_* in the environment): the trays are not drained.
@@ -68,7 +70,7 @@ def bmc_lab(*faults):
 
 @pytest.fixture(scope="module")
 def lab3():
-    yield bmc_lab("no-return-from-reboot@2")
+    yield bmc_lab("no-return-from-reboot@1")
     lab("down")
 
 
@@ -116,25 +118,28 @@ def test_an_unreachable_bmc_fails_the_preflight_and_the_right_one_passes(lab3, t
     assert boots("tray01", "tray02", "tray03") == [1, 1, 1]
 
 
-def test_without_recovery_the_report_carries_what_the_bmc_says(lab3, tmp_path):
+def test_a_canary_that_does_not_come_back_stops_the_run_and_the_report_carries_what_the_bmc_says(lab3, tmp_path):
     rc, out = run(lab3, FAKE_PREPARE, dict(FAST, gpu_tray_bmc_required=True), tmp_path)
     assert rc != 0, out
-    assert boots("tray01") == [2] and report_row(tmp_path, "tray01")["status"] == "rebooted"
-    assert tray_status("tray02")["state"].startswith("down (fault no-return-from-reboot"), tray_status("tray02")
-    row = report_row(tmp_path, "tray02")
-    assert row["status"] == "FAILED" and row["rebooted"] == "did not come back", row
+    assert "canary tray01, then the other 2 together" in out, out
+    assert tray_status("tray01")["state"].startswith("down (fault no-return-from-reboot"), tray_status("tray01")
+    row = report_row(tmp_path, "tray01")
+    assert row["status"] == "FAILED" and row["rebooted"] == "did not come back" and row["role"] == "canary", row
     bmc = row["bmc"]
     assert bmc["read"] and bmc["power_state"] == "On" and bmc["health"] == "Critical", bmc
     assert bmc["boot_progress"] == "PCIResourceConfigStarted", bmc
     assert bmc["recovery"]["power_cycle"] is False and bmc["recovery"]["done"] is False
     assert bmc["recovery"]["why"] == "no recovery: gpu_tray_bmc_recover is none"
     assert any(e["message"].startswith("POST hang") and e["severity"] == "Critical" for e in bmc["log"]), bmc["log"]
-    assert "BMC: PowerState On, BootProgress PCIResourceConfigStarted, health Critical" in out, out
-    assert "no further tray was touched" in out and resets("tray02") == []
+    # no other tray rebooted; the message names the canary and what its BMC says
+    assert boots("tray02", "tray03") == [1, 1]
+    assert [report_row(tmp_path, t)["status"] for t in ("tray02", "tray03")] == ["not reached", "not reached"]
+    assert "The canary tray01 failed (" in out and "so no other tray was rebooted" in out, out
+    assert "tray01 BMC: PowerState On, BootProgress PCIResourceConfigStarted, health Critical" in out, out
+    assert "no further tray was touched" in out and resets("tray01") == []
     md = (tmp_path / "rolling-reboot.md").read_text()
-    assert "## BMC" in md and "### tray02" in md and "BootProgress\n  **PCIResourceConfigStarted**" in md, md
-    assert "POST hang" in md
-    assert boots("tray03") == [1] and report_row(tmp_path, "tray03")["status"] == "not reached"
+    assert "## BMC" in md and "### tray01" in md and "BootProgress\n  **PCIResourceConfigStarted**" in md, md
+    assert "POST hang" in md and "**tray01** (the canary)" in md and "**Stopped:** The canary tray01 failed" in md
 
 
 def test_power_cycle_brings_a_hung_tray_back_once_and_a_tray_that_stays_down_stops_the_run(tmp_path):
@@ -162,3 +167,5 @@ def test_power_cycle_brings_a_hung_tray_back_once_and_a_tray_that_stays_down_sto
     md = (tmp_path / "rolling-reboot.md").read_text()
     assert "### tray02" in md and "### tray03" in md and "still down after the power cycle" in md, md
     assert report_row(tmp_path, "tray01")["status"] == "rebooted" and "bmc" not in report_row(tmp_path, "tray01")
+    assert report_row(tmp_path, "tray01")["role"] == "canary"
+    assert [report_row(tmp_path, t)["wave"] for t in ("tray02", "tray03")] == [2, 2]       # one wave, two BMCs

@@ -11,8 +11,10 @@ in for the operator (it schedules NodeMaintenance objects oldest first within ma
 reports Ready, uncordons and drops its finalizer on deletion, and logs every event with its time). A Deployment named
 maintenance-operator makes `rolling_reboot_drain_via: auto` choose the operator, as on a real NVKE cluster.
 
-While an SR-IOV NodeMaintenance (requestor nvidia.network-operator-drain-controller) holds the budget on tray02, the
-reboot of lab tray01 waits; it is scheduled only after that one is released, and tray01 goes down only after that.
+tray01 runs a workload pod, so it is busy and strategy auto reboots it the rolling way, through the operator (an idle
+tray would be drained directly: it has nothing the budget protects). While an SR-IOV NodeMaintenance (requestor
+nvidia.network-operator-drain-controller) holds the budget on tray02, the reboot of lab tray01 waits; it is
+scheduled only after that one is released, and tray01 goes down only after that.
 A reboot whose NodeMaintenance never becomes Ready stops the run with the NodeMaintenance left in place.
 
 The Skyhook CRD is the real one (files/crds/); the NodeWright CRD is made from it (the v0.18 rename kept the spec;
@@ -27,7 +29,8 @@ import pytest
 import yaml
 
 from labtools import BIN, ROOT, ansible_env, lab, lab_up
-from test_rolling_reboot import ARG, FAST, K8S_ENV, PLAYBOOK, boots, cmdline, cordoned, power_windows, report_row
+from test_rolling_reboot import (ARG, FAST, K8S_ENV, PLAYBOOK, WORKLOADS, boots, cmdline, cordoned, power_windows,
+                                 report_row, workloads)
 
 sys.path.insert(0, str(ROOT / "tests" / "cluster"))
 from clusterhelpers import running_cluster  # noqa: E402  (tests/cluster is not a package)
@@ -74,6 +77,7 @@ def mo(tmp_path_factory):
         operator = subprocess.Popen([sys.executable, str(ROOT / "tests" / "cluster" / "maintenance_controller.py"),
                                      kubeconfig, str(log), "1"])
         inventory = lab_up("--platform", "rke2-vr200", "--trays", "2")
+        workloads(kubeconfig, busy=("tray01",), nodes=("tray01", "tray02"))
         try:
             yield {"inventory": inventory, "kubeconfig": kubeconfig, "log": log, "custom": custom}
         finally:
@@ -90,6 +94,7 @@ def mo(tmp_path_factory):
             for body in crds:
                 ext.delete_custom_resource_definition(body["metadata"]["name"])
             core.delete_namespace("mo-test")
+            core.delete_namespace(WORKLOADS)
             for node in ("tray01", "tray02"):
                 core.patch_node(node, {"spec": {"unschedulable": False}})
 
@@ -165,6 +170,7 @@ def test_the_reboot_waits_for_the_budget_and_never_overlaps_an_sriov_drain(mo, t
         "skipping: [tray01]" in out.split("Cordon and drain the node]")[1].split("TASK [")[0], out
     assert report_row(tmp_path, "tray01")["drain"] == \
         "NodeMaintenance default/%s (Maintenance Operator), released" % OURS
+    assert (report_row(tmp_path, "tray01")["idle"], report_row(tmp_path, "tray01")["role"]) == ("busy", "rolling")
 
 
 def test_a_nodemaintenance_that_never_becomes_ready_stops_the_run_and_stays(mo, tmp_path):

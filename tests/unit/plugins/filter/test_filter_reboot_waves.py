@@ -1,6 +1,6 @@
 # Copyright: (c) 2026, gpu_tray.cluster contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""reboot_waves: the rolling reboot's wave plan (plugins/filter/reboot_waves.py)."""
+"""reboot_waves: the rolling strategy's waves (plugin_utils/reboot_plan.py plan_waves, through plugins/filter/reboot_waves.py)."""
 
 import pytest
 from hypothesis import given
@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpu_tray.cluster.plugins.filter import reboot_waves as rw
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import reboot_plan as rp
 
 TRAYS = ['tray%02d' % i for i in range(1, 9)]
 RACK_OF = dict((t, 'r%d' % ((i // 2) + 1)) for i, t in enumerate(TRAYS))    # r1: 01 02, r2: 03 04, ...
@@ -19,24 +20,24 @@ def test_registered_under_its_name():
 
 
 def test_default_one_tray_at_a_time_in_inventory_order():
-    assert rw.plan_waves(TRAYS, ['tray05', 'tray02', 'tray07']) == [['tray02'], ['tray05'], ['tray07']]
+    assert rp.plan_waves(TRAYS, ['tray05', 'tray02', 'tray07']) == [['tray02'], ['tray05'], ['tray07']]
 
 
 def test_nothing_pending_no_wave():
-    assert rw.plan_waves(TRAYS, []) == []
+    assert rp.plan_waves(TRAYS, []) == []
 
 
 def test_count_batches():
-    assert rw.plan_waves(TRAYS[:5], TRAYS[:5], 2) == [['tray01', 'tray02'], ['tray03', 'tray04'], ['tray05']]
-    assert rw.plan_waves(TRAYS[:3], TRAYS[:3], '2') == [['tray01', 'tray02'], ['tray03']]
+    assert rp.plan_waves(TRAYS[:5], TRAYS[:5], 2) == [['tray01', 'tray02'], ['tray03', 'tray04'], ['tray05']]
+    assert rp.plan_waves(TRAYS[:3], TRAYS[:3], '2') == [['tray01', 'tray02'], ['tray03']]
 
 
 def test_percent_of_all_hosts_not_only_pending():
     # 25% of 8 trays = 2 per wave, even though only 3 need a reboot
-    assert rw.plan_waves(TRAYS, ['tray01', 'tray02', 'tray03'], '25%') == [['tray01', 'tray02'], ['tray03']]
+    assert rp.plan_waves(TRAYS, ['tray01', 'tray02', 'tray03'], '25%') == [['tray01', 'tray02'], ['tray03']]
     # rounded down, at least one
-    assert rw.plan_waves(TRAYS[:3], TRAYS[:3], '10%') == [['tray01'], ['tray02'], ['tray03']]
-    assert rw.plan_waves(TRAYS[:4], TRAYS[:4], '100%') == [TRAYS[:4]]
+    assert rp.plan_waves(TRAYS[:3], TRAYS[:3], '10%') == [['tray01'], ['tray02'], ['tray03']]
+    assert rp.plan_waves(TRAYS[:4], TRAYS[:4], '100%') == [TRAYS[:4]]
 
 
 @pytest.mark.parametrize('batch, group, size', [
@@ -50,20 +51,20 @@ def test_percent_of_all_hosts_not_only_pending():
 ])
 def test_percent_rounds_down(batch, group, size):
     """A percentage never lets more trays of a group down than it says (like Ansible's serial)."""
-    assert rw.batch_size(batch, group) == size
+    assert rp.batch_size(batch, group) == size
     hosts = ['t%02d' % i for i in range(group)]
-    assert max(len(wave) for wave in rw.plan_waves(hosts, hosts, batch, dict.fromkeys(hosts, 'r1'), 'rack')) == size
+    assert max(len(wave) for wave in rp.plan_waves(hosts, hosts, batch, dict.fromkeys(hosts, 'r1'), 'rack')) == size
 
 
 def test_groups_reboot_in_parallel_one_batch_each():
-    waves = rw.plan_waves(TRAYS, TRAYS, 1, RACK_OF, 'rack')
+    waves = rp.plan_waves(TRAYS, TRAYS, 1, RACK_OF, 'rack')
     assert waves == [['tray01', 'tray03', 'tray05', 'tray07'], ['tray02', 'tray04', 'tray06', 'tray08']]
 
 
 def test_8_racks_of_18_trays_take_18_waves():
     hosts = ['t%03d' % i for i in range(144)]
     racks = dict((h, 'rack%d' % (i % 8)) for i, h in enumerate(hosts))
-    waves = rw.plan_waves(hosts, hosts, 1, racks, 'rack')
+    waves = rp.plan_waves(hosts, hosts, 1, racks, 'rack')
     assert len(waves) == 18
     assert all(len(w) == 8 and len(set(racks[h] for h in w)) == 8 for w in waves)
 
@@ -71,14 +72,14 @@ def test_8_racks_of_18_trays_take_18_waves():
 def test_uneven_groups_and_only_pending():
     racks = {'a1': 'A', 'a2': 'A', 'a3': 'A', 'b1': 'B', 'b2': 'B'}
     hosts = ['a1', 'b1', 'a2', 'b2', 'a3']
-    waves = rw.plan_waves(hosts, ['a1', 'a2', 'a3', 'b2'], 1, racks, 'rack')
+    waves = rp.plan_waves(hosts, ['a1', 'a2', 'a3', 'b2'], 1, racks, 'rack')
     assert waves == [['a1', 'b2'], ['a2'], ['a3']]
 
 
 def test_percent_is_per_group():
     racks = dict([('a%d' % i, 'A') for i in range(4)] + [('b%d' % i, 'B') for i in range(8)])
     hosts = sorted(racks)
-    waves = rw.plan_waves(hosts, hosts, '50%', racks, 'rack')
+    waves = rp.plan_waves(hosts, hosts, '50%', racks, 'rack')
     # A: 2 per wave, B: 4 per wave -> 2 waves of 6
     assert [len(w) for w in waves] == [6, 6]
     assert sum(1 for h in waves[0] if racks[h] == 'A') == 2
@@ -86,7 +87,7 @@ def test_percent_is_per_group():
 
 def test_integer_group_values():
     racks = {'t1': 1, 't2': 1, 't3': 2}
-    assert rw.plan_waves(['t1', 't2', 't3'], ['t1', 't2', 't3'], 1, racks) == [['t1', 't3'], ['t2']]
+    assert rp.plan_waves(['t1', 't2', 't3'], ['t1', 't2', 't3'], 1, racks) == [['t1', 't3'], ['t2']]
 
 
 def test_the_filter_takes_one_tray_at_a_time_by_default():
@@ -99,7 +100,7 @@ def test_the_filter_takes_one_tray_at_a_time_by_default():
     ('100%', [['tray01', 'tray02', 'tray03']]),
 ])
 def test_smallest_and_largest_batches(batch, waves):
-    assert rw.plan_waves(TRAYS[:3], TRAYS[:3], batch) == waves
+    assert rp.plan_waves(TRAYS[:3], TRAYS[:3], batch) == waves
 
 
 def test_a_bad_batch_is_refused_even_when_nothing_needs_a_reboot():
@@ -127,7 +128,7 @@ def test_missing_group_value_names_hosts_and_variable():
 def test_missing_group_value_of_a_tray_that_needs_no_reboot_is_fine():
     racks = dict(RACK_OF)
     del racks['tray08']
-    assert rw.plan_waves(TRAYS, ['tray01', 'tray02'], 1, racks, 'rack') == [['tray01'], ['tray02']]
+    assert rp.plan_waves(TRAYS, ['tray01', 'tray02'], 1, racks, 'rack') == [['tray01'], ['tray02']]
 
 
 def test_unhashable_group_value():
@@ -148,7 +149,7 @@ def test_properties(spec, batch):
     hosts = ['h%02d' % i for i in range(len(spec))]
     group_of = dict((h, g) for h, (g, _p) in zip(hosts, spec))
     pending = [h for h, (_g, p) in zip(hosts, spec) if p]
-    waves = rw.plan_waves(hosts, pending, batch, group_of, 'rack')
+    waves = rp.plan_waves(hosts, pending, batch, group_of, 'rack')
     flat = [h for w in waves for h in w]
     assert sorted(flat) == sorted(pending)                                   # every pending tray exactly once
     assert all(w for w in waves)
