@@ -20,7 +20,7 @@ import yaml
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
 from roletemplar import REPO, expression
-from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import bundle, evidence, nccl_launch, platform
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import bundle, evidence, nccl_launch, platform, registry
 
 ROLES = sorted(name for name in os.listdir(os.path.join(REPO, 'roles'))
                if os.path.isfile(os.path.join(REPO, 'roles', name, 'meta', 'argument_specs.yml')))
@@ -67,9 +67,8 @@ def _choices(role, option):
 
 
 def _deployable_recipes():
-    with open(os.path.join(REPO, 'roles', 'stack', 'vars', 'recipes.yml')) as handle:
-        recipes = yaml.safe_load(handle)['__stack_recipes']
-    return set(name for name, recipe in recipes.items() if not (recipe or {}).get('abstract'))
+    """The recipes one can deploy and the old names the registry still accepts (with a warning)."""
+    return set(registry.deployable()) | set(registry.aliases())
 
 
 def _tuned_intents():

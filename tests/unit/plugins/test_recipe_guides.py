@@ -4,20 +4,16 @@
 guides (the NVKE GB200 and RKE2 VR200 setup guides, AICR's validation blocks: aicr.md 1.2.2, 1.3), not from the code.
 
 The benchmarks are what the validate role runs by default: its defaults' expression (validate_nccl_variants) and
-the list the tasks iterate (__validate_nccl_variants), rendered with Jinja over the role's own vars/main.yml. A
+the list the tasks iterate (__validate_nccl_variants), rendered by ansible-core's Templar (tests/unit/roletemplar.py). A
 recipe added to the stack without a row here fails: someone has to say what the guides want it to run.
 """
 
-import os
-
-import jinja2
 import pytest
-import yaml
 
+from roletemplar import render
 from ansible_collections.gpu_tray.cluster.plugins.module_utils import conformance as cf
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import registry
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-ROLE = os.path.join(REPO, 'roles', 'validate')
 VR200_TRAINING = {'platform-health', 'gpu-operator-health', 'accelerator-metrics', 'ai-service-metrics', 'dra-support',
                   'gang-scheduling', 'pod-autoscaling', 'secure-accelerator-access'}
 VR200_INFERENCE = {'platform-health', 'gpu-operator-health', 'accelerator-metrics', 'ai-service-metrics', 'dra-support',
@@ -29,7 +25,7 @@ GUIDES = {
     # list is not public (aicr.md 1.3 "Not found in public sources").
     'gb200-nvke-ubuntu-training': ({'nccl-all-reduce-bw-nvls', 'nccl-all-reduce-bw-net'}, None),
     # the same leaf plus Kubeflow Trainer (platform-kubeflow mixin)
-    'gb200-nvke-ubuntu-kubeflow': ({'nccl-all-reduce-bw-nvls', 'nccl-all-reduce-bw-net'}, None),
+    'gb200-nvke-ubuntu-training-kubeflow': ({'nccl-all-reduce-bw-nvls', 'nccl-all-reduce-bw-net'}, None),
     # RKE2 VR200 validation blocks (aicr.md 1.2.2): performance nccl-all-reduce-bw-nvls for training only,
     # inference-perf deferred for the inference leaves
     'vr200-rke2-ubuntu-training': ({'nccl-all-reduce-bw-nvls'}, VR200_TRAINING),
@@ -38,23 +34,15 @@ GUIDES = {
 }
 
 
-def _yaml(*parts):
-    with open(os.path.join(REPO, *parts)) as handle:
-        return yaml.safe_load(handle)
-
-
 def _recipes():
-    recipes = _yaml('roles', 'stack', 'vars', 'recipes.yml')['__stack_recipes']
-    return sorted(name for name, recipe in recipes.items() if not (recipe or {}).get('abstract'))
+    return registry.deployable()
 
 
 def _benchmarks(recipe):
-    """nccl-all-reduce-bw-<variant> for every variant the performance phase runs for the recipe by default."""
-    env = jinja2.Environment(undefined=jinja2.ChainableUndefined)
-    data = dict(_yaml('roles', 'validate', 'vars', 'main.yml'), validate_recipe=recipe)
-    data['validate_nccl_variants'] = yaml.safe_load(
-        env.from_string(_yaml('roles', 'validate', 'defaults', 'main.yml')['validate_nccl_variants']).render(data))
-    variants = yaml.safe_load(env.from_string(data['__validate_nccl_variants']).render(data))
+    """nccl-all-reduce-bw-<variant> for every variant the performance phase runs for the recipe by default: the
+    role's own variables (the recipe lookup of its defaults, then the list its tasks iterate) rendered by ansible's
+    Templar."""
+    variants = render('validate', '__validate_nccl_variants', validate_recipe=recipe)
     return set('nccl-all-reduce-bw-%s' % variant for variant in variants)
 
 
