@@ -192,8 +192,8 @@ def misspelt_role_variables(names, allowed=(), roles_dir=None, cutoff=0.8):
 
 def batch_problem(value):
     """None when ``value`` is a reboot batch (a positive integer, or a percentage in (0, 100] such as 25%), else the
-    rest of the clause after the variable's name: the rule of the reboot_waves filter, which applies it later."""
-    from ansible_collections.gpu_tray.cluster.plugins.filter.reboot_waves import parse_batch
+    rest of the clause after the variable's name: the rule of the reboot plan (plugin_utils/reboot_plan.py), which applies it later."""
+    from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.reboot_plan import parse_batch
     try:
         parse_batch(value)
     except ValueError:

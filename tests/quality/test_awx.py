@@ -128,8 +128,8 @@ def test_docs_table_and_workflow_are_generated_from_the_code(tmp_path, monkeypat
     block = awx_docs.render()
     for template in DEFINITIONS["awx_job_templates"]:
         assert "| `%s` | `%s` |" % (template["name"], template["playbook"]) in block
-    assert "`rolling_reboot_drain` (auto/always/never; default `auto`)" in block
-    assert "`rolling_reboot_batch` (text; blank keeps the inventory's value)" in block
+    assert "`survey_rolling_reboot_drain` (auto/always/never; default `auto`)" in block
+    assert "`survey_rolling_reboot_batch` (text; blank keeps the inventory's value)" in block
     surveys = tmp_path / "surveys"
     surveys.mkdir()
     for path in (ROOT / "playbooks" / "files" / "awx_surveys").glob("*.json"):

@@ -70,7 +70,7 @@ def test_the_roles_feed_their_options_from_the_inventory():
     assert len(ROLE_DEFAULTS) >= 60 and len(LITERALS) >= 45, (len(ROLE_DEFAULTS), len(LITERALS))
     assert ("rolling_reboot", "rolling_reboot_foreign_controllers", "gpu_tray_reboot_foreign_controllers", True,
             "refuse") in LITERALS
-    assert ("preflight", "preflight_bmc_required", "gpu_tray_bmc_required", True, True) in LITERALS
+    assert ("rolling_reboot", "rolling_reboot_bmc_required", "gpu_tray_bmc_required", True, True) in LITERALS
 
 
 @pytest.mark.parametrize("role, option, name, _literal, value", LITERALS, ids=lambda v: str(v))

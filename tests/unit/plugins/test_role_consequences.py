@@ -110,7 +110,6 @@ SAFETY_DEFAULTS = [
     ('rolling_reboot', 'rolling_reboot_bmc_recover', 'none', 'a power cycle only when the site asks for it'),
     ('rolling_reboot', 'rolling_reboot_drain', 'auto', 'a node of the cluster is drained before its reboot'),
     ('rolling_reboot', 'rolling_reboot_drain_via', 'auto', 'through the Maintenance Operator where it runs'),
-    ('preflight', 'preflight_bmc_required', True, 'BMC access is checked before the first reboot'),
     ('preflight', 'preflight_bmc_validate_certs', True, 'the BMC is authenticated over TLS'),
     ('preflight', 'preflight_fail', True, 'a preflight failure stops the run before any tray is changed'),
     ('preflight', 'preflight_check_chart_values', True, 'no DOCA-OFED / nvidia-peermem values reach a chart'),
@@ -128,6 +127,16 @@ def test_each_safety_switch_is_safe_when_the_inventory_says_nothing(role, name, 
     value = render(role, name, gpu_tray_platform='nvke-gb200')
     assert value == safe and type(value) is type(safe), '%s is %r, the safe default is %r: %s' % (
         name, value, safe, why)
+
+
+@pytest.mark.parametrize('platform_name, required', [('rke2-vr200', True), ('nvke-gb200', False)])
+def test_the_bmc_is_required_by_default_where_the_platform_reboots(platform_name, required):
+    """BMC access is checked before the first reboot: required by default on the platform whose kernel arguments
+    take one reboot per tray (rke2-vr200), not on nvke-gb200, where nothing the collection prepares reboots; the
+    inventory's gpu_tray_bmc_required decides over both."""
+    assert render('preflight', 'preflight_bmc_required', gpu_tray_platform=platform_name) is required
+    assert render('preflight', 'preflight_bmc_required', gpu_tray_platform=platform_name,
+                  gpu_tray_bmc_required=not required) is (not required)
 
 
 def test_the_validate_phases_run_all_five_by_default():

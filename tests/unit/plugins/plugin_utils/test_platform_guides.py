@@ -57,7 +57,7 @@ GUIDES = {
         'rails': ['mlx5_0', 'mlx5_1', 'mlx5_3', 'mlx5_4'], 'sriov': {'vfs': True, 'num_vfs': 16},
         'firmware': True, 'runtime_config_source': 'file', 'imex': 'unmanaged', 'netns': 'unmanaged',
         'modules': ['rdma_ucm', 'ib_umad', 'ib_ipoib'], 'accelerator': 'gb200',
-        'recipes': {'gb200-nvke-ubuntu-training': '', 'gb200-nvke-ubuntu-kubeflow': ''},
+        'recipes': {'gb200-nvke-ubuntu-training': '', 'gb200-nvke-ubuntu-training-kubeflow': ''},
         'default_recipe': 'gb200-nvke-ubuntu-training',
     },
     'rke2-vr200': {
