@@ -16,7 +16,7 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import platform, tray_read
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import tray_read
 from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.planners import common
 
 NAME = 'kernel_tuning'
@@ -40,13 +40,6 @@ PROBLEM_FIX = {
 }
 # the order a file's problems are listed in (alphabetical, as the role always listed them)
 KINDS = ('duplicates', 'overwrites', 'tuned_params')
-# The role's literal defaults (roles/kernel_tuning/defaults/main.yml; a unit test keeps the two equal)
-DEFAULTS = {'sysctl_file': '/etc/sysctl.d/90-gpu-tray-tuning.conf', 'limit_stack': 67108864,
-            'runtime_units': ['rke2-server.service', 'rke2-agent.service', 'k3s.service', 'k3s-agent.service',
-                              'containerd.service'],
-            'limit_stack_dropin': '90-gpu-tray-limitstack.conf',
-            'grub_dropin': '/etc/default/grub.d/99-gpu-tray-kernel-tuning.cfg',
-            'grub_default_file': '/etc/default/grub', 'grub_cfg': '/boot/grub/grub.cfg', 'extra_args': []}
 
 
 def wanted_args(inputs):
@@ -66,20 +59,6 @@ def limit_stack_path(inputs, unit):
 def _files(inputs):
     return ([inputs['grub_dropin'], inputs['sysctl_file']]
             + [limit_stack_path(inputs, unit) for unit in inputs['runtime_units']])
-
-
-def default_inputs(profile, var):
-    """The role's inputs as its defaults make them from the platform profile and the inventory (``var(name,
-    default)`` reads an inventory variable): what the preflight reads ahead for the role."""
-    intent = var('gpu_tray_tuned_intent', None)
-    if intent is None:
-        intent = platform.recipe_intent(profile, var('gpu_tray_recipe', profile['default_recipe']))
-    tuned = platform.tuning(profile, intent)
-    return dict(DEFAULTS, intent=intent, cmdline=tuned['cmdline'],
-                hugepages=var('gpu_tray_tuning_hugepages', tuned['hugepages']),
-                default_hugepagesz=tuned['default_hugepagesz'], sysctls=tuned['sysctls'],
-                sysctl_apply=bool(var('gpu_tray_sysctl_apply', True)), sysfs_root=var('gpu_tray_sysfs_root', '/sys'),
-                proc_root=var('gpu_tray_proc_root', '/proc'))
 
 
 def needs(inputs):

@@ -23,20 +23,6 @@ def kernel_name(module):
     return module.replace('-', '_')
 
 
-# hosts of these groups never get the modules (the role's rdma_modules_exclude_groups)
-EXCLUDE_GROUPS = ['control_plane', 'kube_control_plane']
-LOAD_FILE = '/etc/modules-load.d/gpu-tray-rdma.conf'
-
-
-def default_inputs(profile, var):
-    """The role's inputs as its defaults make them (what the preflight reads ahead for the role)."""
-    load = list(profile['rdma']['modules'])
-    enabled = bool(var('gpu_tray_rdma_modules_enabled', bool(load)))
-    excluded = set(var('group_names', [])) & set(EXCLUDE_GROUPS)
-    return {'managed': enabled and bool(load) and not excluded, 'load': load, 'load_file': LOAD_FILE,
-            'sysfs_root': var('gpu_tray_sysfs_root', '/sys')}
-
-
 def needs(inputs):
     if not common.as_bool(inputs['managed']):
         return {}

@@ -22,17 +22,6 @@ SYSFS_VALUE = {'exclusive': 'N', 'shared': 'Y'}
 OPTION_VALUE = {'exclusive': '0', 'shared': '1'}
 
 
-CONF_FILE = '/etc/modprobe.d/gpu-tray-ib-core-netns.conf'
-MODPROBE_DIRS = ['/etc/modprobe.d', '/run/modprobe.d', '/usr/local/lib/modprobe.d', '/usr/lib/modprobe.d',
-                 '/lib/modprobe.d']
-
-
-def default_inputs(profile, var):
-    """The role's inputs as its defaults make them (what the preflight reads ahead for the role)."""
-    return {'mode': var('gpu_tray_ib_core_netns_mode', profile['rdma']['netns_mode']), 'conf_file': CONF_FILE,
-            'modprobe_dirs': list(MODPROBE_DIRS), 'sysfs_root': var('gpu_tray_sysfs_root', '/sys')}
-
-
 def needs(inputs):
     if inputs['mode'] == 'unmanaged':
         return {}
