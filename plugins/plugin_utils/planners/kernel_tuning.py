@@ -14,6 +14,7 @@ role's variables without the prefix (roles/kernel_tuning/meta/argument_specs.yml
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+import posixpath
 import re
 
 from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import tray_read
@@ -61,12 +62,17 @@ def _files(inputs):
             + [limit_stack_path(inputs, unit) for unit in inputs['runtime_units']])
 
 
+def _read_files(inputs):
+    """The role's files and their directories (which the role may create, and then removes on the way back)."""
+    return _files(inputs) + tray_read.directories(_files(inputs))
+
+
 def needs(inputs):
 
     """The tray read the role decides from; empty (the always-read parts) when the intent is empty."""
     if not inputs.get('intent'):
         return {}
-    return {'sysfs_root': inputs['sysfs_root'], 'proc_root': inputs['proc_root'], 'files': _files(inputs),
+    return {'sysfs_root': inputs['sysfs_root'], 'proc_root': inputs['proc_root'], 'files': _read_files(inputs),
             'units': list(inputs['runtime_units']) if int(inputs['limit_stack']) > 0 else [],
             'grub': {'default_file': inputs['grub_default_file'], 'dropin': inputs['grub_dropin'],
                      'cfg': inputs['grub_cfg']},
@@ -208,15 +214,21 @@ def plan(state, inputs):
     live = [{'key': key, 'value': value} for key, value in sysctls.items()
             if common.as_bool(inputs.get('sysctl_apply')) and running_sysctls.get(key) != ' '.join(str(value).split())]
     cfg_problems = grub_cfg_problems(grub.get('cfg_linux') or [], args)
-    out['blocks'] = {'grub_dropin': dropin, 'sysctl_file': sysctl_block, 'limit_stack': limit_block}
+    # each block with the line that records a directory the role creates for it (tray_read.with_created_dir)
+    out['blocks'] = {
+        'grub_dropin': tray_read.with_created_dir(state, inputs['grub_dropin'], dropin, MARKER),
+        'sysctl_file': tray_read.with_created_dir(state, inputs['sysctl_file'], sysctl_block, MARKER),
+        'limit_stack': dict((unit['Id'], tray_read.with_created_dir(state, limit_stack_path(inputs, unit['Id']),
+                                                                    limit_block, MARKER)) for unit in active)}
     out['writes'] = {
-        'grub_dropin': not tray_read.block_current(files.get(inputs['grub_dropin']), dropin, MARKER),
+        'grub_dropin': not tray_read.block_current(files.get(inputs['grub_dropin']), out['blocks']['grub_dropin'],
+                                                   MARKER),
         'sysctl_file': bool(sysctls) and not tray_read.block_current(files.get(inputs['sysctl_file']),
-                                                                     sysctl_block, MARKER),
+                                                                     out['blocks']['sysctl_file'], MARKER),
         'sysctl_live': live,
         'limit_stack': [unit['Id'] for unit in active
-                        if not tray_read.block_current(files.get(limit_stack_path(inputs, unit['Id'])), limit_block,
-                                                       MARKER)],
+                        if not tray_read.block_current(files.get(limit_stack_path(inputs, unit['Id'])),
+                                                       out['blocks']['limit_stack'][unit['Id']], MARKER)],
     }
     out['writes']['update_grub'] = out['writes']['grub_dropin'] or bool(cfg_problems)
     out['grub_cfg_problems'] = cfg_problems
@@ -232,15 +244,17 @@ def plan(state, inputs):
 
 def restore_needs(inputs):
     """The tray read of the way back: the role's files, the runtime units, the running command line."""
-    return {'sysfs_root': inputs['sysfs_root'], 'proc_root': inputs['proc_root'], 'files': _files(inputs),
+    return {'sysfs_root': inputs['sysfs_root'], 'proc_root': inputs['proc_root'], 'files': _read_files(inputs),
             'units': list(inputs['runtime_units'])}
 
 
 def restore(state, inputs):
     """The decision of the entry point restore: which files go whole, which only lose the role's block, whether
-    update-grub runs, and the arguments the rolling reboot verifies are gone."""
+    update-grub runs, which directories the role created go with their files, and the arguments the rolling reboot
+    verifies are gone."""
     out = common.new_plan(NAME, MARKER)
-    actions = dict((path, tray_read.restore_action((state.get('files') or {}).get(path), MARKER))
+    files = state.get('files') or {}
+    actions = dict((path, tray_read.restore_action(files.get(path), MARKER, files.get(posixpath.dirname(path)), path))
                    for path in _files(inputs))
     unreadable = [path for path, action in actions.items() if action['action'] == 'unreadable']
     lines = [line for line in actions[inputs['grub_dropin']]['block'] if 'GRUB_CMDLINE_LINUX_DEFAULT=' in line]
@@ -252,6 +266,7 @@ def restore(state, inputs):
     out['writes'] = {
         'remove_file': [path for path, action in actions.items() if action['action'] == 'remove_file'],
         'remove_block': [path for path, action in actions.items() if action['action'] == 'remove_block'],
+        'remove_dir': [action['directory'] for action in actions.values() if action['directory']],
         'update_grub': actions[inputs['grub_dropin']]['action'] != 'none',
     }
     running = (state['cmdline'].get('text') or '').split()

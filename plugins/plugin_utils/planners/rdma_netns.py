@@ -10,6 +10,7 @@ Inputs are the role's variables without the prefix: ``mode`` (exclusive, shared,
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+import posixpath
 import re
 
 from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import tray_read
@@ -25,7 +26,8 @@ OPTION_VALUE = {'exclusive': '0', 'shared': '1'}
 def needs(inputs):
     if inputs['mode'] == 'unmanaged':
         return {}
-    return {'sysfs_root': inputs['sysfs_root'], 'files': [inputs['conf_file']],
+    return {'sysfs_root': inputs['sysfs_root'],
+            'files': [inputs['conf_file']] + tray_read.directories([inputs['conf_file']]),
             'modprobe_dirs': list(inputs['modprobe_dirs']), 'modprobe_modules': ['ib_core']}
 
 
@@ -58,7 +60,8 @@ def plan(state, inputs):
         files = common.unique(line.split(':')[0] for line in conflicts)
         return common.refuse(out, '%s sets another ib_core netns_mode than %s; the setting must have one owner.'
                              % (', '.join(files), mode), details=conflicts)
-    block = 'options ib_core netns_mode=%s' % OPTION_VALUE[mode]
+    option = 'options ib_core netns_mode=%s' % OPTION_VALUE[mode]
+    block = tray_read.with_created_dir(state, inputs['conf_file'], option, MARKER)
     out['blocks'] = {'file': block}
     if mode == 'exclusive':
         out['writes'] = {'file': not tray_read.block_current(conf, block, MARKER), 'remove': False}
@@ -72,13 +75,16 @@ def plan(state, inputs):
 
 
 def restore_needs(inputs):
-    return {'sysfs_root': inputs['sysfs_root'], 'files': [inputs['conf_file']]}
+    return {'sysfs_root': inputs['sysfs_root'],
+            'files': [inputs['conf_file']] + tray_read.directories([inputs['conf_file']])}
 
 
 def restore(state, inputs):
     """writes: ``remove_file`` / ``remove_block``; ib_core is back to the kernel's shared mode after the reboot."""
     out = common.new_plan(NAME, MARKER)
-    action = tray_read.restore_action((state.get('files') or {}).get(inputs['conf_file']), MARKER)
+    files = state.get('files') or {}
+    action = tray_read.restore_action(files.get(inputs['conf_file']), MARKER,
+                                      files.get(posixpath.dirname(inputs['conf_file'])), inputs['conf_file'])
     running = running_value(state)
     # the role's file was there (this run, or a restore interrupted before its reboot: the running mode is still the
     # role's exclusive one while no file of another owner sets it)
@@ -87,7 +93,7 @@ def restore(state, inputs):
     if action['action'] == 'unreadable':
         return common.refuse(out, 'Could not read %s; nothing was removed.' % inputs['conf_file'])
     out['writes'] = {'remove_file': action['action'] == 'remove_file',
-                     'remove_block': action['action'] == 'remove_block'}
+                     'remove_block': action['action'] == 'remove_block', 'remove_dir': action['directory'] or ''}
     if owned and running != SYSFS_VALUE['shared']:
         common.set_reboot(out, ['ib_core still runs with netns_mode %s' % running_mode(state)])
     if owned:

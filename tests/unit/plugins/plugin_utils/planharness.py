@@ -24,6 +24,7 @@ from unithelpers import fixture_path  # noqa: E402
 from ansible_collections.gpu_tray.cluster.plugins.modules import tray_state  # noqa: E402
 from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import tray_read  # noqa: E402
 
+IMAGE_DIRS = ('etc/modprobe.d', 'etc/modules-load.d', 'etc/sysctl.d', 'etc/default/grub.d')
 OS_RELEASE = {'nvke-gb200': 'ubuntu-24.04', 'rke2-vr200': 'ubuntu-26.04'}
 # blockinfile's output for a role block: what the role's task leaves on the tray
 BLOCKINFILE = '%(begin)s\n%(block)s\n%(end)s\n'
@@ -40,6 +41,10 @@ class LabTray(object):
         self.tools = os.path.join(self.root, 'tools')
         os.makedirs(self.tools)
         self.units = units or {}
+        # the directories of the roles' files, as every Ubuntu image has them (the lab populates only the tray's own)
+        for rel in IMAGE_DIRS:
+            if not os.path.isdir(self.path(rel)):
+                os.makedirs(self.path(rel))
 
     def path(self, rel):
         """``rel`` under the tray (a path already under it stays as it is)."""

@@ -145,7 +145,13 @@ def test_limit_stack_goes_on_active_runtime_units_and_a_running_one_needs_the_re
     tray = lab(units=units)
     plan, _inputs = plan_kernel_tuning(run_module, tray, proc_root='/proc')
     assert plan['writes']['limit_stack'] == ['rke2-agent.service']
-    assert plan['blocks']['limit_stack'] == '[Service]\nLimitSTACK=67108864'
+    # the drop-in's directory is this machine's (the role writes /etc/systemd/system/<unit>.d/): when it is absent the
+    # block records that the role creates it
+    created = [] if os.path.isdir('/etc/systemd/system/rke2-agent.service.d') else [
+        '# gpu_tray.cluster created /etc/systemd/system/rke2-agent.service.d/ for this file: restore_trays removes the '
+        'directory with it']
+    assert plan['blocks']['limit_stack'] == {'rke2-agent.service': '\n'.join(created + ['[Service]',
+                                                                                         'LimitSTACK=67108864'])}
     # pid 1 of this machine runs with another stack limit than 64 MiB
     assert plan['exports']['stack_pending'] and 'stack limit' in plan['reason']
 
@@ -188,7 +194,7 @@ def test_restore_removes_what_the_role_wrote_and_names_the_arguments_to_verify_g
     fresh = lab()
     nothing = kernel_tuning.restore(fresh.read(run_module, kernel_tuning.restore_needs(fresh.inputs(kernel_tuning))),
                                     fresh.inputs(kernel_tuning))
-    assert nothing['writes'] == {'remove_file': [], 'remove_block': [], 'update_grub': False}
+    assert nothing['writes'] == {'remove_file': [], 'remove_block': [], 'remove_dir': [], 'update_grub': False}
     assert not nothing['reboot_required'] and nothing['exports']['cmdline_forbidden'] == []
 
 
@@ -239,19 +245,48 @@ def test_netns_another_owner_is_refused_and_shared_removes_the_file(run_module, 
     assert unmanaged['writes'] == {} and rdma_netns.needs(dict(inputs, mode='unmanaged')) == {}
 
 
+def test_a_directory_the_role_creates_is_recorded_in_its_block_and_goes_with_the_file(run_module, lab):
+    """blockinfile creates a missing directory with the file: the block says so (and keeps saying so on every later
+    run), and the way back removes that directory with the file - not one that was there before, nor one that holds
+    something else by then."""
+    tray = lab()
+    inputs = tray.inputs(rdma_netns, conf_file=tray.path('etc/gpu-tray/modprobe.d/netns.conf'))
+    directory = tray.path('etc/gpu-tray/modprobe.d')
+    first = rdma_netns.plan(tray.read(run_module, rdma_netns.needs(inputs)), inputs)
+    assert first['blocks']['file'] == ('# gpu_tray.cluster created %s/ for this file: restore_trays removes the '
+                                       'directory with it\noptions ib_core netns_mode=0' % directory)
+    tray.write_block(inputs['conf_file'], first['blocks']['file'], rdma_netns.MARKER)
+    again = rdma_netns.plan(tray.read(run_module, rdma_netns.needs(inputs)), inputs)
+    assert again['blocks'] == first['blocks'] and again['writes']['file'] is False
+    back = rdma_netns.restore(tray.read(run_module, rdma_netns.restore_needs(inputs)), inputs)
+    assert back['writes'] == {'remove_file': True, 'remove_block': False, 'remove_dir': directory}
+    # something else in the directory by now: it stays
+    tray.write('etc/gpu-tray/modprobe.d/site.conf', 'options mlx5_core prof_sel=2\n')
+    kept = rdma_netns.restore(tray.read(run_module, rdma_netns.restore_needs(inputs)), inputs)
+    assert kept['writes']['remove_file'] and kept['writes']['remove_dir'] == ''
+    # a directory that was there before the role: no record, never removed
+    tray.remove('etc/gpu-tray/modprobe.d/netns.conf')
+    there = rdma_netns.plan(tray.read(run_module, rdma_netns.needs(inputs)), inputs)
+    assert there['blocks']['file'] == 'options ib_core netns_mode=0'
+    tray.remove('etc/gpu-tray/modprobe.d/site.conf')
+    tray.write_block(inputs['conf_file'], there['blocks']['file'], rdma_netns.MARKER)
+    assert rdma_netns.restore(tray.read(run_module, rdma_netns.restore_needs(inputs)),
+                              inputs)['writes']['remove_dir'] == ''
+
+
 def test_netns_restore_owns_only_its_file(run_module, lab):
     tray = lab()
     inputs = tray.inputs(rdma_netns)
     tray.write_block(inputs['conf_file'], 'options ib_core netns_mode=0', rdma_netns.MARKER)
     tray.reboot()
     back = rdma_netns.restore(tray.read(run_module, rdma_netns.restore_needs(inputs)), inputs)
-    assert back['writes'] == {'remove_file': True, 'remove_block': False}
+    assert back['writes'] == {'remove_file': True, 'remove_block': False, 'remove_dir': ''}
     assert back['reboot_required'] and back['verify'] == {'netns_mode': 'shared'}
     assert back['exports'] == {'expected': 'Y', 'running': 'N'}
     fresh = lab()
     unmanaged = fresh.inputs(rdma_netns, mode='unmanaged')
     none = rdma_netns.restore(fresh.read(run_module, rdma_netns.restore_needs(unmanaged)), unmanaged)
-    assert none['writes'] == {'remove_file': False, 'remove_block': False} and not none['reboot_required']
+    assert none['writes'] == {'remove_file': False, 'remove_block': False, 'remove_dir': ''} and not none['reboot_required']
 
 
 # ---- rdma_modules, imex --------------------------------------------------------------------------------------------
@@ -273,21 +308,22 @@ def test_gb200_modules_loaded_now_and_persisted(run_module, lab):
 def test_modules_restore_removes_its_file_or_only_its_block(run_module, lab):
     tray = lab(platform='nvke-gb200')
     inputs = tray.inputs(rdma_modules)
-    assert rdma_modules.restore_needs(inputs) == {'sysfs_root': inputs['sysfs_root'], 'files': [inputs['load_file']]}
+    assert rdma_modules.restore_needs(inputs) == {'sysfs_root': inputs['sysfs_root'],
+                                                  'files': [inputs['load_file'], os.path.dirname(inputs['load_file'])]}
     tray.write_block(inputs['load_file'], 'rdma_ucm\nib_umad\nib_ipoib', rdma_modules.MARKER)
     back = rdma_modules.restore(tray.read(run_module, rdma_modules.restore_needs(inputs)), inputs)
-    assert back['refuse'] is None and back['writes'] == {'remove_file': True, 'remove_block': False}
+    assert back['refuse'] is None and back['writes'] == {'remove_file': True, 'remove_block': False, 'remove_dir': ''}
     assert back['exports'] == {'names': []} and not back['reboot_required']
     # a line of the site's own beside the role's block: only the block goes
     with open(inputs['load_file'], 'a') as handle:
         handle.write('site_module\n')
     back = rdma_modules.restore(tray.read(run_module, rdma_modules.restore_needs(inputs)), inputs)
-    assert back['writes'] == {'remove_file': False, 'remove_block': True}
+    assert back['writes'] == {'remove_file': False, 'remove_block': True, 'remove_dir': ''}
     # never touched: nothing to remove
     fresh = lab(platform='nvke-gb200')
     none = rdma_modules.restore(fresh.read(run_module, rdma_modules.restore_needs(fresh.inputs(rdma_modules))),
                                 fresh.inputs(rdma_modules))
-    assert none['refuse'] is None and none['writes'] == {'remove_file': False, 'remove_block': False}
+    assert none['refuse'] is None and none['writes'] == {'remove_file': False, 'remove_block': False, 'remove_dir': ''}
 
 
 def test_imex_mask_relocate_and_enable(run_module, lab):
