@@ -22,10 +22,17 @@ tray_plan task.
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+import functools
 import os
+import re
 from collections import ChainMap
 
+import yaml
+
 ROLES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), 'roles')
+# a default that reads an inventory variable: `<role>_<option>: "{{ gpu_tray_<name> | default(...) }}"` (the form
+# tools/inventory_spec.py generates the inventory's argument spec from)
+_FEEDS = re.compile(r'^\{\{\s*(gpu_tray_[a-z0-9_]+)\s*\|\s*default\(')
 # the roles whose planners the preflight reads ahead for (tray_plan prefetch), in the order prepare_trays runs them
 PREPARING = ('kernel_tuning', 'imex', 'rdma_modules', 'rdma_netns')
 
@@ -56,6 +63,20 @@ def layered(loader, role, variables):
     if variable(role) not in role_vars:
         raise RoleInputsError('roles/%s/vars/main.yml has no %s' % (role, variable(role)))
     return ChainMap(role_vars, variables, _load(loader, role, 'defaults'))
+
+
+@functools.lru_cache(maxsize=None)
+def _defaults(role):
+    with open(os.path.join(ROLES_DIR, role, 'defaults', 'main.yml')) as handle:
+        return yaml.safe_load(handle) or {}
+
+
+def user_variable(role, option):
+    """The variable a user sets input ``option`` of ``role`` with - the ``gpu_tray_*`` variable its default reads,
+    else the role variable ``<role>_<option>`` - for a refusal of the input to name."""
+    default = _defaults(role).get('%s_%s' % (role, option))
+    match = _FEEDS.match(default) if isinstance(default, str) else None
+    return match.group(1) if match else '%s_%s' % (role, option)
 
 
 def resolve(templar, loader, role, variables):

@@ -17,7 +17,8 @@ __metaclass__ = type
 import posixpath
 import re
 
-from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import tray_read
+from ansible_collections.gpu_tray.cluster.plugins.module_utils.judges import judge_hugepages
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import role_inputs, tray_read
 from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.planners import common
 
 NAME = 'kernel_tuning'
@@ -155,12 +156,34 @@ def _stack_pending(units, limit):
                and sorted(set(unit['stack_limit'])) != [str(limit)] for unit in units)
 
 
-def _size_problem(refused, pools_kb):
-    """The refusal text of requested sizes the kernel has no pool for, suggesting smaller sizes it has."""
-    biggest = max(SIZE_KB[size] for size in refused)
-    smaller = [KB_SIZE[kb] for kb in pools_kb if kb < biggest]
-    return ('Huge page size %s has no pool on this kernel; request %s pages instead (gpu_tray_tuning_hugepages).'
-            % (', '.join(refused), ' or '.join(smaller or [KB_SIZE[kb] for kb in pools_kb])))
+def _input_problem(inputs):
+    """The refusal of an input the drop-in cannot carry, naming the variable the user set it with; None when none."""
+    pools = common.unique(pool['size'] for pool in inputs.get('hugepages') or [])
+    bad = [size for size in pools if size not in SIZE_KB]
+    if bad:
+        return ('%s asks for huge page size %s, which is not one of %s.'
+                % (role_inputs.user_variable(NAME, 'hugepages'), ', '.join(bad), ', '.join(SIZE_KB)))
+    default = inputs.get('default_hugepagesz')
+    if default and default not in SIZE_KB:
+        return ('%s is %s, which is not one of %s.'
+                % (role_inputs.user_variable(NAME, 'default_hugepagesz'), default, ', '.join(SIZE_KB)))
+    for key in ('cmdline', 'extra_args'):
+        bad = [arg for arg in inputs.get(key) or [] if not _PLAIN_ARG.match(arg)]
+        if bad:
+            return ('%s has the kernel arguments %s, whose quotes, spaces or shell characters the GRUB drop-in cannot '
+                    'carry.' % (role_inputs.user_variable(NAME, key), ' '.join(bad)))
+    return None
+
+
+def _sizes_judged(state, inputs):
+    """The huge page sizes the role requests against the running kernel's pools: the preflight's judge (a size
+    without a pool refuses the variable the user set the pools with)."""
+    hugepages = state['hugepages']
+    default = inputs.get('default_hugepagesz')
+    return judge_hugepages(dict((int(kb), pool) for kb, pool in (hugepages.get('pools') or {}).items()),
+                           inputs.get('hugepages') or [], check='sizes', base=hugepages.get('base') or '',
+                           default_size_kb=SIZE_KB[default] if default else None,
+                           variable=role_inputs.user_variable(NAME, 'hugepages'))
 
 
 def plan(state, inputs):
@@ -169,16 +192,12 @@ def plan(state, inputs):
     if not inputs.get('intent'):
         out['exports'] = {'cmdline_args': [], 'hugepages': []}
         return out
+    problem = _input_problem(inputs)
+    if problem:
+        return common.refuse(out, problem)
     args = wanted_args(inputs)
     sizes = common.unique([pool['size'] for pool in inputs.get('hugepages') or []]
                           + ([inputs['default_hugepagesz']] if inputs.get('default_hugepagesz') else []))
-    bad_sizes = [size for size in sizes if size not in SIZE_KB]
-    if bad_sizes:
-        return common.refuse(out, 'Huge page size %s is not one of %s.' % (', '.join(bad_sizes), ', '.join(SIZE_KB)))
-    bad_args = [arg for arg in args if not _PLAIN_ARG.match(arg)]
-    if bad_args:
-        return common.refuse(out, 'Kernel arguments %s contain quotes, spaces or shell characters; the GRUB drop-in '
-                                  'cannot carry them.' % ' '.join(bad_args))
     pools_kb = sorted(int(kb) for kb in (state['hugepages'].get('pools') or {}) if int(kb) in KB_SIZE)
     pools = [KB_SIZE[kb] for kb in pools_kb]
     refused = [size for size in sizes if size not in pools]
@@ -196,7 +215,8 @@ def plan(state, inputs):
     if errors:
         return common.refuse(out, "Could not read the tray's state: %s; nothing was written." % '; '.join(errors))
     if refused:
-        return common.refuse(out, _size_problem(refused, pools_kb))
+        judged = _sizes_judged(state, inputs)
+        return common.refuse(out, judged['message'], details=judged['details'], fix=judged['fix'])
     if problems:
         first = problems[0]
         return common.refuse(out, '%s %s%s; %s.' % (
