@@ -94,7 +94,7 @@ def phase_status(phase):
 
 def phase_result(phase, limit=3):
     """``{'status', 'findings'}`` of one phase: its status (phase_status) and one line naming its first ``limit``
-    failed checks with their findings (``tray02/vf-pkeys: 16 VF ports are ...; 2 more``), for a task message."""
+    failed checks with their findings (``tray02/pkeys: 16 InfiniBand ports are ...; 2 more``), for a task message."""
     phase = _phase(phase)
     failed = [check for check in phase['checks'] if check['status'] == 'failed']
     shown = []

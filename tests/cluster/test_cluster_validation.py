@@ -18,6 +18,8 @@ import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
+from upstreamdata import upstream_crd
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 NVKE = 'gb200-nvke-ubuntu-training'
@@ -186,14 +188,14 @@ def test_load_balancer(run, core, namespace):
 
 
 def test_foreign_reboot_controllers(run, k8s_api):
-    """The real Skyhook CRD (files/crds/; 1.20 needs its empty status default dropped): a Skyhook whose package
+    """The real Skyhook CRD (the upstream data; 1.20 needs its empty status default dropped): a Skyhook whose package
     reboots GPU nodes is reported; without the API (404) or with a noop package the check passes."""
     import time
     import yaml
     ext, custom = client.ApiextensionsV1Api(k8s_api), client.CustomObjectsApi(k8s_api)
     assert check(run('cluster_preflight', recipe=VR200, checks=['foreign-reboot-controllers']),
                  'foreign-reboot-controllers')['status'] == 'passed'            # no such API on the cluster
-    with open(os.path.join(HERE, 'files', 'crds', 'skyhook.nvidia.com_skyhooks.yaml')) as fh:
+    with open(upstream_crd('skyhook')) as fh:
         crd = yaml.safe_load(fh)
     crd['spec']['versions'][0]['schema']['openAPIV3Schema']['properties']['status']['properties']['packageList'].pop(
         'default')
