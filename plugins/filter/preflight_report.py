@@ -20,8 +20,8 @@ description:
 - Every rule is the pure function the check modules use (M(gpu_tray.cluster.ib_pkey_check), M(gpu_tray.cluster.nic_firmware),
   M(gpu_tray.cluster.hugepage_check), M(gpu_tray.cluster.kernel_cmdline), M(gpu_tray.cluster.containerd_config)); the
   decisions run on the controller, so a tray is read with one module call.
-- Each check result is the collection's one check record: C(name), C(status) (C(passed), C(failed), C(warning) when
-  it passed but something could not be judged, C(skipped)), a one-sentence C(message), C(details) (one text per
+- Each check result is the collection's one check record, with C(name), C(status) (C(passed), C(failed), C(warning)
+  when it passed but something could not be judged, C(skipped)), a one-sentence C(message), C(details) (one text per
   finding, then what could not be judged), C(fix), C(data) (structured findings) and C(object) (the tray).
 - A spec the rules cannot use (a bad partition key or page size) is an error naming the role variable.
 positional: _input, spec

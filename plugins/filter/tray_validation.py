@@ -13,7 +13,7 @@ short_description: Judge every GPU tray after the chart stack - VFs, their parti
 version_added: 0.1.0
 description:
   - Takes one M(gpu_tray.cluster.tray_state) read per tray (made after the deploy) and returns the checks of the
-    validation's C(trays) phase as check records (the one shape of every phase and report: C(name), C(status),
+    validation's C(trays) phase as check records (the one shape of every phase and report, with C(name), C(status),
     C(message), C(fix), C(details), C(data), C(object)) - for each tray C(<tray>/sriov-vfs), C(<tray>/pkeys),
     C(<tray>/vf-ipoib), C(<tray>/netns-mode) and C(<tray>/pf-state), each with the tray as its C(object) and a
     one-sentence C(message) naming the device.

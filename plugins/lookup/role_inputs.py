@@ -12,9 +12,9 @@ name: role_inputs
 short_description: The inputs a preparing role of the collection decides from, as the role makes them on this host
 version_added: 0.1.0
 description:
-  - Returns, per role name, the dict the role hands its planner (C(__<role>_inputs) in the role's C(vars/main.yml)):
-    its variables without the role prefix, made by the role's own defaults from this host's variables - the
-    inventory's C(gpu_tray_*) values and the platform profile - exactly as the role resolves them when it runs.
+  - Returns, per role name, the dict the role hands its planner (C(__<role>_inputs) in the role's C(vars/main.yml)) -
+    its variables without the role prefix, made by the role's own defaults from this host's variables (the
+    inventory's C(gpu_tray_*) values and the platform profile), exactly as the role resolves them when it runs.
   - For code that must agree with a role before it runs, without restating its defaults - the preflight checks the
     huge page sizes C(kernel_tuning) will write, the validation the ib_core C(netns_mode) C(rdma_netns) sets.
   - A role that is not one of the preparing roles fails, naming them. Errors of the role's own defaults (an unknown

@@ -21,7 +21,7 @@ description:
     reused.
   - With O(prefetch) the read also takes what the named preparing roles will decide from, with the inputs each role
     will hand its planner - the role's own C(__<role>_inputs), made from its defaults and vars with the host's
-    variables, as the role makes them when it runs (the lookup M(gpu_tray.cluster.role_inputs#lookup) gives the same)
+    variables, as the role makes them when it runs (the lookup P(gpu_tray.cluster.role_inputs#lookup) gives the same)
     - the preflight of C(gpu_tray.cluster.prepare_trays) reads once for the whole run, and a prepared tray costs one
     module call.
   - Decides nothing by itself and changes nothing on the tray; a refusal is returned in RV(plan) (its C(refuse)) for the role
