@@ -43,8 +43,7 @@ def _tasks(blocks):
     for block in blocks:
         for item in block.block + block.rescue + block.always:
             if hasattr(item, 'block'):
-                for task in _tasks([item]):
-                    yield task
+                yield from _tasks([item])
             else:
                 yield item
 

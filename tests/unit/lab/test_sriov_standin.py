@@ -15,7 +15,7 @@ import pytest
 from gpu_tray_lab import cli
 
 # two rails, few VFs: each VF costs the kernel stand-in ~40 ms of files (P_Key tables)
-RAILS = ['mlx5_0', 'mlx5_4']
+RAILS = ('mlx5_0', 'mlx5_4')
 
 
 @pytest.fixture

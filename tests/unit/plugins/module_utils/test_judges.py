@@ -144,7 +144,7 @@ def test_pkeys_without_infiniband_ports_fails_naming_what_was_found(tmp_path):
         'ConnectX rails' % class_dir]
     assert judged['details'] == check_record.findings(judged) + judged['data']['notes']
     assert judged['data']['notes'] == ['not checked (link layer is not InfiniBand, no partitions): '
-                               'mlx5_8 port 1 (PF 0000:09:00.0) Ethernet, mlx5_8 port 2 (PF 0000:09:00.0) unknown']
+                                       'mlx5_8 port 1 (PF 0000:09:00.0) Ethernet, mlx5_8 port 2 (PF 0000:09:00.0) unknown']
     assert judged['fix'] == judges.PKEY_NO_PORTS_FIX
     bare = pkey_verdict(build_tray(str(tmp_path / 'bare'), devices=[]))
     assert bare['details'][0].startswith('no InfiniBand ports under ') and 'devices found: none; rails: none)' in \
@@ -305,7 +305,7 @@ def test_judge_firmware_pass_names_the_devices():
     assert judged['data']['failed_devices'] == [] and judged['data']['unknown'] == []
     many = judges.judge_firmware(entries(*[('cx7_ok_e.txt', '0000:0%d:00.0' % n, 0) for n in range(1, 7)]))
     assert many['message'] == ('NIC firmware settings OK on 0000:01:00.0, 0000:02:00.0, 0000:03:00.0, 0000:04:00.0 '
-                           'and 2 more.')
+                               'and 2 more.')
 
 
 def test_judge_firmware_wrong_unreadable_and_unknown_each_get_their_words_and_fix():
@@ -314,8 +314,8 @@ def test_judge_firmware_wrong_unreadable_and_unknown_each_get_their_words_and_fi
                                    unknown=['mlx5_9'], class_dir='/sys/class/infiniband')
     assert judged['status'] == 'failed' and judged['data']['failed_devices'] == BDFS[1:]
     assert judged['message'] == ('NIC firmware settings are wrong on 1 of 4 devices (0000:04:00.0); the firmware settings '
-                             'of 2 of 4 devices could not be read (0000:06:00.0, 0000:07:00.0); rail mlx5_9 has no PCI '
-                             'function.')
+                                 'of 2 of 4 devices could not be read (0000:06:00.0, 0000:07:00.0); rail mlx5_9 has no PCI '
+                                 'function.')
     assert judged['details'][0] == 'rails mlx5_9 have no PCI function under /sys/class/infiniband'
     assert judged['details'][1] == ('0000:04:00.0: NUM_OF_VFS is current=16, next boot=8 (default=16); expected >= 16 '
                                     'in next boot')
@@ -416,7 +416,7 @@ def test_hugepages_counts_short_unreadable_and_no_pools(tmp_path):
     pools[2048]['nr_hugepages'] = None
     unread = judges.judge_hugepages(pools, [{'size': '2M', 'count': 1}, {'size': '1G'}], base=base)
     assert unread['message'] == ('The running kernel has no 1G huge page pool; the page count of the 2M huge page pool '
-                             'cannot be read.')
+                                 'cannot be read.')
     assert unread['fix'].endswith('Check that sysfs_root is right and that nr_hugepages of each requested pool is '
                                   'readable.') and unread['fix'].startswith('Request only sizes')
     assert not judges.judge_hugepages(pools, [{'size': '2M', 'count': 1}], check='sizes', base=base)['status'] == 'failed'
@@ -477,7 +477,7 @@ def test_cmdline_missing_forbidden_and_duplicated_are_named():
     judged = judges.judge_cmdline(doubled, GB200_ARGS + ['pci=realloc'], ['hugepagesz=1G'])
     assert judged['status'] == 'failed'
     assert judged['message'] == ('The booted kernel command line lacks pci=realloc, has the forbidden hugepagesz=1G and '
-                             'repeats console=tty0 console=ttyS0,115200n8 init_on_alloc=0 iommu.passthrough=1 and 6 more.')
+                                 'repeats console=tty0 console=ttyS0,115200n8 init_on_alloc=0 iommu.passthrough=1 and 6 more.')
     assert judged['details'] == [
         'missing: pci=realloc', 'forbidden but present: hugepagesz=1G',
         'duplicated: console=tty0 (x2) console=ttyS0,115200n8 (x2) init_on_alloc=0 (x2) iommu.passthrough=1 (x2) '
@@ -536,7 +536,7 @@ def test_containerd_drop_ins_above_the_root_or_unloadable(tmp_path):
                                         [('99-nvidia-v2.toml', '99-nvidia.toml')], 'file')
     dropin = os.path.join(str(tmp_path / 'a'), 'etc', 'containerd', 'conf.d', '99-nvidia.toml')
     assert above['status'] == 'failed' and above['message'] == ('The containerd drop-in %s declares a version above the root '
-                                                'config\'s 1.' % dropin)
+                                                                'config\'s 1.' % dropin)
     assert 'higher than root config version 1' in above['details'][0] and above['fix'] == judges.CONTAINERD_VERSION_FIX
     assert any('has no version key' in note for note in above['data']['notes'])
     two, _config = containerd_verdict(tmp_path / 'b', 'root-v3.toml',
@@ -546,7 +546,7 @@ def test_containerd_drop_ins_above_the_root_or_unloadable(tmp_path):
     broken, _config = containerd_verdict(tmp_path / 'c', 'root-v3.toml', [('broken.toml', '50-broken.toml'),
                                                                           ('99-nvidia-v4.toml', '99-nvidia.toml')], 'file')
     assert broken['message'].endswith('99-nvidia.toml declares a version above the root config\'s 3; containerd cannot '
-                                  'load %s.' % broken['data']['dropins'][0]['path'])
+                                      'load %s.' % broken['data']['dropins'][0]['path'])
     assert broken['fix'] == ' '.join([judges.CONTAINERD_VERSION_FIX, judges.CONTAINERD_LOAD_FIX])
     only_broken = judges.judge_containerd(dict(broken['data'], dropins=broken['data']['dropins'][:1]),
                                           broken['data']['problems'][:1])

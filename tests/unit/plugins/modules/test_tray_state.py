@@ -213,7 +213,7 @@ def test_firmware_of_a_rail_without_pci_function_names_the_rail(run_module, tray
     both = by_check(preflight_report(gather(run_module, tray, tools, tmp_path, rails=['mlx5_0', 'mlx5_9'],
                                             mstconfig_path=mst), GB200_SPEC))['nic_firmware']
     assert both['message'] == ('NIC firmware settings are wrong on 1 of 1 devices (0000:03:00.0); '
-                           'rail mlx5_9 has no PCI function.')
+                               'rail mlx5_9 has no PCI function.')
     assert 'cold power-cycle' in both['fix'] and 'lspci' in both['fix']
 
 
@@ -427,7 +427,7 @@ def test_firmware_without_current_column_or_with_an_empty_table(run_module, tray
         raw.update(stdout=plain, stderr='', rc=0)
     res = _check(old, {}, 'nic_firmware')
     assert not res['status'] == 'failed' and res['message'] == ('NIC firmware settings OK on 0000:03:00.0, 0000:04:00.0, '
-                                                '0000:06:00.0, 0000:07:00.0.')
+                                                                '0000:06:00.0, 0000:07:00.0.')
     assert res['details'] == ['%s: mstconfig printed no Current column (queried without -e); only next-boot values '
                               'were checked' % bdf
                               for bdf in ('0000:03:00.0', '0000:04:00.0', '0000:06:00.0', '0000:07:00.0')]

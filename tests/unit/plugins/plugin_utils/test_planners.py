@@ -164,7 +164,7 @@ def test_limit_stack_goes_on_active_runtime_units_and_a_running_one_needs_the_re
         '# gpu_tray.cluster created /etc/systemd/system/rke2-agent.service.d/ for this file: restore_trays removes the '
         'directory with it']
     assert plan['blocks']['limit_stack'] == {'rke2-agent.service': '\n'.join(created + ['[Service]',
-                                                                                         'LimitSTACK=67108864'])}
+                                                                                        'LimitSTACK=67108864'])}
     # pid 1 of this machine runs with another stack limit than 64 MiB
     assert plan['exports']['stack_pending'] and 'stack limit' in plan['reason']
 

@@ -64,7 +64,7 @@ def test_the_cases_reach_what_they_claim(probed):
     gb200 = probed['gb200 kubeflow']['role']
     assert gb200['kernel_tuning']['intent'] == '' and PLANNERS['kernel_tuning'].needs(gb200['kernel_tuning']) == {}
     assert gb200['rdma_modules']['managed'] is True and gb200['rdma_modules']['load'] == ['rdma_ucm', 'ib_umad',
-                                                                                           'ib_ipoib']
+                                                                                          'ib_ipoib']
     assert (gb200['imex']['host_service'], gb200['rdma_netns']['mode']) == ('unmanaged', 'unmanaged')
     mine = probed['vr200 overrides']['role']
     assert mine['kernel_tuning']['intent'] == 'inference'
