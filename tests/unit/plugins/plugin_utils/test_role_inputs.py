@@ -7,11 +7,16 @@ host. Both sides are made by Ansible itself in a subprocess (roleprobe): the rol
 the role's task, as the task executor templates its arguments. A change to either side - a role task that passes
 other inputs, a default restated elsewhere, another layering in the resolver - fails here."""
 
+import importlib.util
+import os
+
 import pytest
 
 from ansible_collections.gpu_tray.cluster.plugins.action.tray_plan import PLANNERS
 from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import role_inputs, tray_read
 import roleprobe
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
 
 CASES = {
     'vr200': {'host_vars': {'gpu_tray_platform': 'rke2-vr200'}},
@@ -80,3 +85,18 @@ def test_the_cases_reach_what_they_claim(probed):
 def test_only_a_preparing_role_resolves():
     with pytest.raises(role_inputs.RoleInputsError, match='validate is not a preparing role'):
         role_inputs.layered(None, 'validate', {})
+
+
+def test_a_refusal_names_the_variable_the_user_sets_as_the_inventory_spec_reads_it():
+    """user_variable reads the role defaults as tools/inventory_spec.py does (the gpu_tray_* -> option feeds the
+    preflight checks the inventory with): the variable a refusal names is the one the user sets."""
+    spec = importlib.util.spec_from_file_location('inventory_spec', os.path.join(REPO, 'tools', 'inventory_spec.py'))
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    feeds = [(role, option, name) for name, uses in tool.feeds().items() for role, option, _spec in uses
+             if role in role_inputs.PREPARING]
+    assert ('kernel_tuning', 'kernel_tuning_hugepages', 'gpu_tray_tuning_hugepages') in feeds
+    for role, option, name in feeds:
+        assert role_inputs.user_variable(role, option[len(role) + 1:]) == name, option
+    # an input without an inventory variable: the role variable itself
+    assert role_inputs.user_variable('kernel_tuning', 'extra_args') == 'kernel_tuning_extra_args'
