@@ -40,12 +40,22 @@ def play(inventory, path, tmp_path, *args):
 
 
 def recorded(tray):
-    """The /etc tree (every entry that is not a file with its type and link target, every file's sha256), the sha256
-    of /boot/grub/grub.cfg and the booted command line."""
-    return {"etc": ssh(tray, "find /etc ! -type f -printf '%y %p %l\\n' | LC_ALL=C sort; "
+    """The /etc tree - every directory (and other entry that is neither a file nor a link), every link with the file it
+    resolves to (systemctl enable links /lib/systemd/... where the package linked /usr/lib/systemd/...: on a merged-/usr
+    image the same unit), every file's sha256 - the sha256 of /boot/grub/grub.cfg and the booted command line."""
+    return {"etc": ssh(tray, "find /etc ! -type f ! -type l -printf '%y %p\\n' | LC_ALL=C sort; "
+                             "find /etc -type l -print0 | LC_ALL=C sort -z | "
+                             "xargs -0 -n1 sh -c 'printf \"l %s -> %s\\n\" \"$0\" \"$(readlink -f \"$0\")\"'; "
                              "find /etc -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum"),
             "grub_cfg": ssh(tray, "sha256sum /boot/grub/grub.cfg"),
             "cmdline": ssh(tray, "cat /proc/cmdline")}
+
+
+def differences(before, after):
+    """What differs between two records: the /etc entries only before and only after, the other parts."""
+    old, new = set(before["etc"].splitlines()), set(after["etc"].splitlines())
+    return {"gone": sorted(old - new), "new": sorted(new - old),
+            "other": [key for key in ("grub_cfg", "cmdline") if before[key] != after[key]]}
 
 
 def changed(run, tray):
@@ -87,8 +97,8 @@ def test_prepare_then_restore_gives_back_the_fresh_trays(lab2, fresh, tmp_path):
     after_prepare = dict((tray, recorded(tray)) for tray in TRAYS)
     for tray in TRAYS:
         # the LimitSTACK drop-in of the active runtime unit, in a directory the prepare created
-        assert "d /etc/systemd/system/rke2-agent.service.d \n" in after_prepare[tray]["etc"], tray
-        assert "d /etc/systemd/system/rke2-agent.service.d \n" not in fresh[tray]["etc"], tray
+        assert "d /etc/systemd/system/rke2-agent.service.d\n" in after_prepare[tray]["etc"], tray
+        assert "d /etc/systemd/system/rke2-agent.service.d\n" not in fresh[tray]["etc"], tray
 
     # --check --diff: says what would go, changes nothing, reboots nothing
     check = play(lab2, RESTORE, tmp_path, "--check", "--diff")
@@ -110,7 +120,8 @@ def test_prepare_then_restore_gives_back_the_fresh_trays(lab2, fresh, tmp_path):
         assert netns(tray) == "Y", tray
         assert ssh(tray, "systemctl is-enabled nvidia-imex.service; systemctl is-active nvidia-imex.service").split() \
             == ["enabled", "active"]
-        assert recorded(tray) == fresh[tray], tray
+        now = recorded(tray)
+        assert now == fresh[tray], (tray, differences(fresh[tray], now))
 
     again = play(lab2, RESTORE, tmp_path)
     assert again.returncode == 0 and [changed(again, tray) for tray in TRAYS] == [0, 0], again.stdout[-4000:]
