@@ -39,14 +39,18 @@ def play(inventory, path, tmp_path, *args):
     return subprocess.run(argv, cwd=ROOT, env=ansible_env(), capture_output=True, text=True)
 
 
+# merged /usr: /lib, /bin, /sbin are /usr's (systemctl enable links /lib/systemd/system/x where the package linked
+# /usr/lib/systemd/system/x - the same unit)
+MERGED_USR = re.compile(r"^(l .* -> )/(lib|lib64|bin|sbin)/", re.M)
+
+
 def recorded(tray):
-    """The /etc tree - every directory (and other entry that is neither a file nor a link), every link with the file it
-    resolves to (systemctl enable links /lib/systemd/... where the package linked /usr/lib/systemd/...: on a merged-/usr
-    image the same unit), every file's sha256 - the sha256 of /boot/grub/grub.cfg and the booted command line."""
-    return {"etc": ssh(tray, "find /etc ! -type f ! -type l -printf '%y %p\\n' | LC_ALL=C sort; "
-                             "find /etc -type l -print0 | LC_ALL=C sort -z | "
-                             "xargs -0 -n1 sh -c 'printf \"l %s -> %s\\n\" \"$0\" \"$(readlink -f \"$0\")\"'; "
-                             "find /etc -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum"),
+    """The /etc tree - every directory (and other entry that is neither a file nor a link), every link with its target
+    (merged-/usr aliases as /usr's), every file's sha256 - the sha256 of /boot/grub/grub.cfg and the booted command
+    line."""
+    tree = ssh(tray, "find /etc ! -type f -printf '%y %p -> %l\\n' | LC_ALL=C sort; "
+                     "find /etc -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum")
+    return {"etc": MERGED_USR.sub(r"\1/usr/\2/", tree),
             "grub_cfg": ssh(tray, "sha256sum /boot/grub/grub.cfg"),
             "cmdline": ssh(tray, "cat /proc/cmdline")}
 
@@ -97,8 +101,8 @@ def test_prepare_then_restore_gives_back_the_fresh_trays(lab2, fresh, tmp_path):
     after_prepare = dict((tray, recorded(tray)) for tray in TRAYS)
     for tray in TRAYS:
         # the LimitSTACK drop-in of the active runtime unit, in a directory the prepare created
-        assert "d /etc/systemd/system/rke2-agent.service.d\n" in after_prepare[tray]["etc"], tray
-        assert "d /etc/systemd/system/rke2-agent.service.d\n" not in fresh[tray]["etc"], tray
+        assert "d /etc/systemd/system/rke2-agent.service.d -> \n" in after_prepare[tray]["etc"], tray
+        assert "d /etc/systemd/system/rke2-agent.service.d -> \n" not in fresh[tray]["etc"], tray
 
     # --check --diff: says what would go, changes nothing, reboots nothing
     check = play(lab2, RESTORE, tmp_path, "--check", "--diff")
