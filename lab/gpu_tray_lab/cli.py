@@ -360,37 +360,84 @@ def cmd_ssh(args):
 SRIOV_SCRIPT = r"""
 set -u
 n=$1; timeout=$2; shift 2
-sys=/var/lib/gpu-tray-lab/sys/class/infiniband
-for rail in "$@"; do
-  f=$sys/$rail/device/sriov_numvfs
-  [ -e "$f" ] || { echo "$rail: no sriov_numvfs (SR-IOV disabled in firmware): the config daemon fails here" >&2; continue; }
-  cur=$(cat "$f")
-  if [ "$cur" != "$n" ]; then
-    # as the config daemon: a changed count goes through 0 (the kernel refuses N -> M with EBUSY)
-    [ "$cur" = 0 ] || echo 0 > "$f"
-    echo "$n" > "$f"
-  fi
-done
+# GPU_TRAY_LAB_SYS: the tray's simulated sysfs (the harness test runs the script against a tray in a directory)
+sys=${GPU_TRAY_LAB_SYS:-/var/lib/gpu-tray-lab/sys}/class/infiniband
 deadline=$(( $(date +%s) + timeout ))
-while :; do
-  pending=""
-  for rail in "$@"; do
-    d=$sys/$rail/device
-    [ -e "$d/sriov_numvfs" ] || continue
-    have=$(cat "$d/sriov_numvfs")
-    i=0
-    while [ "$i" -lt "$have" ]; do
-      [ -e "$d/virtfn$i/infiniband" ] || { pending="$pending $rail"; break; }
-      i=$((i + 1))
-    done
+# at RAIL COUNT: sriov_numvfs reads COUNT and exactly COUNT virtfn links exist (every one counted: the kernel removes
+# them one by one), each VF with its RDMA device
+at() {
+  d=$sys/$1/device
+  [ "$(cat "$d/sriov_numvfs")" = "$2" ] || return 1
+  i=0
+  for link in "$d"/virtfn*; do
+    [ -L "$link" ] || continue
+    [ -e "$link/infiniband" ] || return 1
+    i=$((i + 1))
   done
-  [ -z "$pending" ] && break
-  [ "$(date +%s)" -lt "$deadline" ] || { echo "VFs not complete after ${timeout}s on:$pending" >&2; exit 1; }
-  sleep 0.2
-done
+  [ "$i" -eq "$2" ]
+}
+# until every rail is at COUNT: 0, or 1 with "rail (why)" of each rail that is not - its write was undone (the lab's
+# kernel stand-in undoes a write it refuses; the tray's journal says why), or it is not complete at the deadline
+wait_at() {
+  count=$1; shift
+  refused=""
+  while :; do
+    pending=""
+    for rail in "$@"; do
+      case " $refused " in *" $rail ("*) continue ;; esac
+      at "$rail" "$count" && continue
+      have=$(cat "$sys/$rail/device/sriov_numvfs")
+      if [ "$have" = "$count" ]; then
+        pending="$pending $rail"
+      else
+        refused="$refused $rail (sriov_numvfs reads $have: the write of $count was refused)"
+      fi
+    done
+    if [ -z "$pending" ]; then
+      [ -z "$refused" ] && return 0
+      echo "$refused"
+      return 1
+    fi
+    if [ "$(date +%s)" -ge "$deadline" ]; then
+      echo "$refused$(for rail in $pending; do printf ' %s (not complete after %ss)' "$rail" "$timeout"; done)"
+      return 1
+    fi
+    sleep 0.2
+  done
+}
+rails=""
 for rail in "$@"; do
-  printf '%s %s\n' "$rail" "$(cat $sys/$rail/device/sriov_numvfs 2>/dev/null || echo none)"
+  [ -e "$sys/$rail/device/sriov_numvfs" ] || { echo "$rail: no sriov_numvfs (SR-IOV disabled in firmware): the config daemon fails here" >&2; continue; }
+  rails="$rails $rail"
 done
+# as the config daemon: a changed count goes through 0 (the kernel refuses N -> M with EBUSY while VFs exist), and the
+# new count is written only once the old VFs are gone
+change=""
+for rail in $rails; do
+  [ "$(cat "$sys/$rail/device/sriov_numvfs")" = "$n" ] || change="$change $rail"
+done
+failed=0
+if [ -n "$change" ]; then
+  for rail in $change; do
+    [ "$(cat "$sys/$rail/device/sriov_numvfs")" = 0 ] || echo 0 > "$sys/$rail/device/sriov_numvfs" || failed=1
+  done
+  # shellcheck disable=SC2086
+  if ! left=$(wait_at 0 $change); then
+    echo "the old VFs are not gone on:$left; sriov_numvfs $n was not written" >&2
+    failed=1
+  elif [ "$n" != 0 ]; then
+    for rail in $change; do echo "$n" > "$sys/$rail/device/sriov_numvfs" || failed=1; done
+  fi
+fi
+# shellcheck disable=SC2086
+if [ "$failed" = 0 ] && ! left=$(wait_at "$n" $rails); then
+  echo "not at $n VFs on:$left" >&2
+  failed=1
+fi
+for rail in "$@"; do
+  printf '%s %s\n' "$rail" "$(cat "$sys/$rail/device/sriov_numvfs" 2>/dev/null || echo none)"
+done
+exit $failed
 """
 
 
@@ -421,7 +468,7 @@ def cmd_sriov(args):
             print("%s: sriov_numvfs %s%s" % (name, counts, (" (%s)" % proc.stderr.strip()) if proc.stderr.strip() else ""))
             failed = failed or proc.returncode != 0
     if failed:
-        raise util.LabError("the VFs were not created on every tray (above)")
+        raise util.LabError("not every tray ended at %d VFs on each rail with SR-IOV (above)" % num_vfs)
     return 0
 
 

@@ -8,9 +8,10 @@
 A planner names what it reads (``needs``); the run's read of the tray - kept in the host fact ``gpu_tray_read``,
 tagged with the run it belongs to - answers it when it covers it (no module call), else the tray is read once more
 with module gpu_tray.cluster.tray_state for everything the kept read held plus what is asked, and that read is kept.
-``prefetch`` adds the needs of other planners, as their roles' defaults make them, to the same read: the preflight
-reads what the preparing roles of the run will decide from. ``fresh`` reads even when the kept read covers the
-request (after a write or a reboot).
+``prefetch`` adds the needs of the preparing roles' planners to the same read, with the inputs each role will hand its
+planner - the role's own ``__<role>_inputs``, templated from its defaults and vars with this host's variables
+(plugin_utils/role_inputs.py): the preflight reads what the preparing roles of the run will decide from. ``fresh``
+reads even when the kept read covers the request (after a write or a reboot).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -18,12 +19,12 @@ __metaclass__ = type
 
 import os
 
-from ansible.errors import AnsibleActionFail
+from ansible.errors import AnsibleActionFail, AnsibleError
 from ansible.module_utils.common.text.converters import to_native
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.preflight import SpecError
-from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import platform, tray_read
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import platform, role_inputs, tray_read
 from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.planners import (
     imex,
     kernel_tuning,
@@ -34,7 +35,7 @@ from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.planners import (
 )
 
 PLANNERS = {module.NAME: module for module in (kernel_tuning, imex, rdma_modules, rdma_netns, preflight, verify)}
-PREPARING = ('kernel_tuning', 'imex', 'rdma_modules', 'rdma_netns')
+PREPARING = role_inputs.PREPARING
 MEMO = 'gpu_tray_read'
 
 ARGUMENT_SPEC = dict(
@@ -97,26 +98,15 @@ class ActionModule(ActionBase):
     TRANSFERS_FILES = False
     _supports_check_mode = True
 
-    def _var(self, task_vars):
-        def var(name, default):
-            if name not in task_vars:
-                return default
-            value = self._templar.template(task_vars[name])
-            return default if value is None else value
-        return var
-
     def _prefetch(self, names, task_vars):
-        """The needs of the preparing roles ``names``, with the inputs their defaults give on this host."""
-        if not names:
-            return {}
-        var = self._var(task_vars)
-        try:
-            profile = platform.load(var('gpu_tray_platform', ''))
-        except platform.ProfileError as exc:
-            raise AnsibleActionFail('tray_plan: cannot read ahead for %s: %s' % (', '.join(names), to_native(exc)))
+        """The needs of the preparing roles ``names``, with the inputs the roles make on this host."""
         request = {}
         for name in names:
-            request = tray_read.merge(request, PLANNERS[name].needs(PLANNERS[name].default_inputs(profile, var)))
+            try:
+                inputs = role_inputs.resolve(self._templar, self._loader, name, task_vars)
+            except (AnsibleError, role_inputs.RoleInputsError) as exc:
+                raise AnsibleActionFail('tray_plan: cannot read ahead for %s: %s' % (name, to_native(exc)))
+            request = tray_read.merge(request, PLANNERS[name].needs(inputs))
         return request
 
     def run(self, tmp=None, task_vars=None):

@@ -20,7 +20,9 @@ description:
 - Every rule is the pure function the check modules use (M(gpu_tray.cluster.ib_pkey_check), M(gpu_tray.cluster.nic_firmware),
   M(gpu_tray.cluster.hugepage_check), M(gpu_tray.cluster.kernel_cmdline), M(gpu_tray.cluster.containerd_config)); the
   decisions run on the controller, so a tray is read with one module call.
-- Each check result has a one-sentence C(msg), C(details) (one text per finding), C(fix) and C(data) (structured findings).
+- Each check result is the collection's one check record, with C(name), C(status) (C(passed), C(failed), C(warning)
+  when it passed but something could not be judged, C(skipped)), a one-sentence C(message), C(details) (one text per
+  finding, then what could not be judged), C(fix), C(data) (structured findings) and C(object) (the tray).
 - A spec the rules cannot use (a bad partition key or page size) is an error naming the role variable.
 positional: _input, spec
 options:
@@ -62,7 +64,7 @@ RETURN = r'''
 _value:
   description:
   - C(host), C(platform), C(passed), C(failed_checks), C(skipped_checks) and C(checks) - the results of the checks that
-    ran, each with C(check), C(failed), C(skipped), C(msg), C(details), C(fix) and C(data).
+    ran, each a check record (C(name), C(status), C(message), C(fix), C(details), C(data), C(object)).
   type: dict
 '''
 

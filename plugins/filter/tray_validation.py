@@ -13,17 +13,20 @@ short_description: Judge every GPU tray after the chart stack - VFs, their parti
 version_added: 0.1.0
 description:
   - Takes one M(gpu_tray.cluster.tray_state) read per tray (made after the deploy) and returns the checks of the
-    validation's C(trays) phase, in the evidence format of P(gpu_tray.cluster.validation_evidence#filter) - for each
-    tray C(<tray>/sriov-vfs), C(<tray>/vf-pkeys), C(<tray>/vf-ipoib), C(<tray>/netns-mode), C(<tray>/pf-state) and
-    C(<tray>/multus-token), each with C(status), a one-sentence C(message) naming the tray and the device, C(details), C(fix) and C(data).
+    validation's C(trays) phase as check records (the one shape of every phase and report, with C(name), C(status),
+    C(message), C(fix), C(details), C(data), C(object)) - for each tray C(<tray>/sriov-vfs), C(<tray>/pkeys),
+    C(<tray>/vf-ipoib), C(<tray>/netns-mode), C(<tray>/pf-state) and C(<tray>/multus-token), each with the tray as its C(object) and a
+    one-sentence C(message) naming the device.
   - C(sriov-vfs) - per rail, C(sriov_numvfs) and the C(virtfn) links equal the VF count the SriovNetworkNodePolicy
-    asks for, every VF is bound to mlx5_core and has an RDMA device. C(vf-pkeys) - every VF port is a full member
-    of the partition. C(vf-ipoib) - every VF has its IPoIB netdev. C(netns-mode) - ib_core C(netns_mode) is the
-    platform's. C(pf-state) - every rail PF is InfiniBand, ACTIVE / LinkUp and a full member, and its PCI address,
-    firmware version, VF limit, link layer, state, rate and P_Keys are what the preflight recorded (O(_input)'s
-    C(baseline)); without a baseline its message says so. C(multus-token) - the service-account token in the
-    tray's C(multus.kubeconfig) (read as one of the C(files)) does not expire within C(multus_token_warn_days)
-    (a warning, with the fix - restart the multus pods) and has not expired (failed).
+    asks for, every VF is bound to mlx5_core and has an RDMA device. C(pkeys) - every rail PF and VF port is a full
+    member of the partition, judged as the preflight judges it (the same sentence, fix and record for the same
+    ports). C(vf-ipoib) - every VF has its IPoIB netdev. C(netns-mode) - ib_core C(netns_mode) is the mode role
+    C(rdma_netns) sets, judged as the role and the rolling reboot judge it. C(pf-state) - every rail PF is
+    InfiniBand and ACTIVE / LinkUp, and its PCI address, firmware version, VF limit, link layer, state, rate and
+    P_Keys are what the preflight recorded (O(_input)'s C(baseline)); without a baseline its message says so.
+    C(multus-token) - the service-account token in the tray's C(multus.kubeconfig) (read as one of the C(files))
+    does not expire within C(multus_token_warn_days) (a warning, with the fix - restart the multus pods) and has
+    not expired (failed).
   - A VF handed to a pod (the kubelet's device-manager checkpoint, read in the same M(gpu_tray.cluster.tray_state)
     call as C(files)) whose netdev or RDMA device is in the pod's network namespace is listed as not visible, never
     counted as passed.
@@ -60,7 +63,7 @@ EXAMPLES = r'''
 
 RETURN = r'''
 _value:
-  description: The checks, tray by tray in natural order, each C({name, status, message, fix, object, details, data}).
+  description: The checks, tray by tray in natural order, each C({name, status, message, fix, details, data, object}).
   type: list
   elements: dict
 '''

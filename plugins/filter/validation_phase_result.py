@@ -17,8 +17,8 @@ description:
     (failed when a check failed, passed, or skipped when the phase has no checks) and C(findings) - the first
     O(limit) failed checks as C(<check>: <finding>), joined by C(; ), with C(N more) after them.
   - >-
-    A finding drops the check's object from the front of its message (C(tray02/vf-pkeys: 16 VF ports are ...), not
-    C(tray02/vf-pkeys: tray02: 16 VF ports are ...)).
+    A finding drops the check's object from the front of a message that starts with it (C(tray02/pkeys: 16
+    InfiniBand ports are ...), not C(tray02/pkeys: tray02: 16 ...)).
 author:
   - gpu_tray.cluster contributors (!UNKNOWN)
 positional: limit

@@ -22,6 +22,7 @@ __metaclass__ = type
 import re
 
 from ansible_collections.gpu_tray.cluster.plugins.module_utils import recipes
+from ansible_collections.gpu_tray.cluster.plugins.module_utils.check_record import record
 
 try:
     from packaging.version import InvalidVersion, Version
@@ -153,16 +154,16 @@ def server_window(recipe):
 
 
 def check_server_version(recipe, git_version):
-    """Result dict (name, status passed/failed, message, found, expected) of the server-version check."""
+    """The server-version check's record (module_utils/check_record.py; ``data``: ``found``, ``expected``)."""
     constraint, reason = server_window(recipe)
     ok, failed = check_constraint(git_version, constraint)
+    data = dict(found=git_version, expected=constraint)
     if ok:
-        message = 'Kubernetes %s is inside %s for %s' % (git_version, constraint, recipe)
-    else:
-        message = ('Kubernetes %s is outside %s for %s (fails %s): %s. Upgrade or pick the cluster version the '
-                   'recipe supports' % (git_version, constraint, recipe, ' and '.join(failed), reason))
-    return dict(name='server-version', status='passed' if ok else 'failed', message=message,
-                found=git_version, expected=constraint)
+        return record('server-version', 'passed', 'Kubernetes %s is inside %s for %s' % (git_version, constraint, recipe),
+                      data=data)
+    return record('server-version', 'failed', 'Kubernetes %s is outside %s for %s (fails %s): %s'
+                  % (git_version, constraint, recipe, ' and '.join(failed), reason),
+                  'Upgrade the cluster, or pick the recipe of the cluster version it runs.', data=data)
 
 
 def service_from_provider_id(provider_id):
@@ -210,18 +211,16 @@ def detect_service(nodes, git_version=''):
 
 
 def check_service(recipe, nodes, git_version=''):
-    """Result dict of the service check: the detected service must be the recipe's."""
+    """The service check's record: the detected service must be the recipe's (``data``: ``found``, ``expected``)."""
     expected = recipe_info(recipe)['service']
     found, evidence = detect_service(nodes, git_version)
+    data = dict(found=found, expected=expected)
     if found == expected:
-        status = 'passed'
-        message = 'the cluster is %s (%s), as %s expects' % (found, '; '.join(evidence), recipe)
-    else:
-        status = 'failed'
-        message = ('the cluster looks like %s (%s), %s is for %s clusters: pick the recipe of this service, or run '
-                   'against the right kubeconfig/context' % (found or 'an unknown service', '; '.join(evidence),
-                                                             recipe, expected))
-    return dict(name='service', status=status, message=message, found=found, expected=expected)
+        return record('service', 'passed', 'the cluster is %s (%s), as %s expects' % (found, '; '.join(evidence), recipe),
+                      data=data)
+    return record('service', 'failed', 'the cluster looks like %s (%s), %s is for %s clusters'
+                  % (found or 'an unknown service', '; '.join(evidence), recipe, expected),
+                  'Pick the recipe of this service, or run against the right kubeconfig/context.', data=data)
 
 
 def is_control_plane(node):
@@ -255,7 +254,7 @@ def control_plane_gpu_nodes(nodes):
 
 
 def check_control_plane_gpu(nodes):
-    """Result dict (status passed / warning) of the control-plane GPU label check."""
+    """The control-plane GPU label check's record (passed / warning; ``data.nodes``)."""
     found = control_plane_gpu_nodes(nodes)
     pending = [item for item in found if not item['excluded']]
     if not pending:
@@ -263,13 +262,14 @@ def check_control_plane_gpu(nodes):
         if found:
             message = 'control-plane nodes with GPU labels are excluded (nvidia.com/gpu.deploy.operands=false): %s' % (
                 ', '.join(item['name'] for item in found))
-        return dict(name='control-plane-gpu-labels', status='passed', message=message, nodes=found)
-    message = ('control-plane nodes carry GPU/NIC labels: %s. The GPU and Network Operators would schedule drivers '
-               'and device plugins there. Exclude them: kubectl label node <name> nvidia.com/gpu.deploy.operands=false '
-               '(the GPU Operator then skips the node), and keep the node-role.kubernetes.io/control-plane:NoSchedule '
-               'taint so no operand or workload lands there'
-               % '; '.join('%s (%s)' % (item['name'], ', '.join(item['labels'])) for item in pending))
-    return dict(name='control-plane-gpu-labels', status='warning', message=message, nodes=found)
+        return record('control-plane-gpu-labels', 'passed', message, data=dict(nodes=found))
+    return record('control-plane-gpu-labels', 'warning',
+                  'control-plane nodes carry GPU/NIC labels: %s; the GPU and Network Operators would schedule drivers '
+                  'and device plugins there'
+                  % '; '.join('%s (%s)' % (item['name'], ', '.join(item['labels'])) for item in pending),
+                  'Exclude them: kubectl label node <name> nvidia.com/gpu.deploy.operands=false (the GPU Operator then '
+                  'skips the node), and keep the node-role.kubernetes.io/control-plane:NoSchedule taint so no operand '
+                  'or workload lands there.', data=dict(nodes=found))
 
 
 def node_advertises(node, resource):
@@ -303,17 +303,16 @@ def check_asap2(nodes, pods_by_node, added_per_node, cap=ASAP2_POD_CAP):
         report.append(dict(name=name, pods=now, added=added_per_node, total=total, cap=cap, over=is_over))
         if is_over:
             over.append('%s (%d pods now + %d from the recipe = %d)' % (name, now, added_per_node, total))
+    data = dict(nodes=report)
     if not report:
-        return dict(name='asap2-pod-cap', status='passed', message='no node advertises %s' % ASAP2_RESOURCE,
-                    nodes=report)
+        return record('asap2-pod-cap', 'passed', 'no node advertises %s' % ASAP2_RESOURCE, data=data)
     if not over:
-        return dict(name='asap2-pod-cap', status='passed', nodes=report,
-                    message='nodes advertising %s stay within %d pods: %s' % (
-                        ASAP2_RESOURCE, cap, ', '.join('%s (%d)' % (item['name'], item['total']) for item in report)))
-    return dict(name='asap2-pod-cap', status='warning', nodes=report,
-                message=('nodes advertising %s can run at most %d pods, the recipe would exceed it on %s. Move '
-                         'workloads off these nodes, disable optional DaemonSets on them (node selectors) or use '
-                         'nodes without asap2 VFs' % (ASAP2_RESOURCE, cap, '; '.join(over))))
+        return record('asap2-pod-cap', 'passed', 'nodes advertising %s stay within %d pods: %s' % (
+            ASAP2_RESOURCE, cap, ', '.join('%s (%d)' % (item['name'], item['total']) for item in report)), data=data)
+    return record('asap2-pod-cap', 'warning', 'nodes advertising %s can run at most %d pods, the recipe would exceed it '
+                  'on %s' % (ASAP2_RESOURCE, cap, '; '.join(over)),
+                  'Move workloads off these nodes, disable optional DaemonSets on them (node selectors) or use nodes '
+                  'without asap2 VFs.', data=data)
 
 
 def admission_plugins_from_args(args):

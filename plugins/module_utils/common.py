@@ -14,6 +14,8 @@ import os
 import re
 import socket
 
+from ansible_collections.gpu_tray.cluster.plugins.module_utils.check_record import findings
+
 # Environment for every external tool we parse: stable, untranslated output.
 TOOL_ENVIRON = {'LC_ALL': 'C', 'LANG': 'C', 'LANGUAGE': 'C'}
 
@@ -173,13 +175,16 @@ def report_failure(module, output):
     module.exit_json(**output)
 
 
-def report_verdict(module, verdict, **output):
-    """End a check module with a judge's verdict (module_utils.judges): warn with its notes, return ``output``
-    with ``msg``, ``problems`` (the verdict's details) and ``fix``, and fail when the verdict failed (or only
+def report_verdict(module, check, **output):
+    """End a check module with a judge's record (module_utils.judges, module_utils.check_record): warn with its
+    notes, return ``output`` with ``msg`` (the record's message), ``problems`` (its findings), ``fix`` (null when it
+    passed) and ``checks`` (the record itself, the shape every phase reports), and fail when it failed (or only
     warn, with fail_on_error=false)."""
-    for note in verdict['notes']:
+    for note in check['data'].get('notes') or []:
         module.warn(note)
-    output.update(changed=False, msg=verdict['msg'], problems=verdict['details'], fix=verdict['fix'])
-    if verdict['failed']:
+    output.pop('notes', None)
+    output.update(changed=False, msg=check['message'], problems=findings(check), fix=check['fix'] or None,
+                  checks=[check])
+    if check['status'] == 'failed':
         report_failure(module, output)
     module.exit_json(**output)

@@ -15,8 +15,9 @@ AICR v1.0.0 ``recipes/validators/catalog.yaml`` (aicr.md 3.2) and the recipes' c
 AICR runs each as a Job with active probes (an HPA that scales, a PodGroup that co-schedules); these rules only
 read the API, so they can run in check mode against a production cluster.
 
-Each rule takes plain API dicts (camelCase, None when absent) and returns one check: name, status
-(passed / failed / skipped), message, fix, object, details (the sub-checks).
+Each rule takes plain API dicts (camelCase, None when absent) and returns one check record
+(module_utils/check_record.py): name, status (passed / failed / skipped), message, fix, object, details (the
+findings) and ``data.checks`` (a record of every object looked at).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -25,6 +26,8 @@ __metaclass__ = type
 import posixpath
 
 from ansible_collections.gpu_tray.cluster.plugins.module_utils import recipes, resources
+from ansible_collections.gpu_tray.cluster.plugins.module_utils import resources
+from ansible_collections.gpu_tray.cluster.plugins.module_utils.check_record import record
 
 CHECKS = ('gpu-operator-health', 'dra-support', 'ai-service-metrics', 'pod-autoscaling', 'inference-gateway',
           'secure-accelerator-access')
@@ -43,17 +46,19 @@ GATEWAY_CRDS = ('gatewayclasses.gateway.networking.k8s.io', 'gateways.gateway.ne
                 'httproutes.gateway.networking.k8s.io', 'inferencepools.inference.networking.k8s.io')
 
 
-def _check(name, details, passed_message, fix, obj=''):
-    failed = [item for item in details if item['status'] == 'failed']
+def _check(name, subchecks, passed_message, fix, obj=''):
+    """The check's record over its sub-checks (records of every object looked at, in ``data.checks``): failed with
+    the failed ones' messages (``details``: each of them), else passed (``details``: what was found)."""
+    failed = [item for item in subchecks if item['status'] == 'failed']
+    data = {'checks': subchecks}
     if failed:
-        message = '; '.join(item['message'] for item in failed)
-        return dict(name=name, status='failed', message=message, fix=fix, object=failed[0].get('object', obj),
-                    details=details)
-    return dict(name=name, status='passed', message=passed_message, fix='', object=obj, details=details)
+        return record(name, 'failed', '; '.join(item['message'] for item in failed), fix,
+                      [item['message'] for item in failed], data, failed[0]['object'] or obj)
+    return record(name, 'passed', passed_message, None, [item['message'] for item in subchecks], data, obj)
 
 
 def _sub(ok, message, obj):
-    return dict(name='detail', status='passed' if ok else 'failed', message=message, object=obj)
+    return record('detail', 'passed' if ok else 'failed', message, obj=obj)
 
 
 def _condition(obj, kind):

@@ -1,30 +1,29 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpu_tray.cluster contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""One judge per host check: the verdict on what was already read from a tray.
+"""One judge per host check, for every phase: the verdict on what was already read from a tray.
 
 Pure functions. The check modules (ib_pkey_check, nic_firmware, hugepage_check, kernel_cmdline,
-containerd_config) read the tray and call them; plugin_utils.preflight calls them on the controller with
-what one tray_state call read. A tray judged either way gets the same verdict in the same words.
+containerd_config) read the tray and call them; on the controller, with what one tray_state call read, the
+preflight (plugin_utils/preflight.py), the preparing roles' planners, the rolling reboot's verification and the
+validation's trays phase (plugin_utils/tray_validation.py) call them. A tray judged anywhere gets the same verdict in
+the same words, with the same fix, as the same record.
 
-A verdict is ``{'failed', 'msg', 'details', 'notes', 'fix', 'data'}``:
-
-* ``msg`` - one sentence that states the finding (the object and what is wrong); never the host, which
-  Ansible prints;
-* ``details`` - one text per finding, empty when the check passed (the modules return them as
-  ``problems``);
-* ``notes`` - what could not be judged or only in part, whether the check passed or not (the modules warn
-  with them, the preflight lists them after the details);
-* ``fix`` - what a person does about the findings, None when the check passed;
-* ``data`` - the structured findings (the modules return its keys, the preflight keeps it as evidence).
+A verdict is a check record (module_utils/check_record.py): ``name``, ``status`` (failed; warning when it passed but
+something could not be judged; passed), ``message`` (one sentence: the object and what is wrong, never the host),
+``fix`` (what a person does; '' when it passed), ``details`` (one text per finding, then the notes - what could not be
+judged or only in part), ``data`` (the structured findings; ``data.notes`` the notes again, which the modules warn
+with), ``object``.
 """
 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+from ansible_collections.gpu_tray.cluster.plugins.module_utils.check_record import record
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.cmdline import check_cmdline
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.common import (
     format_pkey,
+    natural_key,
     format_size_kb,
     join_root,
 )
@@ -73,10 +72,13 @@ CONTAINERD_LOAD_FIX = ('Fix or remove the files containerd cannot load (valid TO
                        'version = 3, imports a list of strings) before containerd restarts.')
 
 
-def verdict(failed, msg, details=None, notes=None, fix=None, data=None):
-    """The verdict shape every judge returns (``fix`` only when failed)."""
-    return {'failed': bool(failed), 'msg': msg, 'details': list(details or []), 'notes': list(notes or []),
-            'fix': fix if failed else None, 'data': data if data is not None else {}}
+def verdict(name, failed, msg, details=None, notes=None, fix=None, data=None):
+    """The record every judge returns: failed, else warning when ``notes`` say what could not be judged, else passed;
+    the notes follow the details and stay in ``data.notes``; ``fix`` only when failed."""
+    notes = list(notes or [])
+    data = dict(data if data is not None else {}, notes=notes)
+    return record(name, 'failed' if failed else 'warning' if notes else 'passed', msg, fix if failed else None,
+                  list(details or []) + notes, data)
 
 
 def name_list(names, limit=NAMES_IN_MSG, sep=', '):
@@ -87,10 +89,11 @@ def name_list(names, limit=NAMES_IN_MSG, sep=', '):
     return '%s and %d more' % (sep.join(names[:limit]), len(names) - limit)
 
 
-def sentence(clauses, join='; '):
-    """Clauses as one sentence: the first letter upper case, a full stop at the end."""
+def sentence(clauses, join='; ', capitalise=True):
+    """Clauses as one sentence: the first letter upper case (unless the sentence starts with a name that keeps its
+    spelling), a full stop at the end."""
     text = join.join(clauses)
-    return text[:1].upper() + text[1:] + '.'
+    return (text[:1].upper() + text[1:] if capitalise else text) + '.'
 
 
 def _and(parts):
@@ -107,15 +110,40 @@ def _held(keys):
     return ', '.join(describe_pkey(value) for value in values if value is not None) or 'no non-zero keys'
 
 
-def judge_pkeys(facts, devices, required, include_vfs=True):
+def _failing_ports(failing, facts):
+    """The failing ports by device, grouped by PF: ``PF mlx5_0``, ``VFs mlx5_5, mlx5_6 and 14 more of mlx5_4``."""
+    pf_name = dict((dev['pci_address'], dev['name']) for dev in facts['devices'] if dev.get('kind') == 'pf')
+    pfs, vfs = [], {}
+    for res in failing:
+        if res['kind'] == 'vf':
+            names = vfs.setdefault(pf_name.get(res['physfn'], res['physfn'] or 'an unknown PF'), [])
+        else:
+            names = pfs
+        if res['device'] not in names:
+            names.append(res['device'])
+    parts = ['%s %s' % ('PF' if len(pfs) == 1 else 'PFs', name_list(pfs))] if pfs else []
+    for pf in sorted(vfs, key=natural_key):
+        names = sorted(vfs[pf], key=natural_key)
+        parts.append('%s %s of %s' % ('VF' if len(names) == 1 else 'VFs', name_list(names), pf))
+    return '; '.join(parts)
+
+
+def judge_pkeys(facts, devices, required, include_vfs=True, pods=None, name='pkeys'):
     """P_Key full membership of ``devices`` (rdma.select_devices) in partition ``required`` (with 0x8000).
 
     ``facts``: collect_rdma()'s shape (``class_dir``, ``devices``, ``rails``, ``vfs_by_pf``) - where the
-    devices were read, for the VFs that cannot be checked and for the message when there is no port.
+    devices were read, for the VFs that cannot be checked and for the message when there is no port. ``pods``: the
+    VFs handed to pods (``{pci_address: {'pod_uid', ...}}``, the kubelet's checkpoint), named as such when their
+    RDMA device is not on the host. The message names the failing ports, not how many were checked: the same
+    finding reads the same whichever phase checked which ports.
     ``data``: ``pkey``, ``checked_devices``, ``ports``, ``skipped_ports``, ``unchecked_vfs``, ``failed_ports``.
     """
     results, skipped = check_pkeys(devices, required)
     unchecked = unchecked_vfs(facts, devices) if include_vfs else []
+    for item in unchecked:
+        pod = (pods or {}).get(item['pci_address'])
+        if pod:
+            item['reason'] = 'its RDMA device is in the network namespace of pod %s' % pod.get('pod_uid')
     failing = [res for res in results if not res['ok']]
     data = {'pkey': format_pkey(required), 'checked_devices': [dev['name'] for dev in devices], 'ports': results,
             'skipped_ports': skipped, 'unchecked_vfs': unchecked, 'failed_ports': [res['label'] for res in failing]}
@@ -133,24 +161,55 @@ def judge_pkeys(facts, devices, required, include_vfs=True):
         found = ', '.join(dev['name'] for dev in facts['devices']) or 'none'
         skipped_text = ('; ports skipped as not InfiniBand: %s' % ', '.join(
             '%s (%s)' % (item['label'], item['link_layer'] or 'unknown') for item in skipped)) if skipped else ''
-        return verdict(True, 'No InfiniBand ports to check under %s.' % facts['class_dir'],
+        return verdict(name, True, 'No InfiniBand ports to check under %s.' % facts['class_dir'],
                        ['no InfiniBand ports under %s (devices found: %s; rails: %s%s); expected the ConnectX rails'
                         % (facts['class_dir'], found, ', '.join(facts['rails']) or 'none', skipped_text)],
                        notes, PKEY_NO_PORTS_FIX, data)
+    partition = 'partition %s' % format_pkey(required)
     if not failing:
-        return verdict(False, 'All %d InfiniBand ports are full members of partition %s.'
-                       % (len(results), describe_pkey(required)), notes=notes, data=data)
+        return verdict(name, False, 'All %d InfiniBand ports are full members of %s.' % (len(results), partition),
+                       notes=notes, data=data)
     details = ['%s%s holds %s' % (res['label'], (' GUID %s' % res['port_guid']) if res['port_guid'] else '',
                                   _held(res['pkeys'])) for res in failing]
-    fix = ('The fabric manager (UFM, or ib-kubernetes) must add each listed port GUID to partition %s as a '
-           'full member (0x8000 bit)' % format_pkey(required))
+    fix = ('The fabric manager (UFM, or ib-kubernetes) must add each listed port GUID to %s as a full member (0x8000 '
+           'bit)' % partition)
     vfs = [res for res in failing if res['kind'] == 'vf']
     if vfs:
-        fix += ('; %d of the failing ports are VFs - each VF GUID must be added too, fixing the PFs alone is not '
-                'enough' % len(vfs))
+        fix += ('; %d of the failing ports are VFs - each VF GUID must be added too (in UFM, or by ib-kubernetes: its '
+                'GUID pool and the SriovIBNetwork\'s pKey), fixing the PFs alone is not enough' % len(vfs))
     fix += '. Links stay up with limited membership, but RDMA between hosts fails with retry-exceeded.'
-    return verdict(True, '%d of %d InfiniBand ports are not full members of partition %s.'
-                   % (len(failing), len(results), describe_pkey(required)), details, notes, fix, data)
+    one = len(failing) == 1
+    memberships = set(res['membership'] for res in failing)
+    if memberships == set(['limited']):
+        finding = ('is a limited member of %s, not a full member' if one
+                   else 'are limited members of %s, not full members') % partition
+    elif memberships == set(['none']):
+        finding = ('is not a member of %s' if one else 'are not members of %s') % partition
+    else:
+        finding = ('is not a full member of %s' if one else 'are not full members of %s') % partition
+    message = '%d InfiniBand %s %s: %s.' % (len(failing), 'port' if one else 'ports', finding,
+                                            _failing_ports(failing, facts))
+    return verdict(name, True, message, details, notes, fix, data)
+
+
+# ---- ib_core netns_mode ---------------------------------------------------------------------------------
+
+NETNS_FIX = ('Set gpu_tray_ib_core_netns_mode and run prepare_trays: role rdma_netns writes the modprobe.d option and '
+             'the rolling reboot applies it (it takes effect when ib_core loads). Only one owner may set it (not also '
+             'SriovNetworkPoolConfig rdmaMode).')
+
+
+def judge_netns_mode(running, wanted, name='netns_mode'):
+    """The running ib_core ``netns_mode`` - as tray facts name it (``exclusive``, ``shared``; None when ib_core is not
+    loaded) - against the mode wanted (``exclusive``, ``shared``; ``unmanaged`` or empty: not judged).
+    ``data``: ``running``, ``expected``."""
+    data = {'running': running, 'expected': wanted}
+    found = running or 'unknown (ib_core is not loaded: /sys/module/ib_core/parameters/netns_mode does not exist)'
+    if not wanted or wanted == 'unmanaged':
+        return record(name, 'skipped', 'ib_core netns_mode is %s; the platform does not manage it.' % found, data=data)
+    if running == wanted:
+        return record(name, 'passed', 'ib_core netns_mode is %s.' % running, data=data)
+    return record(name, 'failed', 'ib_core netns_mode is %s, not %s.' % (found, wanted), NETNS_FIX, data=data)
 
 
 # ---- NIC firmware ---------------------------------------------------------------------------------------
@@ -224,7 +283,7 @@ def _unreadable_entry(entry):
     return bool(entry['error']) or (bool(problems) and all(problem.get('unreadable') for problem in problems))
 
 
-def judge_firmware(entries, unknown=None, error=None, class_dir='/sys/class/infiniband'):
+def judge_firmware(entries, unknown=None, error=None, class_dir='/sys/class/infiniband', name='nic_firmware'):
     """The NIC firmware verdict over judged devices (:func:`firmware_entry`).
 
     ``unknown``: rail names without a PCI function (not queried); ``error``: why nothing could be queried
@@ -251,7 +310,7 @@ def judge_firmware(entries, unknown=None, error=None, class_dir='/sys/class/infi
             notes.append('%s: mstconfig printed no Current column (queried without -e); only next-boot values were '
                          'checked' % entry['bdf'])
     if entries and not failed and not error and not unknown:
-        return verdict(False, 'NIC firmware settings OK on %s.' % name_list([entry['bdf'] for entry in entries]),
+        return verdict(name, False, 'NIC firmware settings OK on %s.' % name_list([entry['bdf'] for entry in entries]),
                        notes=notes, data=data)
     fixes = []
     if wrong:
@@ -277,21 +336,23 @@ def judge_firmware(entries, unknown=None, error=None, class_dir='/sys/class/infi
         if unknown:
             clauses.append(no_function)
         msg = sentence(clauses)
-    return verdict(True, msg, details, notes, ' '.join(fixes), data)
+    return verdict(name, True, msg, details, notes, ' '.join(fixes), data)
 
 
 # ---- huge pages -----------------------------------------------------------------------------------------
 
 def judge_hugepages(pools, requested, check='counts', base='', meminfo_read=True, default_size_kb=None,
-                    current_default_kb=None, proc_root='/proc'):
+                    current_default_kb=None, proc_root='/proc', variable=None, name='hugepages'):
     """Huge page pools (hugepages.read_pools) against the tuning profile's ``requested`` pools.
 
     ``check``: ``sizes`` (before the change: the pools must exist) or ``counts`` (after the reboot: they hold
     their counts too). ``default_size_kb``: the default huge page size wanted (None: not checked) - with
     ``sizes`` only a pool of that size must exist, with ``counts`` it must be the running default
     (``current_default_kb``, Hugepagesize in meminfo; ``meminfo_read`` False when meminfo could not be read).
-    Sizes must be valid (hugepages.check_requests raises ValueError). ``data``: ``checked``, ``results``,
-    ``available_sizes``, ``default_hugepage_size``.
+    Sizes must be valid (hugepages.check_requests raises ValueError). ``variable``: the input the user set the
+    pools with (``gpu_tray_tuning_hugepages``, a module's ``option requested``): a size without a pool is a refusal
+    of that input, and the message names it first. ``data``: ``checked``, ``results``, ``available_sizes``,
+    ``default_hugepage_size``.
     """
     results = check_requests(pools, requested, check=check, base=base)
     sizes = [pools[size]['size'] for size in sorted(pools)]
@@ -308,12 +369,15 @@ def judge_hugepages(pools, requested, check='counts', base='', meminfo_read=True
         details.insert(0, 'no huge page pools under %s' % base)
         fixes.append('Check that sysfs_root is the tray\'s /sys (%s has no pools).' % base)
     elif missing:
-        fix = ('Request only sizes the running kernel has (pools on this kernel: %s) in the tuning profile, or boot '
-               'a kernel with the needed page size, then reboot.' % ', '.join(sizes))
+        fix = ('Request only sizes the running kernel has (pools on this kernel: %s) in %s, or boot a kernel with '
+               'the needed page size, then reboot.' % (', '.join(sizes), variable or 'the tuning profile'))
         if '1G' in missing and 524288 in pools:
             fix += ' On this 64k-page kernel request 2M or 512M pages instead of 1G.'
         fixes.append(fix)
-    if missing:
+    if missing and variable:
+        clauses.append('%s asks for %s huge pages, but the running kernel has no %s huge page pool'
+                       % (variable, ', '.join(missing), ', '.join(missing)))
+    elif missing:
         clauses.append('the running kernel has no %s huge page pool' % ', '.join(missing))
     if unreadable:
         clauses.append('the page count of the %s huge page pool cannot be read' % ', '.join(unreadable))
@@ -351,8 +415,10 @@ def judge_hugepages(pools, requested, check='counts', base='', meminfo_read=True
     if not details:
         shown = ', '.join(('%s x %s' % (res['size'], res['nr_hugepages'])) if check == 'counts' else res['size']
                           for res in results)
-        return verdict(False, 'Huge page %s OK (%s).' % (check, shown), data=data)
-    return verdict(True, sentence(clauses), details, fix=' '.join(fixes), data=data)
+        return verdict(name, False, 'Huge page %s OK (%s).' % (check, shown), data=data)
+    # a clause that starts with the variable keeps its spelling
+    return verdict(name, True, sentence(clauses, capitalise=not (missing and variable)), details,
+                   fix=' '.join(fixes), data=data)
 
 
 # ---- kernel command line -----------------------------------------------------------------------------------
@@ -362,7 +428,8 @@ def _duplicate_text(duplicates):
                     for dup in duplicates)
 
 
-def judge_cmdline(text, required=None, forbidden=None, fail_on_duplicates=True, path='/proc/cmdline', error=None):
+def judge_cmdline(text, required=None, forbidden=None, fail_on_duplicates=True, path='/proc/cmdline', error=None,
+                  name='kernel_cmdline'):
     """The booted command line ``text`` (read from ``path``; ``error`` when it could not be read) against the
     ``required`` and ``forbidden`` arguments; an identical argument twice fails with ``fail_on_duplicates``.
 
@@ -371,7 +438,7 @@ def judge_cmdline(text, required=None, forbidden=None, fail_on_duplicates=True, 
     only ``path`` when the command line could not be read.
     """
     if error is not None:
-        return verdict(True, 'The kernel command line could not be read.', [error],
+        return verdict(name, True, 'The kernel command line could not be read.', [error],
                        fix='Check that proc_root is the tray\'s /proc (%s could not be read).' % path,
                        data={'path': path})
     report = check_cmdline(text, required or [], forbidden or [])
@@ -391,15 +458,15 @@ def judge_cmdline(text, required=None, forbidden=None, fail_on_duplicates=True, 
     elif report['duplicates']:
         notes.append('duplicated (not failing the check): %s' % _duplicate_text(report['duplicates']))
     if not details:
-        return verdict(False, 'Kernel command line OK (%d required arguments present).' % len(report['present']),
+        return verdict(name, False, 'Kernel command line OK (%d required arguments present).' % len(report['present']),
                        notes=notes, data=data)
-    return verdict(True, 'The booted kernel command line %s.' % _and(clauses), details, notes, CMDLINE_FIX % path,
+    return verdict(name, True, 'The booted kernel command line %s.' % _and(clauses), details, notes, CMDLINE_FIX % path,
                    data)
 
 
 # ---- containerd ------------------------------------------------------------------------------------------
 
-def judge_containerd(result=None, problems=(), warnings=(), error=None, config_path=None):
+def judge_containerd(result=None, problems=(), warnings=(), error=None, config_path=None, name='containerd_config'):
     """containerd.inspect()'s ``(result, problems, warnings)``, or ``error`` when the root config could not be
     read (``result`` None without ``error``: ``config_path`` does not exist).
 
@@ -408,7 +475,7 @@ def judge_containerd(result=None, problems=(), warnings=(), error=None, config_p
     the root config could not be read.
     """
     if result is None:
-        return verdict(True, 'The containerd configuration could not be read.',
+        return verdict(name, True, 'The containerd configuration could not be read.',
                        [error or '%s does not exist' % config_path], fix=CONTAINERD_READ_FIX)
     data = dict(result, problems=list(problems), warnings=list(warnings))
     root = effective_version(result['version'])
@@ -417,7 +484,7 @@ def judge_containerd(result=None, problems=(), warnings=(), error=None, config_p
     if not problems:
         found = ('it has no drop-ins' if not dropins else 'its drop-in is not above it' if len(dropins) == 1
                  else 'none of its %d drop-ins is above it' % len(dropins))
-        return verdict(False, 'The containerd root config is version %s; %s.' % (shown, found), notes=warnings,
+        return verdict(name, False, 'The containerd root config is version %s; %s.' % (shown, found), notes=warnings,
                        data=data)
     above = [entry['path'] for entry in dropins
              if entry['imported'] and not entry['error'] and effective_version(entry['version']) > root]
@@ -432,4 +499,4 @@ def judge_containerd(result=None, problems=(), warnings=(), error=None, config_p
     if broken:
         clauses.append('containerd cannot load %s' % name_list(broken))
         fixes.append(CONTAINERD_LOAD_FIX)
-    return verdict(True, sentence(clauses), problems, warnings, ' '.join(fixes), data)
+    return verdict(name, True, sentence(clauses), problems, warnings, ' '.join(fixes), data)

@@ -9,7 +9,8 @@ fully rolled out (desired > 0, ready = updated = desired, observedGeneration cur
 CrashLoopBackOff / ImagePullBackOff / ErrImagePull / CreateContainerConfigError or Pending too long, an
 operator's CR ``status.state == ready``; plus the NVKE fabric: every GPU node's allocatable carries
 ``nvidia.com/sriov_resource_rail_0..3`` equal to numVfs, multus runs, SriovNetworkNodeStates ``Succeeded``.
-Each rule returns a check dict: name, status (passed / failed / warning), message, object.
+Each rule returns a check record (module_utils/check_record.py): name, status (passed / failed / warning), message
+(the finding and where to look), object (the Kubernetes object).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -18,6 +19,7 @@ __metaclass__ = type
 import calendar
 import time
 
+from ansible_collections.gpu_tray.cluster.plugins.module_utils.check_record import record, renamed
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.cluster_rules import is_control_plane
 
 BAD_WAITING = ('CrashLoopBackOff', 'ImagePullBackOff', 'ErrImagePull', 'CreateContainerConfigError',
@@ -27,7 +29,7 @@ SRIOV_PREFIX = 'nvidia.com/sriov_resource_rail_'
 
 
 def _result(name, ok, message, obj, warning=False):
-    return dict(name=name, status='passed' if ok else ('warning' if warning else 'failed'), message=message, object=obj)
+    return record(name, 'passed' if ok else ('warning' if warning else 'failed'), message, obj=obj)
 
 
 def _meta(obj):
@@ -233,4 +235,4 @@ def check_multus(daemonsets):
     if not multus:
         return [_result('multus', False, 'no multus DaemonSet in the cluster: the Network Operator\'s NicClusterPolicy '
                         'must enable secondaryNetwork.multus', 'DaemonSet *multus*')]
-    return [dict(check_daemonset(ds), name='multus') for ds in multus]
+    return [renamed(check_daemonset(ds), 'multus') for ds in multus]

@@ -231,6 +231,8 @@ MODPROBE_MODULES_DEFAULT = ('ib_core',)
 SHOW_PROPERTIES = ('Id', 'LoadState', 'UnitFileState', 'ActiveState', 'FragmentPath', 'MainPID')
 # Role-owned files are small; a bigger file is returned without content (checksum only)
 MAX_FILE_BYTES = 65536
+# names a directory's read lists at most (a role asks for the directories of its own files)
+MAX_DIR_ENTRIES = 256
 # update-grub's order of the GRUB defaults: /etc/default/grub, then /etc/default/grub.d/*.cfg sorted (C locale),
 # with the role's drop-in in its place (simulated: works before the drop-in is written and in check mode).
 # Prints after each file "<file><TAB><GRUB_CMDLINE_LINUX> <GRUB_CMDLINE_LINUX_DEFAULT>". Read-only; sources
@@ -305,7 +307,8 @@ def modprobe_option_lines(text, modules):
 
 
 def read_file_state(path):
-    """exists/mode/uid/gid/size/content of one file; content None when it is bigger than MAX_FILE_BYTES."""
+    """exists/mode/uid/gid/size/content of one file; content None when it is bigger than MAX_FILE_BYTES. A directory:
+    ``is_dir`` and its ``entries`` (names, sorted; the first MAX_DIR_ENTRIES)."""
     try:
         info = os.stat(path)
     except OSError as exc:
@@ -313,7 +316,13 @@ def read_file_state(path):
             return {'exists': False, 'error': None}
         return {'exists': None, 'error': 'cannot stat %s: %s' % (path, exc)}
     out = {'exists': True, 'error': None, 'mode': '%04o' % (info.st_mode & 0o7777), 'uid': info.st_uid,
-           'gid': info.st_gid, 'size': info.st_size, 'is_file': os.path.isfile(path), 'content': None}
+           'gid': info.st_gid, 'size': info.st_size, 'is_file': os.path.isfile(path), 'content': None,
+           'is_dir': os.path.isdir(path)}
+    if out['is_dir']:
+        try:
+            out['entries'] = sorted(os.listdir(path))[:MAX_DIR_ENTRIES]
+        except OSError as exc:
+            out['error'] = 'cannot list %s: %s' % (path, exc)
     if out['is_file'] and info.st_size <= MAX_FILE_BYTES:
         try:
             with open(path, 'rb') as handle:

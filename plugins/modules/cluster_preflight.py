@@ -108,11 +108,25 @@ checks:
       description: C(passed), C(failed), C(warning) or C(skipped).
       type: str
     message:
-      description: What was found, what was expected and the fix.
+      description: What was found and what was expected.
+      type: str
+    fix:
+      description: What to do about it; empty unless the check failed or warned.
+      type: str
+    details:
+      description: One text per finding.
+      type: list
+      elements: str
+    data:
+      description: The structured findings (C(found), C(expected), C(nodes) ...).
+      type: dict
+    object:
+      description: What was checked, or empty.
       type: str
   sample:
-    - {name: server-version, status: failed, found: v1.20.2, expected: '>= 1.34',
-       message: 'Kubernetes v1.20.2 is outside >= 1.34 for gb200-nvke-ubuntu-training (fails >= 1.34): ...'}
+    - {name: server-version, status: failed, fix: 'Upgrade the cluster, or pick the recipe of the cluster version it runs.',
+       message: 'Kubernetes v1.20.2 is outside >= 1.34 for gb200-nvke-ubuntu-training (fails >= 1.34): ...',
+       details: [], data: {found: v1.20.2, expected: '>= 1.34'}, object: ''}
 server_version:
   description: The API server's C(gitVersion).
   type: str
@@ -142,6 +156,7 @@ from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
 from ansible_collections.gpu_tray.cluster.plugins.module_utils import cluster_rules as rules
 from ansible_collections.gpu_tray.cluster.plugins.module_utils import recipes
+from ansible_collections.gpu_tray.cluster.plugins.module_utils.check_record import record
 from ansible_collections.gpu_tray.cluster.plugins.module_utils import reboot_controllers
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.kube import (
     AUTH_ARG_SPEC,
@@ -224,27 +239,27 @@ class Cluster(Reader):
 
 def check_storage_class(recipe_intent, classes):
     if recipe_intent != 'inference-dynamo':
-        return dict(name='default-storage-class', status='skipped', message='only the -inference-dynamo recipe needs one')
+        return record('default-storage-class', 'skipped', 'only the -inference-dynamo recipe needs one')
     defaults = sorted(item['metadata']['name'] for item in classes
                       if any(str((item['metadata'].get('annotations') or {}).get(key, '')).lower() == 'true'
                              for key in DEFAULT_CLASS_ANNOTATIONS))
+    data = dict(found=defaults)
     if len(defaults) == 1:
-        return dict(name='default-storage-class', status='passed', found=defaults,
-                    message='default StorageClass %s' % defaults[0])
+        return record('default-storage-class', 'passed', 'default StorageClass %s' % defaults[0], data=data)
     if len(defaults) > 1:
-        return dict(name='default-storage-class', status='warning', found=defaults,
-                    message='several default StorageClasses (%s): a PVC without storageClassName gets either; keep one '
-                            'annotated storageclass.kubernetes.io/is-default-class=true' % ', '.join(defaults))
-    return dict(name='default-storage-class', status='failed', found=[],
-                message='no default StorageClass (%d classes, none annotated storageclass.kubernetes.io/is-default-class='
-                        'true): Dynamo\'s etcd/NATS and model caches claim volumes without a class. RKE2 ships none: '
-                        'install one (for example local-path-provisioner or your CSI driver) and mark it default'
-                        % len(classes))
+        return record('default-storage-class', 'warning', 'several default StorageClasses (%s): a PVC without '
+                      'storageClassName gets either' % ', '.join(defaults),
+                      'Keep one annotated storageclass.kubernetes.io/is-default-class=true.', data=data)
+    return record('default-storage-class', 'failed', 'no default StorageClass (%d classes, none annotated '
+                  'storageclass.kubernetes.io/is-default-class=true): Dynamo\'s etcd/NATS and model caches claim '
+                  'volumes without a class' % len(classes),
+                  'RKE2 ships none: install one (for example local-path-provisioner or your CSI driver) and mark it '
+                  'default.', data=data)
 
 
 def check_load_balancer(recipe_intent, service, lb_services, pools, kube_vip):
     if not recipe_intent.startswith('inference'):
-        return dict(name='load-balancer', status='skipped', message='only the inference recipes need one')
+        return record('load-balancer', 'skipped', 'only the inference recipes need one')
     evidence = []
     served = [name for name, has_address in lb_services if has_address]
     if served:
@@ -256,13 +271,14 @@ def check_load_balancer(recipe_intent, service, lb_services, pools, kube_vip):
     if service in CLOUD_LB_SERVICES:
         evidence.append('the %s cloud controller' % service)
     if evidence:
-        return dict(name='load-balancer', status='passed', message='LoadBalancer implementation: %s' % '; '.join(evidence))
+        return record('load-balancer', 'passed', 'LoadBalancer implementation: %s' % '; '.join(evidence))
     pending = [name for name, has_address in lb_services if not has_address]
-    return dict(name='load-balancer', status='failed',
-                message='no LoadBalancer implementation: no MetalLB IPAddressPool, no kube-system/kubevip ConfigMap%s. '
-                        'The inference gateway would stay at EXTERNAL-IP <pending>. RKE2 ships none: install MetalLB '
-                        '(IPAddressPool + L2Advertisement in metallb-system) or kube-vip with kube-vip-cloud-provider'
-                        % ('; LoadBalancer Services still pending: %s' % ', '.join(pending) if pending else ''))
+    return record('load-balancer', 'failed',
+                  'no LoadBalancer implementation: no MetalLB IPAddressPool, no kube-system/kubevip ConfigMap%s; the '
+                  'inference gateway would stay at EXTERNAL-IP <pending>'
+                  % ('; LoadBalancer Services still pending: %s' % ', '.join(pending) if pending else ''),
+                  'RKE2 ships none: install MetalLB (IPAddressPool + L2Advertisement in metallb-system) or kube-vip '
+                  'with kube-vip-cloud-provider.', data=dict(pending=pending))
 
 
 def check_reboot_controllers(objects, nodes):
@@ -270,14 +286,14 @@ def check_reboot_controllers(objects, nodes):
                if (n['metadata'].get('labels') or {}).get('nvidia.com/gpu.present') == 'true')
     found = reboot_controllers.foreign_reboot_controllers(objects, gpu, sorted(gpu))
     if not found:
-        return dict(name='foreign-reboot-controllers', status='passed', found=[],
-                    message='no NodeWright or Skyhook object interrupts the %d GPU node(s)' % len(gpu))
+        return record('foreign-reboot-controllers', 'passed',
+                      'no NodeWright or Skyhook object interrupts the %d GPU node(s)' % len(gpu), data=dict(found=[]))
     names = ', '.join('%s %s (%s on %s)' % (o['kind'], o['name'], ', '.join(o['interrupts']), ', '.join(o['trays']))
                       for o in found)
-    return dict(name='foreign-reboot-controllers', status='warning', found=found,
-                message='%s reboot or restart GPU nodes beside the rolling reboot: evidence captured while they act '
-                        'is ambiguous, and the two controllers do not know of each other (aicr#2572); pause or remove '
-                        'them, or re-validate once they are complete' % names)
+    return record('foreign-reboot-controllers', 'warning',
+                  '%s reboot or restart GPU nodes beside the rolling reboot: evidence captured while they act is '
+                  'ambiguous, and the two controllers do not know of each other (aicr#2572)' % names,
+                  'Pause or remove them, or re-validate once they are complete.', data=dict(found=found))
 
 
 def run_checks(cluster, params, output):
@@ -296,7 +312,7 @@ def run_checks(cluster, params, output):
             results.append(rules.check_server_version(recipe, version))
         elif name == 'service':
             result = rules.check_service(recipe, cluster.nodes(), version)
-            output['service'] = result['found']
+            output['service'] = result['data']['found']
             results.append(result)
         elif name == 'control-plane-gpu-labels':
             results.append(rules.check_control_plane_gpu(cluster.nodes()))

@@ -101,8 +101,9 @@ EXAMPLES = r'''
 
 RETURN = r'''
 checks:
-  description: One entry per check - C(name), C(status) (passed, failed), C(message), C(fix), C(object) and
-    C(details) (every object looked at, with its own status and message).
+  description: One record per check - C(name), C(status) (passed, failed), C(message), C(fix), C(object),
+    C(details) (the findings - what failed, or what was found) and C(data.checks) (every object looked at, a record
+    with its own status and message).
   type: list
   elements: dict
   returned: always

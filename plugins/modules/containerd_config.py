@@ -122,6 +122,15 @@ toolkit_reads_command:
   type: bool
   returned: always
   sample: true
+checks:
+  description:
+    - The check as one record (module_utils/check_record.py) - C(name), C(status) (C(passed); C(failed); C(warning)
+      when it passed but something could not be judged), C(message) (RV(msg)), C(fix), C(details) (RV(problems),
+      then what could not be judged), C(data) and C(object) - the shape the preflight, the validation and their
+      reports give every check.
+  type: list
+  elements: dict
+  returned: always
 problems:
   description: Failure reasons (version mismatches, unreadable drop-ins, a non-integer version, imports that are
     not a list of strings).
@@ -180,7 +189,8 @@ def main():
     except ContainerdConfigError as exc:
         # a root config containerd cannot load is an error whatever fail_on_error says: nothing was checked
         judged = judge_containerd(error=str(exc))
-        module.fail_json(changed=False, msg=judged['msg'], problems=judged['details'], fix=judged['fix'])
+        module.fail_json(changed=False, msg=judged['message'], problems=judged['details'], fix=judged['fix'],
+                         checks=[judged])
     judged = judge_containerd(result, errors, warnings)
     report_verdict(module, judged, **result)
 

@@ -136,14 +136,16 @@ EXAMPLES = r'''
 
 RETURN = r'''
 checks:
-  description: Every check of the last evaluation, with the C(component) it belongs to.
+  description: Every check of the last evaluation, as a record (C(name), C(status), C(message), C(fix), C(details),
+    C(data), C(object)); C(data.component) is the component it belongs to.
   type: list
   elements: dict
   returned: always
-  sample: [{component: gpu-operator, name: daemonset, status: failed, object: DaemonSet gpu-operator/nvidia-driver-daemonset,
-            message: 'DaemonSet gpu-operator/nvidia-driver-daemonset is not rolled out: 2 of 4 pods ready'}]
+  sample: [{name: daemonset, status: failed, object: DaemonSet gpu-operator/nvidia-driver-daemonset, fix: '',
+            message: 'DaemonSet gpu-operator/nvidia-driver-daemonset is not rolled out: 2 of 4 pods ready',
+            details: [], data: {component: gpu-operator}}]
 failed_checks:
-  description: The failed checks (C(component), C(name), C(object), C(message)).
+  description: The failed checks (records, as in RV(checks)).
   type: list
   elements: dict
   returned: always
@@ -271,14 +273,14 @@ def evaluate(reader, params):
         for spec in component['ready']:
             own.append(resources.check_ready(spec, reader.custom_object(spec)))
         for item in own:
-            item['component'] = name
+            item['data']['component'] = name
         checks += own
     if params['sriov_rails']:
         fabric = resources.check_sriov_rails(reader.nodes(), params['sriov_rails'], params['num_vfs'])
         fabric += resources.check_multus(reader.all_daemonsets())
         fabric += resources.check_sriov_node_states(reader.sriov_states())
         for item in fabric:
-            item['component'] = 'sriov-fabric'
+            item['data']['component'] = 'sriov-fabric'
         checks += fabric
     return checks
 
@@ -324,13 +326,14 @@ def main():
     output = dict(changed=False, checks=checks, failed_checks=failed, polls=polls, stable=stable, api_server=server)
     for item in checks:
         if item['status'] == 'warning':
-            module.warn('%s: %s: %s' % (server, item['component'], item['message']))
+            module.warn('%s: %s: %s' % (server, item['data']['component'], item['message']))
     if not failed:
         output['msg'] = '%s: %d components healthy (%d checks, %d polls%s)' % (
             server, len(params['components']), len(checks), polls, '' if stable else ', not yet stable')
     else:
         output['msg'] = '%s: %d of %d checks failed after %d polls: %s' % (
-            server, len(failed), len(checks), polls, ' | '.join('%s: %s' % (item['component'], item['message']) for item in failed))
+            server, len(failed), len(checks), polls,
+            ' | '.join('%s: %s' % (item['data']['component'], item['message']) for item in failed))
     finish(module, output, failed=bool(failed))
 
 

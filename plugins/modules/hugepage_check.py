@@ -130,6 +130,15 @@ results:
   sample:
     - {size: 1G, size_kb: 1048576, count: 2, pool_exists: false, nr_hugepages: null, ok: false,
        problem: "the running kernel has no 1G huge page pool (pools on this kernel: 2M, 512M, 16G)"}
+checks:
+  description:
+    - The check as one record (module_utils/check_record.py) - C(name), C(status) (C(passed); C(failed); C(warning)
+      when it passed but something could not be judged), C(message) (RV(msg)), C(fix), C(details) (RV(problems),
+      then what could not be judged), C(data) and C(object) - the shape the preflight, the validation and their
+      reports give every check.
+  type: list
+  elements: dict
+  returned: always
 problems:
   description: Every problem found, one text each (empty when the check passed).
   type: list
@@ -140,7 +149,7 @@ fix:
   description: What to do about the problems found (one sentence per kind of problem), or null when the check passed.
   type: str
   returned: always
-  sample: Request only sizes the running kernel has (pools on this kernel - 2M, 512M, 16G) in the tuning profile, ...
+  sample: Request only sizes the running kernel has (pools on this kernel - 2M, 512M, 16G) in option requested, ...
 msg:
   description:
     - One sentence naming the pools and what is wrong with them (the details in RV(problems), the fix in RV(fix)).
@@ -210,7 +219,8 @@ def main():
     meminfo = read_text(join_root(params['proc_root'], 'meminfo'))
     judged = judge_hugepages(pools, params['requested'], check=params['check'], base=base,
                              default_size_kb=default_kb, current_default_kb=meminfo_hugepagesize_kb(meminfo),
-                             meminfo_read=meminfo is not None, proc_root=params['proc_root'])
+                             meminfo_read=meminfo is not None, proc_root=params['proc_root'],
+                             variable='option requested')
     report_verdict(module, judged, pools=[pools[size] for size in sorted(pools)], **judged['data'])
 
 

@@ -171,6 +171,15 @@ failed_ports:
   elements: str
   returned: always
   sample: ["mlx5_3 port 1 (VF of 0000:03:00.0)"]
+checks:
+  description:
+    - The check as one record (module_utils/check_record.py) - C(name), C(status) (C(passed); C(failed); C(warning)
+      when it passed but something could not be judged), C(message) (RV(msg)), C(fix), C(details) (RV(problems),
+      then what could not be judged), C(data) and C(object) - the shape the preflight, the validation and their
+      reports give every check.
+  type: list
+  elements: dict
+  returned: always
 problems:
   description: One line per failing port (label, port GUID, the keys it holds); empty when the check passed.
   type: list
@@ -183,11 +192,11 @@ fix:
   returned: always
 msg:
   description:
-    - One sentence - how many ports are not full members of which partition (details in RV(problems), the fix in
-      RV(fix)). The preflight's C(pkeys) check says the same for the same tray.
+    - One sentence - which ports are not full members of which partition, grouped by PF (details in RV(problems),
+      the fix in RV(fix)). The preflight's and the validation's C(pkeys) checks say the same for the same ports.
   type: str
   returned: always
-  sample: 2 of 6 InfiniBand ports are not full members of partition 0xffff (default partition, full member).
+  sample: "1 InfiniBand port is a limited member of partition 0xffff, not a full member: VF mlx5_5 of mlx5_0."
 '''
 
 from ansible.module_utils.basic import AnsibleModule

@@ -117,6 +117,15 @@ duplicates:
   elements: dict
   returned: always
   sample: [{arg: init_on_alloc=0, context: null, count: 2}, {arg: hugepages=5128, context: hugepagesz=2M, count: 2}]
+checks:
+  description:
+    - The check as one record (module_utils/check_record.py) - C(name), C(status) (C(passed); C(failed); C(warning)
+      when it passed but something could not be judged), C(message) (RV(msg)), C(fix), C(details) (RV(problems),
+      then what could not be judged), C(data) and C(object) - the shape the preflight, the validation and their
+      reports give every check.
+  type: list
+  elements: dict
+  returned: always
 problems:
   description: One entry per kind of problem (missing, forbidden but present, duplicated), naming the arguments.
   type: list
@@ -174,7 +183,8 @@ def main():
     except (OSError, IOError) as exc:
         # unreadable input is an error whatever fail_on_error says: nothing was checked
         judged = judge_cmdline(None, path=path, error='cannot read %s: %s' % (path, exc))
-        module.fail_json(changed=False, msg=judged['msg'], problems=judged['details'], fix=judged['fix'])
+        module.fail_json(changed=False, msg=judged['message'], problems=judged['details'], fix=judged['fix'],
+                         checks=[judged])
     try:
         text = raw.decode('utf-8')
     except UnicodeDecodeError as exc:

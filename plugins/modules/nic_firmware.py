@@ -165,6 +165,15 @@ failed_devices:
   elements: str
   returned: always
   sample: ["0000:03:00.0"]
+checks:
+  description:
+    - The check as one record (module_utils/check_record.py) - C(name), C(status) (C(passed); C(failed); C(warning)
+      when it passed but something could not be judged), C(message) (RV(msg)), C(fix), C(details) (RV(problems),
+      then what could not be judged), C(data) and C(object) - the shape the preflight, the validation and their
+      reports give every check.
+  type: list
+  elements: dict
+  returned: always
 problems:
   description: One line per failing parameter or device that could not be queried, naming the device and both values.
   type: list

@@ -19,9 +19,11 @@ description:
     whose planner needs nothing more reuses it (no module call); else the tray is read once more for everything the
     kept read held plus what is asked, and that read is kept. A read kept by an earlier run (a fact cache) is never
     reused.
-  - With O(prefetch) the read also takes what the named preparing roles will decide from, with the inputs their
-    defaults give on the host (platform profile and inventory) - the preflight of C(gpu_tray.cluster.prepare_trays)
-    reads once for the whole run, and a prepared tray costs one module call.
+  - With O(prefetch) the read also takes what the named preparing roles will decide from, with the inputs each role
+    will hand its planner - the role's own C(__<role>_inputs), made from its defaults and vars with the host's
+    variables, as the role makes them when it runs (the lookup P(gpu_tray.cluster.role_inputs#lookup) gives the same)
+    - the preflight of C(gpu_tray.cluster.prepare_trays) reads once for the whole run, and a prepared tray costs one
+    module call.
   - Decides nothing by itself and changes nothing on the tray; a refusal is returned in RV(plan) (its C(refuse)) for the role
     to act on.
 author:
@@ -47,7 +49,7 @@ options:
     type: dict
     required: true
   prefetch:
-    description: Preparing roles whose reads go into this read (their default inputs on the host).
+    description: Preparing roles whose reads go into this read (with the inputs the roles make on the host).
     type: list
     elements: str
     choices: [kernel_tuning, imex, rdma_modules, rdma_netns]

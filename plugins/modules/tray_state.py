@@ -77,8 +77,9 @@ options:
     type: str
   files:
     description:
-      - Files to return the state of (C(files[path]) - C(exists), C(mode), C(uid), C(gid), C(size) and the
-        C(content) of a regular file up to 64 KiB), for example the files a role owns.
+      - Files to return the state of (C(files[path]) - C(exists), C(mode), C(uid), C(gid), C(size), C(is_file) and
+        the C(content) of a regular file up to 64 KiB; C(is_dir) and the C(entries) of a directory, its first 256
+        names), for example the files a role owns and their directories.
     type: list
     elements: path
   units:

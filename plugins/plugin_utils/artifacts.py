@@ -24,12 +24,13 @@ def _listed(items):
 
 
 def preflight(reports, directory):
-    """From every tray's preflight_report (``{host, passed, failed_checks, checks, unreachable?}``)."""
+    """From every tray's preflight_report (``{host, passed, failed_checks, checks, unreachable?}``; each check the
+    collection's check record, module_utils/check_record.py)."""
     reports = sorted((report for report in reports or [] if isinstance(report, dict)), key=lambda r: r.get('host', ''))
     failed = [report for report in reports if not report.get('passed')]
-    checks = [{'tray': report.get('host'), 'check': check.get('check'), 'message': check.get('msg') or '',
+    checks = [{'tray': report.get('host'), 'check': check.get('name'), 'message': check.get('message') or '',
                'fix': check.get('fix') or ''}
-              for report in failed for check in report.get('checks') or [] if check.get('failed')]
+              for report in failed for check in report.get('checks') or [] if check.get('status') == 'failed']
     listed, total = _listed(checks)
     return {
         'result': 'failed' if failed or not reports else 'passed',

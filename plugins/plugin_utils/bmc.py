@@ -20,6 +20,8 @@ Settings (the roles' ``<role>_bmc_*`` options): ``address`` (Redfish base URI, `
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+from ansible_collections.gpu_tray.cluster.plugins.module_utils import check_record
+
 CHECK = 'bmc'
 RECOVER_CHOICES = ('none', 'power_cycle')
 # Status.Health values (Redfish Resource.Health) that block a reboot
@@ -241,30 +243,26 @@ def access(settings, result, serial=None):
 
 
 def preflight_check(settings, result, serial=None):
-    """The preflight's check record (module_utils/preflight.py's shape) of the BMC check.
+    """The preflight's record of the BMC check (module_utils/check_record.py).
 
-    Not configured and not required: skipped. Configured but not required: a problem is reported in ``msg`` and the
-    evidence, but does not fail the tray. Required (the default): any problem fails the tray."""
+    Not configured and not required: skipped. Configured but not required: a problem is a warning (in the message,
+    the fix and the evidence), which does not fail the tray. Required (the default): any problem fails the tray."""
     settings = settings or {}
     required = bool(settings.get('required', True))
-    record = {'check': CHECK, 'failed': False, 'skipped': False, 'msg': '', 'details': [], 'fix': None, 'data': {}}
     if not required and not configured(settings):
-        record.update(skipped=True, msg='Not checked: no BMC configured and gpu_tray_bmc_required is false.')
-        return record
+        return check_record.record(CHECK, 'skipped',
+                                   'Not checked: no BMC configured and gpu_tray_bmc_required is false.')
     found = access(settings, result, serial)
-    record['data'] = dict((key, value) for key, value in found.items() if key not in ('msg', 'fix'))
-    record['data']['required'] = required
+    data = dict((key, value) for key, value in found.items() if key not in ('msg', 'fix'))
+    data['required'] = required
+    details = ['BMC %s, tray serial %s' % (found['address'] or 'not set', found['serial'] or 'unknown')]
     if found['ok']:
-        record['msg'] = found['msg']
-        return record
+        return check_record.record(CHECK, 'passed', found['msg'], data=data)
     if not required:
-        record['msg'] = '%s Not required (gpu_tray_bmc_required is false): a tray that does not come back from ' \
-                        'its reboot will need a person at its console.' % found['msg']
-        record['details'] = ['Fix: %s' % found['fix']]
-        return record
-    record.update(failed=True, msg=found['msg'], fix=found['fix'],
-                  details=['BMC %s, tray serial %s' % (found['address'] or 'not set', found['serial'] or 'unknown')])
-    return record
+        return check_record.record(CHECK, 'warning', '%s Not required (gpu_tray_bmc_required is false): a tray that '
+                                   'does not come back from its reboot will need a person at its console.'
+                                   % found['msg'], found['fix'], details, data)
+    return check_record.record(CHECK, 'failed', found['msg'], found['fix'], details, data)
 
 
 def log_entries(result, count=DEFAULT_LOG_ENTRIES):

@@ -3,10 +3,13 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Validation evidence as pure functions: CTRF JSON per phase, one JUnit XML, a Markdown and an HTML report.
 
-Input is a list of phases, each ``{'name': <phase>, 'checks': [check, ...], 'start': ms, 'stop': ms}``; a check
-is what the validation modules return per check: ``name``, ``status`` (passed / failed / warning / skipped),
-``message``, optional ``fix``, ``duration`` (ms), ``object`` and ``details`` (one text per finding: the devices a
-message summarises, listed under the phase's table in the reports and as ``extra.details`` in CTRF).
+Input is a list of phases, each ``{'name': <phase>, 'checks': [check, ...], 'start': ms, 'stop': ms}``; a check is
+the one check record of the collection (module_utils/check_record.py, what the judges, the validation modules and
+the trays phase return): ``name``, ``status`` (passed / failed / warning / skipped), ``message``, ``fix``,
+``details`` (one text per finding: the devices a message summarises, listed under the phase's table in the reports
+and as ``extra.details`` in CTRF), ``object``, ``data`` (not written here: the evidence of the preflight keeps it),
+and optionally ``duration`` (ms). A registered result of a module that returns no records (component_version,
+nccl_result) becomes one here (:func:`checks_from_result`). The reports read only these keys.
 
 CTRF (https://ctrf.io, the format ``aicr validate`` writes, aicr.md 3.3): ``results.tool``,
 ``results.summary`` (tests, passed, failed, skipped, pending, other, start, stop) and ``results.tests[]``
@@ -23,14 +26,15 @@ import html
 import json
 import xml.etree.ElementTree as ET
 
+from ansible_collections.gpu_tray.cluster.plugins.module_utils.check_record import STATUSES, record
+
 PHASES = ('readiness', 'deployment', 'trays', 'conformance', 'performance')
-STATUSES = ('passed', 'failed', 'warning', 'skipped')
 TOOL = 'gpu_tray.cluster'
 _ORDER = {'failed': 0, 'warning': 1, 'skipped': 2, 'passed': 3}
 
 
 def normalise_check(check):
-    """A check dict with the keys the writers use; ValueError on an unknown status or a missing name."""
+    """A check record with the keys the writers use; ValueError on an unknown status or a missing name."""
     name = check.get('name')
     status = check.get('status')
     if not name:
@@ -68,7 +72,7 @@ def checks_from_result(item, name=None):
             str(warning.get('msg', warning) if isinstance(warning, dict) else warning) for warning in item['warnings'])
     else:
         status, message = 'passed', item.get('msg') or 'passed'
-    return [dict(name=label, status=status, message=message, object=item.get('object') or '')]
+    return [record(label, status, message, item.get('fix'), obj=item.get('object') or '')]
 
 
 def _phase(phase):
@@ -90,7 +94,7 @@ def phase_status(phase):
 
 def phase_result(phase, limit=3):
     """``{'status', 'findings'}`` of one phase: its status (phase_status) and one line naming its first ``limit``
-    failed checks with their findings (``tray02/vf-pkeys: 16 VF ports are ...; 2 more``), for a task message."""
+    failed checks with their findings (``tray02/pkeys: 16 InfiniBand ports are ...; 2 more``), for a task message."""
     phase = _phase(phase)
     failed = [check for check in phase['checks'] if check['status'] == 'failed']
     shown = []

@@ -4,13 +4,11 @@
 """Preflight decisions over one tray_state result, made on the controller.
 
 Pure functions: ``evaluate(state, spec)`` takes what the tray_state module read and what the platform
-requires, and returns one result per check. The P_Key, firmware, huge page, command line and containerd
-verdicts are the check modules' own judges (module_utils.judges), so a tray judged here and by the module on
-its own gets the same verdict in the same words; the judge's notes (what was not judged) follow its details.
-
-A result: ``{'check', 'failed', 'skipped', 'msg', 'details', 'fix', 'data'}`` - ``msg`` one short
-sentence (Ansible prints the host), ``details`` one text per finding, ``fix`` what a person does about
-it, ``data`` the structured findings for the evidence.
+requires, and returns one record per check (module_utils/check_record.py: ``name``, ``status``, ``message``,
+``fix``, ``details``, ``data``, ``object`` - the tray). The P_Key, firmware, huge page, command line and containerd
+verdicts are the check modules' own judges (module_utils.judges), so a tray judged here, by the module on its own,
+after the reboot or by the validation gets the same verdict in the same words; the judge's notes (what was not
+judged) follow its details.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -20,6 +18,7 @@ import posixpath
 import re
 
 from ansible_collections.gpu_tray.cluster.plugins.module_utils import judges
+from ansible_collections.gpu_tray.cluster.plugins.module_utils.check_record import record, renamed
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.common import parse_size_kb
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.judges import (
     judge_cmdline,
@@ -29,21 +28,24 @@ from ansible_collections.gpu_tray.cluster.plugins.module_utils.judges import (
     judge_pkeys,
 )
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.rdma import required_pkey, select_devices
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import role_inputs
 
 CHECKS = ('os_image', 'rails', 'pkeys', 'nic_firmware', 'hugepages', 'kernel_cmdline', 'containerd_config')
+# the pools are role kernel_tuning's (the preflight checks the sizes it will write): a size without a pool refuses
+# the variable the user set them with
+HUGEPAGES_VARIABLE = role_inputs.user_variable('kernel_tuning', 'hugepages')
 
 
 class SpecError(ValueError):
     """The spec (the role's variables) is not usable; the text names the variable."""
 
 
-def _result(check, failed=False, msg='', details=None, fix=None, data=None, skipped=False):
-    return {'check': check, 'failed': bool(failed), 'skipped': bool(skipped), 'msg': msg,
-            'details': list(details or []), 'fix': fix if failed else None, 'data': data or {}}
+def _result(check, failed=False, msg='', details=None, fix=None, data=None):
+    return record(check, 'failed' if failed else 'passed', msg, fix, details, data)
 
 
 def _skip(check, why):
-    return _result(check, skipped=True, msg='Not checked: %s.' % why)
+    return record(check, 'skipped', 'Not checked: %s.' % why)
 
 
 def rdma_collection(state):
@@ -125,21 +127,21 @@ def check_rails(state, spec):
                        'loaded; or correct gpu_tray_rails in the inventory.', data=data)
 
 
-def _judged(check, judged):
-    """A check result from a judge's verdict: the notes follow the details."""
-    return _result(check, failed=judged['failed'], msg=judged['msg'], details=judged['details'] + judged['notes'],
-                   fix=judged['fix'], data=judged['data'])
+def pkeys(state, required, include_vfs=True, pods=None):
+    """The P_Key check of a read: the rails (as the read found them) and, with ``include_vfs``, every VF of theirs
+    the host sees, against partition ``required`` - the preflight's check, and the validation's after the deploy
+    (``pods``: the VFs handed to pods, module_utils.judges.judge_pkeys)."""
+    facts = rdma_collection(state)
+    devices, _unknown = select_devices(facts, None, include_vfs)
+    return judge_pkeys(facts, devices, required, include_vfs, pods=pods)
 
 
 def check_pkeys_state(state, spec):
     try:
         required = required_pkey(spec.get('pkey', '0xffff'))
     except ValueError as exc:
-        raise SpecError('preflight_pkey: %s' % exc)
-    facts = rdma_collection(state)
-    include_vfs = bool(spec.get('include_vfs', True))
-    devices, _unknown = select_devices(facts, None, include_vfs)
-    return _judged('pkeys', judge_pkeys(facts, devices, required, include_vfs))
+        raise SpecError('gpu_tray_pkey (preflight_pkey): %s' % exc)
+    return pkeys(state, required, bool(spec.get('include_vfs', True)))
 
 
 def firmware_entry(raw, spec):
@@ -156,8 +158,7 @@ def check_nic_firmware(state, spec):
         return _result('nic_firmware', failed=True, msg='The firmware was not queried.',
                        details=['tray_state ran without query_firmware'], fix='Run tray_state with query_firmware.')
     entries = [firmware_entry(raw, spec) for raw in firmware.get('devices', [])]
-    return _judged('nic_firmware', judge_firmware(entries, firmware.get('unknown'), firmware.get('error'),
-                                                  state['rdma']['class_dir']))
+    return judge_firmware(entries, firmware.get('unknown'), firmware.get('error'), state['rdma']['class_dir'])
 
 
 def check_hugepages(state, spec):
@@ -168,12 +169,13 @@ def check_hugepages(state, spec):
         try:
             parse_size_kb(item['size'])
         except (KeyError, TypeError, ValueError) as exc:
-            raise SpecError('preflight_hugepages_requested[%d].size: %s' % (index, exc))
+            raise SpecError('%s[%d].size (preflight_hugepages_requested): %s' % (HUGEPAGES_VARIABLE, index, exc))
     hugepages = state['hugepages']
     pools = dict((int(size), pool) for size, pool in hugepages['pools'].items())
-    return _judged('hugepages', judge_hugepages(
-        pools, requested, check=spec.get('hugepages_check', 'sizes'), base=hugepages['base'],
-        current_default_kb=hugepages.get('meminfo_default_kb'), proc_root=posixpath.dirname(state['cmdline']['path'])))
+    return judge_hugepages(pools, requested, check=spec.get('hugepages_check', 'sizes'), base=hugepages['base'],
+                           current_default_kb=hugepages.get('meminfo_default_kb'),
+                           proc_root=posixpath.dirname(state['cmdline']['path']),
+                           variable=HUGEPAGES_VARIABLE if spec.get('hugepages_check', 'sizes') == 'sizes' else None)
 
 
 def check_kernel_cmdline(state, spec):
@@ -183,7 +185,7 @@ def check_kernel_cmdline(state, spec):
                                path=cmdline['path'], error=cmdline.get('error'))
     except ValueError as exc:
         raise SpecError('preflight_cmdline_forbidden: %s' % exc)
-    return _judged('kernel_cmdline', judged)
+    return judged
 
 
 def check_containerd(state, spec):
@@ -197,7 +199,7 @@ def check_containerd(state, spec):
         judged = judge_containerd(error=containerd.get('error'), config_path=containerd.get('config_path'))
     else:
         judged = judge_containerd(containerd['result'], containerd['problems'], containerd['warnings'])
-    return _judged('containerd_config', judged)
+    return judged
 
 
 _FUNCTIONS = {
@@ -212,22 +214,24 @@ _FUNCTIONS = {
 
 
 def evaluate(state, spec):
-    """Every check in ``spec['checks']`` (default :data:`CHECKS`), in that order."""
+    """Every check in ``spec['checks']`` (default :data:`CHECKS`), in that order; each record's object is the tray
+    (``spec['host']``)."""
     names = spec.get('checks') or CHECKS
     unknown = [name for name in names if name not in _FUNCTIONS]
     if unknown:
         raise SpecError('unknown checks %s (known: %s)' % (', '.join(unknown), ', '.join(CHECKS)))
-    return [_FUNCTIONS[name](state, spec) for name in names]
+    return [renamed(_FUNCTIONS[name](state, spec), name, spec.get('host') or '') for name in names]
 
 
 def report(host, platform, results):
-    """The preflight_report of one tray: checks that ran (not skipped), passed, failed_checks."""
-    ran = [res for res in results if not res['skipped']]
+    """The preflight_report of one tray: the checks that ran (not skipped), whether it passed, the failed and the
+    skipped checks' names."""
+    ran = [res for res in results if res['status'] != 'skipped']
     return {
         'host': host,
         'platform': platform,
-        'passed': not any(res['failed'] for res in ran),
-        'failed_checks': [res['check'] for res in ran if res['failed']],
-        'skipped_checks': [res['check'] for res in results if res['skipped']],
+        'passed': not any(res['status'] == 'failed' for res in ran),
+        'failed_checks': [res['name'] for res in ran if res['status'] == 'failed'],
+        'skipped_checks': [res['name'] for res in results if res['status'] == 'skipped'],
         'checks': ran,
     }

@@ -11,10 +11,17 @@ Files: the preparing roles write their files with ansible.builtin.blockinfile (m
 Whether a file already is what blockinfile would leave (:func:`block_current`) is decided here, from the file's
 content in the read, so that on a prepared tray the write task is skipped without a module call - the one-read
 re-run (docs/performance.md). blockinfile itself still decides and reports when it does run.
+
+Directories: blockinfile creates a missing directory with the file. The way back removes such a directory too, and
+only such a one: a role that creates a file's directory says so in the file's block (:func:`with_created_dir`, a
+comment line that stays there on every later run), and :func:`restore_action` names the directory for removal when
+the file goes whole, its block says the role created the directory, and nothing else is in it.
 """
 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
+
+import posixpath
 
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.tray import GRUB_DEFAULTS, MODPROBE_MODULES_DEFAULT
 
@@ -138,23 +145,72 @@ def block_current(entry, block, marker, mode='0644', uid=0, gid=0):
     return first < last and lines[first + 1:last] == (block or '').splitlines() and content.endswith('\n')
 
 
-def restore_action(entry, marker):
-    """How to take a role's block out of a file: ``{'action', 'block'}`` - ``none`` (absent, or no block of the role:
-    never touched), ``remove_file`` (nothing but the block and blank lines: the role created it), ``remove_block``
-    (other lines stay), ``unreadable``; ``block`` the lines between the markers."""
-    if not isinstance(entry, dict) or entry.get('error'):
-        return {'action': 'unreadable', 'block': []}
-    if not entry.get('exists'):
-        return {'action': 'none', 'block': []}
-    if not entry.get('is_file') or entry.get('content') is None:
-        return {'action': 'unreadable', 'block': []}
+def directories(paths):
+    """The directories of ``paths`` (a role's files), in order, each once: read with the files, they tell whether the
+    role creates a directory (:func:`with_created_dir`) and whether its way back may remove it."""
+    out = []
+    for path in paths:
+        directory = posixpath.dirname(path)
+        if directory not in out:
+            out.append(directory)
+    return out
+
+
+def created_dir_line(path):
+    """The comment line of a role's block that records that the role created the directory of ``path``."""
+    return '# gpu_tray.cluster created %s/ for this file: restore_trays removes the directory with it' % (
+        posixpath.dirname(path))
+
+
+def with_created_dir(state, path, block, marker):
+    """``block`` as the role writes it into ``path``: after :func:`created_dir_line` when the role creates the file's
+    directory (the read found it absent) or did so on an earlier run (the file's block carries the line), so the
+    block stays the same on every later run and the way back knows the directory is the role's."""
+    files = state.get('files') or {}
+    directory = files.get(posixpath.dirname(path))
+    line = created_dir_line(path)
+    created = isinstance(directory, dict) and directory.get('exists') is False and not directory.get('error')
+    if created or line in _block_lines(files.get(path), marker):
+        return '%s\n%s' % (line, block)
+    return block
+
+
+def _block_lines(entry, marker):
+    if not isinstance(entry, dict) or not entry.get('exists') or entry.get('content') is None:
+        return []
     lines = entry['content'].splitlines()
     begin, end = _marker_lines(marker)
     if begin not in lines or end not in lines or lines.index(begin) > lines.index(end):
-        return {'action': 'none', 'block': []}
+        return []
+    return lines[lines.index(begin) + 1:lines.index(end)]
+
+
+def restore_action(entry, marker, directory=None, path=None):
+    """How to take a role's block out of a file: ``{'action', 'block', 'directory'}`` - ``none`` (absent, or no block
+    of the role: never touched), ``remove_file`` (nothing but the block and blank lines: the role created it),
+    ``remove_block`` (other lines stay), ``unreadable``; ``block`` the lines between the markers; ``directory`` the
+    file's directory to remove after the file - only when the file goes whole, its block records that the role
+    created the directory and the directory's read (``directory``, the ``files`` entry of ``path``'s directory) lists
+    nothing else - else None."""
+    out = {'action': 'none', 'block': [], 'directory': None}
+    if not isinstance(entry, dict) or entry.get('error'):
+        return dict(out, action='unreadable')
+    if not entry.get('exists'):
+        return out
+    if not entry.get('is_file') or entry.get('content') is None:
+        return dict(out, action='unreadable')
+    lines = entry['content'].splitlines()
+    begin, end = _marker_lines(marker)
+    if begin not in lines or end not in lines or lines.index(begin) > lines.index(end):
+        return out
     first, last = lines.index(begin), lines.index(end)
     others = [line for line in lines[:first] + lines[last + 1:] if line.strip()]
-    return {'action': 'remove_block' if others else 'remove_file', 'block': lines[first + 1:last]}
+    out.update(action='remove_block' if others else 'remove_file', block=lines[first + 1:last])
+    if (out['action'] == 'remove_file' and path and created_dir_line(path) in out['block']
+            and isinstance(directory, dict) and directory.get('is_dir') and not directory.get('error')
+            and directory.get('entries') == [posixpath.basename(path)]):
+        out['directory'] = posixpath.dirname(path)
+    return out
 
 
 def read_errors(state, files=()):

@@ -5,18 +5,22 @@
 
 The preflight runs before the SR-IOV config daemon has created any VF, so it never sees one. This phase runs after
 the deploy and judges, per tray: the VFs the SriovNetworkNodePolicy asked for exist on every rail (``sriov_numvfs``,
-``virtfn`` links, each VF bound to mlx5_core and with an RDMA device), every VF port is a full member of the
-partition, every VF has its IPoIB netdev, ib_core ``netns_mode`` is what the platform wants, and the rails' PFs are
-healthy and as the preflight recorded them, and the service-account token in the tray's multus.kubeconfig is not
-about to expire (plugin_utils/multus.py: the Network Operator's multus never rewrites it).
+``virtfn`` links, each VF bound to mlx5_core and with an RDMA device), every rail PF and VF port is a full member of
+the partition, every VF has its IPoIB netdev, ib_core ``netns_mode`` is what role rdma_netns sets, and the rails' PFs
+are healthy and as the preflight recorded them, and the service-account token in the tray's multus.kubeconfig is
+not about to expire (plugin_utils/multus.py: the Network Operator's multus never rewrites it).
+
+One judge per check for every phase: the P_Key check is the preflight's (plugin_utils/preflight.py ``pkeys`` - the
+rails the read found and their VFs, module_utils/judges.py judge_pkeys) and ``netns_mode`` the role's and the rolling
+reboot's (judges.judge_netns_mode), so the same finding reads the same, with the same fix, in every phase.
 
 Honest about what the host can see: a VF handed to a pod moves its netdev into the pod's network namespace, and in
 ``netns_mode`` exclusive its RDMA device too; sysfs of the host no longer shows them. Which VFs are in pods comes
 from the kubelet's device-manager checkpoint (``/var/lib/kubelet/device-plugins/kubelet_internal_checkpoint``, the
 PCI addresses the SR-IOV device plugin handed out); such a VF is listed as not visible, never counted as passed.
 
-Pure functions; the check dicts are the evidence format of plugin_utils/evidence.py (``name``, ``status``,
-``message``, ``fix``, ``object``, ``details``) plus ``data`` with the structured findings.
+Pure functions; each check is a record (module_utils/check_record.py) named ``<tray>/<check>`` with the tray as its
+``object``; its message states the finding without the tray (the report puts the name beside it).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -26,23 +30,17 @@ import datetime
 import json
 import time
 
-from ansible_collections.gpu_tray.cluster.plugins.module_utils.common import (
-    format_pkey,
-    natural_key,
-)
-from ansible_collections.gpu_tray.cluster.plugins.module_utils.rdma import (
-    check_pkeys,
-    describe_pkey,
-    parse_pkey,
-    required_pkey,
-)
+from ansible_collections.gpu_tray.cluster.plugins.module_utils.check_record import record, renamed
+from ansible_collections.gpu_tray.cluster.plugins.module_utils.judges import judge_netns_mode
+from ansible_collections.gpu_tray.cluster.plugins.module_utils.rdma import required_pkey
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import preflight
 from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.multus import (
     MULTUS_KUBECONFIG,
     TokenError,
     token_expiry,
 )
 
-CHECKS = ('sriov-vfs', 'vf-pkeys', 'vf-ipoib', 'netns-mode', 'pf-state', 'multus-token')
+CHECKS = ('sriov-vfs', 'pkeys', 'vf-ipoib', 'netns-mode', 'pf-state', 'multus-token')
 KUBELET_CHECKPOINT = '/var/lib/kubelet/device-plugins/kubelet_internal_checkpoint'
 NETNS_MODES = ('exclusive', 'shared', 'unmanaged')
 # what the preflight recorded of a rail PF and must still hold after the rollout (sriov_numvfs changes on purpose)
@@ -53,17 +51,11 @@ FIX_VFS = ('The SR-IOV config daemon creates the VFs: check the node\'s SriovNet
            'status.lastSyncError) and the sriov-network-config-daemon log. The firmware must allow the count '
            '(SRIOV_EN, NUM_OF_VFS >= numVfs): with the mellanox plugin disabled the daemon never changes firmware. '
            'A VF bound to another driver than mlx5_core does not match the policy\'s deviceType netdevice.')
-FIX_PKEYS = ('The fabric manager must add each listed VF port GUID to partition %s as a full member (0x8000 bit): in '
-             'UFM add the GUIDs to the PKey with full membership, or let ib-kubernetes map the VF GUIDs it assigns to '
-             'the partition (its GUID pool and the SriovIBNetwork\'s pKey). Fixing the PFs alone is not enough: '
-             'links stay up with limited membership, but RDMA between hosts fails with retry-exceeded.')
 FIX_IPOIB = ('Load ib_ipoib on the tray (role rdma_modules writes /etc/modules-load.d; the rolling reboot loads it), '
              'then let the config daemon recreate the VFs (or write sriov_numvfs 0 and back).')
-FIX_NETNS = ('Set gpu_tray_ib_core_netns_mode and run prepare_trays: role rdma_netns writes the modprobe.d option and '
-             'the rolling reboot applies it. Only one owner may set it (not also SriovNetworkPoolConfig rdmaMode).')
-FIX_PF = ('Check the rail\'s cable, its switch port and the subnet manager (state and rate), and the partition of the '
-          'PF port GUID in the fabric manager. A firmware, link layer or VF-limit change since the preflight means '
-          'the NIC was reconfigured or replaced: run the preflight again.')
+FIX_PF = ('Check the rail\'s cable, its switch port and the subnet manager (state and rate). A firmware, link layer, '
+          'VF-limit or P_Key change since the preflight means the NIC or the fabric was reconfigured, or the NIC '
+          'replaced: run the preflight again.')
 FIX_MULTUS = ('The Network Operator runs multus with --skip-config-watch, so multus never rewrites %s when its '
               'service-account token rotates; the copy stays valid one year from issuance under default API-server '
               'settings. Restart the multus pods%s to rewrite the file with a new token: kubectl -n %s rollout restart '
@@ -76,9 +68,7 @@ class SpecError(ValueError):
 
 
 def _check(host, check, status, message, details=None, fix=None, data=None):
-    return {'name': '%s/%s' % (host, check), 'status': status, 'message': message, 'object': host,
-            'details': list(details or []), 'fix': fix if status in ('failed', 'warning') else '',
-            'data': data or {}}
+    return record('%s/%s' % (host, check), status, message, fix, details, data, host)
 
 
 def parse_kubelet_checkpoint(text):
@@ -114,10 +104,11 @@ def _spec(spec):
     try:
         required = required_pkey(spec.get('pkey', '0xffff'))
     except ValueError as exc:
-        raise SpecError('validate_pkey: %s' % exc)
+        raise SpecError('gpu_tray_pkey (validate_pkey): %s' % exc)
     mode = spec.get('netns_mode') or 'unmanaged'
     if mode not in NETNS_MODES:
-        raise SpecError('validate_netns_mode: %r is not one of %s' % (mode, ', '.join(NETNS_MODES)))
+        raise SpecError('gpu_tray_ib_core_netns_mode (validate_netns_mode): %r is not one of %s'
+                        % (mode, ', '.join(NETNS_MODES)))
     policies = spec.get('policies') or []
     if not isinstance(policies, list) or not all(isinstance(item, dict) for item in policies):
         raise SpecError('policies must be a list of SriovNetworkNodePolicy objects')
@@ -156,11 +147,11 @@ def _allocations(state, path):
     return parsed, None
 
 
-def _findings_message(host, findings, where=''):
-    """``tray02: <first finding>.`` or ``tray02: <first finding> (and 3 more on mlx5_3, mlx5_4).``"""
+def _findings_message(findings, where=''):
+    """``<first finding>.`` or ``<first finding> (and 3 more on mlx5_3, mlx5_4).``"""
     more = len(findings) - 1
     tail = ' (and %d more%s)' % (more, ' ' + where if where else '') if more else ''
-    return '%s: %s%s.' % (host, findings[0], tail)
+    return '%s%s.' % (findings[0], tail)
 
 
 def _vf_label(vf, pf):
@@ -226,10 +217,10 @@ def _inventory(state, spec):
 def check_sriov_vfs(host, state, spec, rails, allocations, note):
     wanted = [entry for entry in rails if entry['want']]
     if not spec['policies']:
-        return _check(host, 'sriov-vfs', 'skipped', '%s: the recipe creates no VFs (no SriovNetworkNodePolicy).' % host)
+        return _check(host, 'sriov-vfs', 'skipped', 'The recipe creates no VFs (no SriovNetworkNodePolicy).')
     if not wanted:
-        return _check(host, 'sriov-vfs', 'failed', '%s: no SriovNetworkNodePolicy of the recipe selects a PF of this '
-                      'tray.' % host, ['rails %s; the policies select %s' % (
+        return _check(host, 'sriov-vfs', 'failed', 'No SriovNetworkNodePolicy of the recipe selects a PF of this '
+                      'tray.', ['rails %s; the policies select %s' % (
                           ', '.join(entry['rail'] for entry in rails) or 'none',
                           '; '.join(_selector_text(policy) for policy in spec['policies']))],
                       'Check the policies\' nicSelector (rootDevices come from the trays\' rdma facts at deploy time) '
@@ -271,11 +262,11 @@ def check_sriov_vfs(host, state, spec, rails, allocations, note):
     notes = ([note] if note else []) + hidden
     result = {'rails': data, 'not_visible': hidden}
     if failing:
-        message = _findings_message(host, details, 'on %s' % ', '.join(failing) if len(failing) > 1 else '')
+        message = _findings_message(details, 'on %s' % ', '.join(failing) if len(failing) > 1 else '')
         return _check(host, 'sriov-vfs', 'failed', message, details + notes, FIX_VFS, result)
     total = sum(entry['want'] for entry in wanted)
-    return _check(host, 'sriov-vfs', 'passed', '%s: all %d VFs on %d rails exist, bound to mlx5_core.'
-                  % (host, total, len(wanted)), notes, data=result)
+    return _check(host, 'sriov-vfs', 'passed', 'All %d VFs on %d rails exist, bound to mlx5_core.'
+                  % (total, len(wanted)), notes, data=result)
 
 
 def _selector_text(policy):
@@ -284,63 +275,17 @@ def _selector_text(policy):
                        ', '.join('%s=%s' % (key, selector[key]) for key in sorted(selector)) or 'every NIC')
 
 
-def _visible_vf_devices(rails):
-    out = []
-    for entry in rails:
-        for vf in entry['vfs']:
-            if vf['device'] is not None:
-                out.append((entry, vf))
-    return out
-
-
-def check_vf_pkeys(host, state, spec, rails):
-    if not spec['policies']:
-        return _check(host, 'vf-pkeys', 'skipped', '%s: the recipe creates no VFs.' % host)
-    visible = _visible_vf_devices(rails)
-    unseen = [(entry, vf) for entry in rails for vf in entry['vfs'] if vf['device'] is None]
-    notes = ['%s not checked: %s' % (_vf_label(vf, entry['pf']),
-                                     ('its RDMA device is in pod %s' % vf['pod']['pod_uid']) if vf['pod']
-                                     else 'no RDMA device on the host')
-             for entry, vf in unseen]
-    required = spec['pkey']
-    if not visible:
-        return _check(host, 'vf-pkeys', 'skipped' if not unseen else 'warning',
-                      '%s: no VF port could be checked against %s%s.'
-                      % (host, format_pkey(required), '' if unseen else ' (no VF exists; see sriov-vfs)'),
-                      notes, FIX_PKEYS % format_pkey(required) if unseen else None)
-    results, skipped = check_pkeys([vf['device'] for _entry, vf in visible], required)
-    pf_of = dict((vf['device']['name'], entry['pf']['name']) for entry, vf in visible)
-    notes += ['%s not checked: link layer %s' % (item['label'], item['link_layer'] or 'unknown') for item in skipped]
-    failing = [res for res in results if not res['ok']]
-    data = {'pkey': format_pkey(required), 'ports': results, 'failed_ports': [res['label'] for res in failing],
-            'failed_vfs': [res['device'] for res in failing]}
-    if not failing:
-        return _check(host, 'vf-pkeys', 'warning' if unseen else 'passed',
-                      '%s: all %d VF ports seen are full members of %s%s.'
-                      % (host, len(results), format_pkey(required),
-                         ', %d VFs could not be seen' % len(unseen) if unseen else ''),
-                      notes, FIX_PKEYS % format_pkey(required) if unseen else None, data)
-    details = []
-    for res in failing:
-        keys = [parse_pkey(key) for key in res['pkeys']]
-        held = ', '.join(describe_pkey(key) for key in keys if key is not None) or 'no non-zero keys'
-        details.append('%s port %s (VF %s of %s) GUID %s holds %s'
-                       % (res['device'], res['port'], res['pci_address'], pf_of[res['device']], res['port_guid'], held))
-    limited = [res for res in failing if res['membership'] == 'limited']
-    by_pf = {}
-    for res in failing:
-        by_pf.setdefault(pf_of[res['device']], []).append(res['device'])
-    named = '; '.join('%s of %s' % (', '.join(sorted(names, key=natural_key)), pf)
-                      for pf, names in sorted(by_pf.items(), key=lambda item: natural_key(item[0])))
-    kind = 'limited members' if len(limited) == len(failing) else 'not full members'
-    message = '%s: %d VF ports are %s of %s (VFs %s).' % (host, len(failing), kind, format_pkey(required), named)
-    return _check(host, 'vf-pkeys', 'failed', message, details + notes, FIX_PKEYS % format_pkey(required), data)
+def check_pkeys(host, state, spec, allocations):
+    """The preflight's P_Key check on this read (the rails and every VF of theirs the host sees), VFs in pods named as
+    such: the same sentence, fix and record as the preflight's for the same ports."""
+    judged = preflight.pkeys(state, spec['pkey'], include_vfs=True, pods=allocations)
+    return renamed(judged, '%s/pkeys' % host, host)
 
 
 def check_vf_ipoib(host, state, spec, rails):
     if not spec['ipoib'] or not spec['policies']:
-        return _check(host, 'vf-ipoib', 'skipped', '%s: %s.' % (
-            host, 'the recipe creates no VFs' if spec['ipoib'] else 'IPoIB on the VFs is not required'))
+        return _check(host, 'vf-ipoib', 'skipped', '%s.' % (
+            'The recipe creates no VFs' if spec['ipoib'] else 'IPoIB on the VFs is not required'))
     tray = state['ansible_facts']['gpu_tray']
     loaded = 'ib_ipoib' in (tray.get('modules') or [])
     missing, in_pods, checked = [], [], 0
@@ -359,27 +304,18 @@ def check_vf_ipoib(host, state, spec, rails):
                     device['name'] + ' ' if device else '', _vf_label(vf, entry['pf'])))
     data = {'ib_ipoib_loaded': loaded, 'with_netdev': checked, 'missing': missing, 'in_pods': in_pods}
     if missing:
-        message = '%s: %d VFs have no IPoIB netdev%s.' % (host, len(missing),
-                                                          '' if loaded else ' (ib_ipoib is not loaded)')
+        message = '%d VFs have no IPoIB netdev%s.' % (len(missing), '' if loaded else ' (ib_ipoib is not loaded)')
         return _check(host, 'vf-ipoib', 'failed', message, missing + in_pods, FIX_IPOIB, data)
     if not checked and not in_pods:
-        return _check(host, 'vf-ipoib', 'skipped', '%s: no VF exists to check (see sriov-vfs).' % host)
-    return _check(host, 'vf-ipoib', 'passed', '%s: all %d VFs on the host have their IPoIB netdev%s.'
-                  % (host, checked, ', %d are in pods' % len(in_pods) if in_pods else ''), in_pods, data=data)
+        return _check(host, 'vf-ipoib', 'skipped', 'No VF exists to check (see sriov-vfs).')
+    return _check(host, 'vf-ipoib', 'passed', 'All %d VFs on the host have their IPoIB netdev%s.'
+                  % (checked, ', %d are in pods' % len(in_pods) if in_pods else ''), in_pods, data=data)
 
 
 def check_netns_mode(host, state, spec):
-    running = state['ansible_facts']['gpu_tray'].get('ib_core_netns_mode')
-    wanted = spec['netns_mode']
-    data = {'running': running, 'expected': wanted}
-    if wanted == 'unmanaged':
-        return _check(host, 'netns-mode', 'skipped', '%s: ib_core netns_mode is %s; the platform does not manage it.'
-                      % (host, running or 'unknown (ib_core not loaded)'), data=data)
-    if running == wanted:
-        return _check(host, 'netns-mode', 'passed', '%s: ib_core netns_mode is %s.' % (host, running), data=data)
-    found = running or 'unreadable (/sys/module/ib_core/parameters/netns_mode: ib_core not loaded)'
-    return _check(host, 'netns-mode', 'failed', '%s: ib_core netns_mode is %s; the platform needs %s.'
-                  % (host, found, wanted), fix=FIX_NETNS, data=data)
+    """ib_core netns_mode against the mode role rdma_netns sets: the role's and the rolling reboot's judge."""
+    judged = judge_netns_mode(state['ansible_facts']['gpu_tray'].get('ib_core_netns_mode'), spec['netns_mode'])
+    return renamed(judged, '%s/netns-mode' % host, host)
 
 
 def _pf_changes(name, pf, before):
@@ -401,7 +337,8 @@ def _pf_changes(name, pf, before):
 
 
 def check_pf_state(host, state, spec, rails, baseline):
-    required = spec['pkey']
+    """The rails' PFs up (InfiniBand, ACTIVE / LinkUp) and as the preflight recorded them; their P_Keys are the pkeys
+    check's."""
     problems, changes = [], []
     before = dict((dev['name'], dev) for dev in (baseline or {}).get('devices') or [])
     for entry in rails:
@@ -418,22 +355,17 @@ def check_pf_state(host, state, spec, rails, baseline):
                 continue
             if port.get('state') != 'ACTIVE' or port.get('phys_state') != 'LinkUp':
                 problems.append('%s: %s / %s, not ACTIVE / LinkUp' % (label, port.get('state'), port.get('phys_state')))
-        results, _skipped = check_pkeys([pf], required)
-        problems += ['%s: not a full member of %s (holds %s)' % (res['label'], format_pkey(required),
-                                                                 ', '.join(res['pkeys']) or 'no keys')
-                     for res in results if not res['ok']]
         if entry['rail'] in before:
             changes += _pf_changes(pf['name'], pf, before[entry['rail']])
     data = {'problems': problems, 'changes': changes, 'baseline': bool(before)}
     notes = [] if before else ['no preflight record of this tray to compare with: judged on the requirements only']
     if problems or changes:
-        message = _findings_message(host, problems + changes)
+        message = _findings_message(problems + changes)
         if not before:
             message = message[:-1] + ' (no preflight record to compare with).'
         return _check(host, 'pf-state', 'failed', message, problems + changes + notes, FIX_PF, data)
-    return _check(host, 'pf-state', 'passed', '%s: %d rail PFs ACTIVE, full members of %s%s.'
-                  % (host, len(rails), format_pkey(required),
-                     ', as at the preflight' if before else
+    return _check(host, 'pf-state', 'passed', 'All %d rail PFs are ACTIVE / LinkUp%s.'
+                  % (len(rails), ', as at the preflight' if before else
                      '; no preflight record of this tray, so not compared with the preflight'), notes, data=data)
 
 
@@ -451,52 +383,52 @@ def check_multus_token(host, state, spec):
     warning within ``multus_token_warn_days`` of its ``exp``, failed once it has lapsed."""
     path = spec['multus_kubeconfig']
     if not path:
-        return _check(host, 'multus-token', 'skipped', '%s: the multus token is not checked '
-                      '(validate_multus_kubeconfig is empty).' % host)
+        return _check(host, 'multus-token', 'skipped', 'The multus token is not checked '
+                      '(validate_multus_kubeconfig is empty).')
     entry = (state.get('files') or {}).get(path)
     if entry is None:
-        return _check(host, 'multus-token', 'skipped', '%s: %s was not read in this run.' % (host, path))
+        return _check(host, 'multus-token', 'skipped', '%s was not read in this run.' % path)
     if entry.get('error'):
-        return _check(host, 'multus-token', 'warning', '%s: %s could not be read: %s.'
-                      % (host, path, str(entry['error']).rstrip('.')), fix=FIX_MULTUS % (
+        return _check(host, 'multus-token', 'warning', '%s could not be read: %s.'
+                      % (path, str(entry['error']).rstrip('.')), fix=FIX_MULTUS % (
                           path, '', spec['multus_namespace']), data={'path': path})
     if not entry.get('exists'):
-        return _check(host, 'multus-token', 'skipped', '%s: no %s: multus does not run on this tray.' % (host, path),
+        return _check(host, 'multus-token', 'skipped', 'No %s: multus does not run on this tray.' % path,
                       data={'path': path})
     try:
         if entry.get('content') is None:
             raise TokenError('too large to read')
         token = token_expiry(entry['content'])
     except TokenError as exc:
-        return _check(host, 'multus-token', 'warning', '%s: the token in %s cannot be read: %s.'
-                      % (host, path, str(exc).rstrip('.')), fix=FIX_MULTUS % (path, '', spec['multus_namespace']),
+        return _check(host, 'multus-token', 'warning', 'The token in %s cannot be read: %s.'
+                      % (path, str(exc).rstrip('.')), fix=FIX_MULTUS % (path, '', spec['multus_namespace']),
                       data={'path': path})
     data = {'path': path, 'user': token['user'], 'subject': token['subject'], 'exp': token['exp'],
             'iat': token['iat'], 'warn_days': spec['multus_token_warn_days']}
     if token['exp'] is None:
-        return _check(host, 'multus-token', 'passed', '%s: the multus token in %s does not expire (no exp claim).'
-                      % (host, path), data=data)
+        return _check(host, 'multus-token', 'passed', 'The multus token in %s does not expire (no exp claim).'
+                      % path, data=data)
     left = token['exp'] - spec['now']
     data['expires'] = _day(token['exp'])
     data['days_left'] = round(left / 86400.0, 1)
     details = ['issued %s, expires %s (%s)' % (_day(token['iat']) if token['iat'] is not None else 'at an unknown time',
                                                data['expires'], token['subject'] or token['user'])]
     if left <= 0:
-        return _check(host, 'multus-token', 'failed', '%s: the multus token in %s expired on %s: multus on this tray '
+        return _check(host, 'multus-token', 'failed', 'The multus token in %s expired on %s: multus on this tray '
                       'cannot read the pods\' network attachments, new pods get no secondary networks.'
-                      % (host, path, data['expires']), details,
+                      % (path, data['expires']), details,
                       FIX_MULTUS % (path, '', spec['multus_namespace']), data)
     if left <= spec['multus_token_warn_days'] * 86400:
-        return _check(host, 'multus-token', 'warning', '%s: the multus token in %s expires on %s (%s).'
-                      % (host, path, data['expires'], _in_days(left)), details,
+        return _check(host, 'multus-token', 'warning', 'The multus token in %s expires on %s (%s).'
+                      % (path, data['expires'], _in_days(left)), details,
                       FIX_MULTUS % (path, ' before %s' % data['expires'], spec['multus_namespace']), data)
-    return _check(host, 'multus-token', 'passed', '%s: the multus token in %s expires on %s (%s).'
-                  % (host, path, data['expires'], _in_days(left)), details, data=data)
+    return _check(host, 'multus-token', 'passed', 'The multus token in %s expires on %s (%s).'
+                  % (path, data['expires'], _in_days(left)), details, data=data)
 
 
 def unread(host, reason):
     """The one check of a tray that could not be read (unreachable, or its read failed)."""
-    return [_check(host, 'tray-read', 'failed', '%s could not be read: %s.' % (host, reason.rstrip('.')),
+    return [_check(host, 'tray-read', 'failed', 'The tray could not be read: %s.' % reason.rstrip('.'),
                    fix='Bring the tray back (BMC console, network), then validate again; nothing was judged.')]
 
 
@@ -506,7 +438,7 @@ def evaluate(host, state, spec, baseline=None):
     rails, allocations, note = _inventory(state, spec)
     return [
         check_sriov_vfs(host, state, spec, rails, allocations, note),
-        check_vf_pkeys(host, state, spec, rails),
+        check_pkeys(host, state, spec, allocations),
         check_vf_ipoib(host, state, spec, rails),
         check_netns_mode(host, state, spec),
         check_pf_state(host, state, spec, rails, baseline),

@@ -1,7 +1,7 @@
 # Copyright: (c) 2026, gpu_tray.cluster contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """A stand-in for NVIDIA's Maintenance Operator on the test cluster (the simulated kubelet runs no pods, so the real
-operator never runs there). It serves the real NodeMaintenance CRD (files/crds/) the way the operator does, as far
+operator never runs there). It serves the real NodeMaintenance CRD (the upstream data, upstreamdata.py) the way the operator does, as far
 as the rolling reboot depends on it:
 
 * a new NodeMaintenance gets the finalizer maintenance.nvidia.com/finalizer and Ready=False reason Pending;

@@ -4,7 +4,7 @@
 bundle in a sub-directory of its Git repository), no cluster:
 
 * every Argo CD Application and every Flux HelmRelease / HelmRepository / OCIRepository validates strictly against
-  the REAL CRDs (files/gitops-crds, SOURCE there: Argo CD v3.5.1, helm-controller v1.6.3, source-controller v1.9.1),
+  the REAL CRDs (../shared/upstream gitops/, upstreamdata.py: Argo CD v3.5.1, helm-controller v1.6.3, source-controller v1.9.1),
   and the CEL rules of those CRDs the objects touch hold;
 * the sync waves order the Applications exactly as the plan's tiers, pre -> chart -> post inside a component;
 * the HelmReleases' dependsOn, contracted to components, IS the plan's dependency graph;
@@ -25,9 +25,9 @@ import yaml
 import offline_schema as osc
 from clusterhelpers import helm_binary
 from stackhelpers import FORMAT_ARGS, GIT, RECIPES, SUBDIR, recap, run_playbook
+from upstreamdata import upstream_crds
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-CRDS = os.path.join(HERE, "files", "gitops-crds")
 PHASE = {"pre": 0, "primary": 1, "post": 2}
 
 
@@ -39,7 +39,7 @@ def bundles(stack_bundles):
 @pytest.fixture(scope="module")
 def crds():
     out = {}
-    for path in glob.glob(os.path.join(CRDS, "*.yaml")):
+    for path in upstream_crds("gitops"):
         crd = _load(path)[0]
         out[(crd["spec"]["group"], crd["spec"]["names"]["kind"])] = crd
     assert len(out) == 4, sorted(out)

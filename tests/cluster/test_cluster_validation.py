@@ -18,6 +18,8 @@ import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
+from upstreamdata import upstream_crd
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 NVKE = 'gb200-nvke-ubuntu-training'
@@ -80,7 +82,7 @@ def test_server_version_1_20_fails_every_window(run, kcluster):
         result = run('cluster_preflight', recipe=recipe, checks=['server-version'])
         assert result.get('failed') and result['rc'] != 0 and result['changed'] is False
         item = check(result, 'server-version')
-        assert item['status'] == 'failed' and item['found'].startswith('v1.20.') and item['expected'] == window
+        assert item['status'] == 'failed' and item['data']['found'].startswith('v1.20.') and item['data']['expected'] == window
         assert 'is outside %s for %s' % (window, recipe) in result['msg']
     assert 'Traefik' in check(run('cluster_preflight', recipe=INFERENCE, checks=['server-version']),
                               'server-version')['message']
@@ -107,9 +109,9 @@ def test_control_plane_gpu_labels(run, kcluster, core):
         item = check(result, 'control-plane-gpu-labels')
         assert not result.get('failed') and item['status'] == 'warning'      # a warning, not a failure
         assert '%s (' % cp in item['message'] and 'nvidia.com/gpu.present' in item['message']
-        assert 'nvidia.com/gpu.deploy.operands=false' in item['message']
+        assert 'nvidia.com/gpu.deploy.operands=false' in item['fix']
         assert any('control-plane-gpu-labels' in str(w) for w in result.get('warnings', []))
-        assert all(not name.startswith('tray') for name in [n['name'] for n in item['nodes']])
+        assert all(not name.startswith('tray') for name in [n['name'] for n in item['data']['nodes']])
         core.patch_node(cp, {'metadata': {'labels': {'nvidia.com/gpu.deploy.operands': 'false'}}})
         result = run('cluster_preflight', recipe=NVKE, checks=['control-plane-gpu-labels'])
         item = check(result, 'control-plane-gpu-labels')
@@ -131,7 +133,7 @@ def test_asap2_pod_cap(run, kcluster, core):
     try:
         at_cap = run('cluster_preflight', recipe=NVKE, checks=['asap2-pod-cap'], added_pods_per_gpu_node=28 - pods)
         item = check(at_cap, 'asap2-pod-cap')
-        assert item['status'] == 'passed' and item['nodes'] == [
+        assert item['status'] == 'passed' and item['data']['nodes'] == [
             {'name': node, 'pods': pods, 'added': 28 - pods, 'total': 28, 'cap': 28, 'over': False}]
         over = run('cluster_preflight', recipe=NVKE, checks=['asap2-pod-cap'], added_pods_per_gpu_node=29 - pods)
         item = check(over, 'asap2-pod-cap')
@@ -155,7 +157,7 @@ def test_default_storage_class(run, k8s_api):
                 'storageclass.kubernetes.io/is-default-class': 'true'}}, 'provisioner': 'rancher.io/local-path'})
             result = run('cluster_preflight', recipe=DYNAMO, checks=['default-storage-class'])
             if name == names[0]:
-                assert not result.get('failed') and check(result, 'default-storage-class')['found'] == [name]
+                assert not result.get('failed') and check(result, 'default-storage-class')['data']['found'] == [name]
         item = check(result, 'default-storage-class')
         assert item['status'] == 'warning' and 'several default StorageClasses' in item['message']
     finally:
@@ -186,14 +188,14 @@ def test_load_balancer(run, core, namespace):
 
 
 def test_foreign_reboot_controllers(run, k8s_api):
-    """The real Skyhook CRD (files/crds/; 1.20 needs its empty status default dropped): a Skyhook whose package
+    """The real Skyhook CRD (the upstream data; 1.20 needs its empty status default dropped): a Skyhook whose package
     reboots GPU nodes is reported; without the API (404) or with a noop package the check passes."""
     import time
     import yaml
     ext, custom = client.ApiextensionsV1Api(k8s_api), client.CustomObjectsApi(k8s_api)
     assert check(run('cluster_preflight', recipe=VR200, checks=['foreign-reboot-controllers']),
                  'foreign-reboot-controllers')['status'] == 'passed'            # no such API on the cluster
-    with open(os.path.join(HERE, 'files', 'crds', 'skyhook.nvidia.com_skyhooks.yaml')) as fh:
+    with open(upstream_crd('skyhook')) as fh:
         crd = yaml.safe_load(fh)
     crd['spec']['versions'][0]['schema']['openAPIV3Schema']['properties']['status']['properties']['packageList'].pop(
         'default')
@@ -213,7 +215,7 @@ def test_foreign_reboot_controllers(run, k8s_api):
         result = run('cluster_preflight', recipe=VR200, checks=['foreign-reboot-controllers'])
         item = check(result, 'foreign-reboot-controllers')
         assert not result.get('failed') and item['status'] == 'warning', result
-        assert [o['name'] for o in item['found']] == ['tuning'] and item['found'][0]['trays'], item
+        assert [o['name'] for o in item['data']['found']] == ['tuning'] and item['data']['found'][0]['trays'], item
         assert item['message'].startswith('Skyhook tuning (nvidia-tuned: reboot on '), item
     finally:
         ext.delete_custom_resource_definition(crd['metadata']['name'])
@@ -367,7 +369,7 @@ def test_expected_resources(run, k8s_api, core, namespace):
 def test_expected_resources_sriov_fabric(run, kcluster, namespace):
     component = {'name': 'none', 'namespace': namespace}
     result = run('expected_resources', components=[component], sriov_rails=4, num_vfs=16)
-    fabric = [item for item in result['checks'] if item['component'] == 'sriov-fabric']
+    fabric = [item for item in result['checks'] if item['data']['component'] == 'sriov-fabric']
     rails = [item for item in fabric if item['name'] == 'sriov-rails']
     if kcluster.platform == 'nvke-gb200':       # trays advertise 16 VFs on 4 rails; cp01 (control plane) is not judged
         assert [item['object'] for item in rails] == ['Node %s' % tray for tray in kcluster.trays]

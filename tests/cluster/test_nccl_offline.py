@@ -8,8 +8,8 @@ catalog and the rendered SriovIBNetworks, its defaults, filter nccl_run_plan), f
 * every core object (Namespace, ConfigMap, Secret, Service, the Jobs with pod resourceClaims and completionMode
   Indexed) against the Kubernetes 1.34 schemas, strictly (kubernetes-validate, offline_schema.py), and the pod
   templates of the TrainingRuntime too;
-* TrainingRuntime and TrainJob strictly against the real Kubeflow Trainer v2.2.0 CRDs (files/kubeflow-trainer,
-  SOURCE there) - the catalog's pin.
+* TrainingRuntime and TrainJob strictly against the real Kubeflow Trainer v2.2.0 CRDs (the upstream data,
+  ../shared/upstream kubeflow-trainer/: upstreamdata.py) - the catalog's pin.
 
 The ComputeDomain is held against the real DRA driver CRD in tests/upstream/test_upstream_nccl.py (../shared).
 """
@@ -24,9 +24,9 @@ import yaml
 
 import offline_schema as osc
 from stackhelpers import ansible_env, playbook_argv
+from upstreamdata import upstream_crd
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-TRAINER = os.path.join(HERE, "files", "kubeflow-trainer")
 RECIPES = {"gb200-nvke-ubuntu-training": ("job", ["nvls", "net"]),
            "gb200-nvke-ubuntu-training-kubeflow": ("trainjob", ["nvls", "net"]),
            "vr200-rke2-ubuntu-training": ("job", ["nvls"]),
@@ -58,7 +58,7 @@ def plans(tmp_path_factory):
 def trainer_crds():
     out = {}
     for name in ("trainjobs", "trainingruntimes"):
-        with open(os.path.join(TRAINER, "trainer.kubeflow.org_%s.yaml" % name)) as fh:
+        with open(upstream_crd("kubeflow-trainer", name)) as fh:
             crd = yaml.safe_load(fh)
         out[crd["spec"]["names"]["kind"]] = crd
     return out

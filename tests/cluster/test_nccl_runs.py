@@ -29,11 +29,11 @@ from kubernetes import client
 from kubernetes.client.rest import ApiException
 
 from clusterhelpers import container_logs
+from upstreamdata import upstream_crd
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 NCCL_LOGS = os.path.join(REPO, 'tests', 'unit', 'fixtures', 'nccl')
-TRAINER_CRDS = os.path.join(HERE, 'files', 'kubeflow-trainer')
 NVIDIA = os.path.join(REPO, 'tests', 'unit', 'fixtures', 'nvidia')
 NVKE = 'gb200-nvke-ubuntu-training'
 LOCK = 'gpu-tray-nccl-run-lock'
@@ -322,11 +322,12 @@ def _drop_empty_defaults(node):
 
 @pytest.fixture
 def trainer_crds(api):
-    """The real Kubeflow Trainer v2.2.0 CRDs (files/kubeflow-trainer) served by the test cluster, removed after."""
+    """The real Kubeflow Trainer v2.2.0 CRDs (the upstream data, upstreamdata.py) served by the test cluster, removed
+    after."""
     ext = client.ApiextensionsV1Api(api)
     names = []
     for name in ('trainjobs', 'trainingruntimes'):
-        with open(os.path.join(TRAINER_CRDS, 'trainer.kubeflow.org_%s.yaml' % name)) as fh:
+        with open(upstream_crd('kubeflow-trainer', name)) as fh:
             crd = yaml.safe_load(fh)
         # kube-apiserver 1.20 reads an empty-string default (the `name` of secret/configMap references in the
         # embedded pod schema) as null and rejects the CRD; newer servers take it. Only those are dropped (a list-map

@@ -26,6 +26,7 @@ from kubernetes import client
 from kubernetes.client.rest import ApiException
 
 from stackhelpers import recap, run_playbook
+from upstreamdata import upstream_crd
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 VARS = os.path.join(HERE, "files", "stacktest", "vars.yml")
@@ -201,8 +202,6 @@ def test_transient_api_errors_are_retried_with_back_off(kcluster, tmp_path):
     assert time.time() - t0 >= 3, "no back-off between attempts (1 s, then 2 s)"
 
 
-# the real CRD (files/crds/SOURCE)
-NM_CRD = os.path.join(HERE, "files", "crds", "maintenance.nvidia.com_nodemaintenances.yaml")
 
 
 def _nm(name, node, finalizer=True):
@@ -216,7 +215,7 @@ def _nm(name, node, finalizer=True):
 def test_orphaned_node_maintenance_is_recovered(kcluster, k8s_api, controller):
     ext, core, custom = client.ApiextensionsV1Api(k8s_api), client.CoreV1Api(k8s_api), client.CustomObjectsApi(k8s_api)
     apps = client.AppsV1Api(k8s_api)
-    with open(NM_CRD) as fh:
+    with open(upstream_crd("maintenance")) as fh:       # the real CRD, from the upstream data
         ext.create_custom_resource_definition(yaml.safe_load(fh))
     time.sleep(2)
     core.create_namespace({"metadata": {"name": "stacktest-maint"}})

@@ -69,6 +69,7 @@ from labtools import BIN, ROOT, ansible_env, lab, lab_up, tray_status
 CLUSTER_DIR = ROOT / "tests" / "cluster"
 sys.path.insert(0, str(CLUSTER_DIR))
 from clusterhelpers import kube_config, running_cluster  # noqa: E402  (tests/cluster/clusterhelpers.py)
+from upstreamdata import upstream_crd  # noqa: E402
 
 DEFINITIONS = yaml.safe_load((ROOT / "playbooks" / "vars" / "awx_job_templates.yml").read_text())
 TEMPLATES = {t["id"]: t for t in DEFINITIONS["awx_job_templates"]}
@@ -444,7 +445,7 @@ def test_recover_node_maintenance_template(inventory, cluster, tmp_path):
     from kubernetes import client
     ext, core = client.ApiextensionsV1Api(cluster["api"]), client.CoreV1Api(cluster["api"])
     custom = client.CustomObjectsApi(cluster["api"])
-    crd = yaml.safe_load((CLUSTER_DIR / "files" / "crds" / "maintenance.nvidia.com_nodemaintenances.yaml").read_text())
+    crd = yaml.safe_load(pathlib.Path(upstream_crd("maintenance")).read_text())        # the real CRD, upstream data
     ext.create_custom_resource_definition(crd)
     deadline = time.time() + 30
     while not any(c.type == "Established" and c.status == "True" for c in

@@ -89,8 +89,8 @@ def test_a_wrong_bmc_password_fails_the_preflight_before_any_change(lab3, tmp_pa
     assert "refused the credentials" in out and "HTTP Error 401" in out, out
     assert "wrong-password" not in out                       # no_log wherever the password passes
     evidence = json.loads((tmp_path / "tray02" / "preflight.json").read_text())
-    check = next(c for c in evidence["checks"] if c["check"] == "bmc")
-    assert check["failed"] and check["data"]["kind"] == "auth" and "gpu_tray_bmc_password" in check["fix"]
+    check = next(c for c in evidence["checks"] if c["name"] == "bmc")
+    assert check["status"] == "failed" and check["data"]["kind"] == "auth" and "gpu_tray_bmc_password" in check["fix"]
     assert "refused the credentials" in (tmp_path / "preflight-summary.md").read_text()
     # nothing changed: no tray rebooted, no role ran
     assert boots("tray01", "tray02", "tray03") == [1, 1, 1]
@@ -111,8 +111,8 @@ def test_an_unreachable_bmc_fails_the_preflight_and_the_right_one_passes(lab3, t
     assert rc == 0, out
     for index, tray in enumerate(("tray01", "tray02", "tray03"), 1):
         evidence = json.loads((tmp_path / "up" / tray / "preflight.json").read_text())
-        check = next(c for c in evidence["checks"] if c["check"] == "bmc")
-        assert not check["failed"] and check["data"]["ok"], check
+        check = next(c for c in evidence["checks"] if c["name"] == "bmc")
+        assert check["status"] == "passed" and check["data"]["ok"], check
         assert check["data"]["serial"] == evidence["tray"]["dmi"]["product_serial"] == "LABVR200%04d" % index
         assert check["data"]["power_state"] == "On" and check["data"]["system_id"] == "System_0"
     assert boots("tray01", "tray02", "tray03") == [1, 1, 1]

@@ -41,7 +41,7 @@ def run_preflight(inventory, report):
 
 def check_result(ev, check):
     """One check's result in a tray's evidence."""
-    return next(c for c in ev["checks"] if c["check"] == check)
+    return next(c for c in ev["checks"] if c["name"] == check)
 
 
 def evidence(report_dir, tray):
@@ -111,7 +111,7 @@ def test_healthy_gb200_trays_pass_and_rerun_changes_nothing(tmp_path):
         assert ev["passed"] is True and ev["failed_checks"] == [], ev["checks"]
         assert ev["platform"] == "nvke-gb200"
         assert sorted(ev["rdma"]["rails"]) == ["mlx5_0", "mlx5_1", "mlx5_3", "mlx5_4"]
-        assert {c["check"] for c in ev["checks"]} >= {"os_image", "rails", "pkeys", "nic_firmware", "kernel_cmdline"}
+        assert {c["name"] for c in ev["checks"]} >= {"os_image", "rails", "pkeys", "nic_firmware", "kernel_cmdline"}
         assert ev["skipped_checks"] == ["hugepages"]          # NVKE requests no huge page pools
     summary = (report / "preflight-summary.md").read_text()
     assert "| tray01 | nvke-gb200 | PASS |" in summary and "| tray02 | nvke-gb200 | PASS |" in summary
@@ -178,8 +178,9 @@ def test_limited_vf_pkey_names_vf_ports_and_fabric_fix(faulty_gb200):
     ev = evidence(report, "tray02")
     assert ev["failed_checks"] == ["pkeys"]
     res = check_result(ev, "pkeys")
-    assert res["msg"].endswith("InfiniBand ports are not full members of partition 0xffff (default partition, full "
-                               "member).") and "tray02" not in res["msg"]
+    assert re.match(r"\d+ InfiniBand ports are limited members of partition 0xffff, not full members: VFs mlx5_\d+",
+                    res["message"]) and "tray02" not in res["message"], res["message"]
+    assert res["status"] == "failed" and res["object"] == "tray02"
     assert all("VF of" in line and "0x7fff" in line and "GUID" in line for line in res["details"]), res["details"]
     assert "UFM" in res["fix"] and "fixing the PFs alone is not enough" in res["fix"]
     failing = [p for p in res["data"]["ports"] if not p["ok"]]
@@ -189,7 +190,7 @@ def test_limited_vf_pkey_names_vf_ports_and_fabric_fix(faulty_gb200):
 def test_firmware_names_device_values_and_human_fix(faulty_gb200):
     _, report = faulty_gb200
     res = check_result(evidence(report, "tray03"), "nic_firmware")
-    assert res["msg"].startswith("NIC firmware settings are wrong on 1 of 4 devices (")
+    assert res["message"].startswith("NIC firmware settings are wrong on 1 of 4 devices (")
     assert any("NUM_OF_VFS is current=8, next boot=8" in line and ">= 16" in line for line in res["details"]), res
     assert "mstfwreset" in res["fix"] and "cold power-cycle" in res["fix"]
 
@@ -215,8 +216,11 @@ def test_vr200_1g_hugepage_request_fails_naming_existing_pools(tmp_path):
     ev = evidence(report, "tray01")
     assert ev["failed_checks"] == ["hugepages"], ev["checks"]
     res = check_result(ev, "hugepages")
-    assert res["msg"] == "The running kernel has no 1G huge page pool."
+    # the variable the user set, in the first sentence
+    assert res["message"] == ("gpu_tray_tuning_hugepages asks for 1G huge pages, but the running kernel has no 1G huge "
+                              "page pool.")
     assert res["details"] == ["the running kernel has no 1G huge page pool (pools on this kernel: 2M, 512M, 16G)"]
+    assert "in gpu_tray_tuning_hugepages" in res["fix"]
     assert res["data"]["checked"] == "sizes"
 
 
@@ -232,7 +236,7 @@ def test_fresh_vr200_trays_pass_preflight_sizes_only(tmp_path):
         ev = evidence(report, tray)
         assert ev["passed"] is True and ev["platform"] == "rke2-vr200", ev["checks"]
         res = check_result(ev, "hugepages")
-        assert res["data"]["checked"] == "sizes" and res["msg"] == "Huge page sizes OK (2M)."
+        assert res["data"]["checked"] == "sizes" and res["message"] == "Huge page sizes OK (2M)."
         assert res["data"]["results"][0]["count"] == 5128 and res["data"]["results"][0]["nr_hugepages"] == 0
         assert "nic_firmware" in ev["skipped_checks"]           # VR200: no firmware check by default
     summary = (report / "preflight-summary.md").read_text()

@@ -64,7 +64,7 @@ def test_check_mode_changes_nothing_and_says_which_roles_need_the_reboot(invento
     assert run.returncode == 0, run.stdout[-6000:]
     # the rolling reboot says per tray which roles ask for the reboot, and why (their result records)
     assert re.search(r"Reboot required by kernel_tuning, rdma_netns: kernel arguments init_on_alloc=0 .* are not in "
-                     r"/proc/cmdline yet; .*ib_core runs with netns_mode shared, the role sets exclusive", run.stdout), \
+                     r"/proc/cmdline yet; .*ib_core netns_mode is shared, not exclusive: the role sets it", run.stdout), \
         run.stdout[-6000:]
     assert "99-gpu-tray-kernel-tuning.cfg" in run.stdout          # --diff shows the drop-in it would write
     after = snapshot("tray01")
@@ -127,7 +127,10 @@ def test_hugepage_1g_is_refused_nothing_written_no_reboot(inventory, tmp_path):
     run = prepare(inventory, tmp_path, "tray03", extra_vars={"gpu_tray_skip_preflight": True})
     assert run.returncode != 0, run.stdout[-6000:]
     msg = failed_msg(run, "tray03")
-    assert msg.startswith("Huge page size 1G has no pool on this kernel; request 2M or 512M pages instead"), msg
+    # the variable the user set comes first; the role's refusal is the preflight's sizes verdict, with its fix
+    assert msg.startswith("gpu_tray_tuning_hugepages asks for 1G huge pages, but the running kernel has no 1G huge "
+                          "page pool. Request only sizes"), msg
+    assert msg.endswith("On this 64k-page kernel request 2M or 512M pages instead of 1G."), msg
     assert snapshot("tray03") == before
     for path in OUR_FILES:
         assert ssh("tray03", "test -e %s && echo yes || echo no" % path).strip() == "no", path
@@ -135,6 +138,7 @@ def test_hugepage_1g_is_refused_nothing_written_no_reboot(inventory, tmp_path):
     full = prepare(inventory, tmp_path, "tray03")
     assert full.returncode != 0, full.stdout[-6000:]
     assert "Preflight failed (hugepages)" in failed_msg(full, "tray03")
-    assert "hugepages: The running kernel has no 1G huge page pool." in failed_msg(full, "tray03")
+    assert ("hugepages: gpu_tray_tuning_hugepages asks for 1G huge pages, but the running kernel has no 1G huge page "
+            "pool." in failed_msg(full, "tray03"))
     assert "1G" in (tmp_path / "report" / "tray03" / "preflight.json").read_text()
     assert snapshot("tray03") == before

@@ -1,12 +1,13 @@
 """playbooks/restore_trays.yml on rehearsal-lab VR200 trays: the way back from host preparation.
 
 Two fresh trays (update-grub run once, as on any installed Ubuntu, so that grub.cfg exists; with the LANG Ansible's
-modules run with, whose grub-mkconfig locale lines would otherwise differ) are recorded: every file
-under /etc, /boot/grub/grub.cfg and /proc/cmdline, hashed. Restoring a fresh tray changes nothing and reboots nothing.
+modules run with, whose grub-mkconfig locale lines would otherwise differ) are recorded: the /etc tree - every
+directory, link (with its target) and file (hashed) - /boot/grub/grub.cfg and /proc/cmdline. Restoring a fresh tray changes nothing and reboots nothing.
 prepare_trays.yml then tunes them (GRUB drop-in, sysctl.d, LimitSTACK drop-in, nvidia-imex masked, ib_core
 exclusive) with one reboot each; restore_trays.yml --check --diff lists what would go and changes nothing;
 restore_trays.yml removes it all with one reboot each, verifying that the tuned arguments are gone and netns_mode is
-shared again - and the trays hash as they did fresh. A second restore changes nothing.
+shared again - the directory the prepare created for the LimitSTACK drop-in included - and the trays record as they
+did fresh. A second restore changes nothing.
 """
 import json
 import re
@@ -38,11 +39,27 @@ def play(inventory, path, tmp_path, *args):
     return subprocess.run(argv, cwd=ROOT, env=ansible_env(), capture_output=True, text=True)
 
 
+# merged /usr: /lib, /bin, /sbin are /usr's (systemctl enable links /lib/systemd/system/x where the package linked
+# /usr/lib/systemd/system/x - the same unit)
+MERGED_USR = re.compile(r"^(l .* -> )/(lib|lib64|bin|sbin)/", re.M)
+
+
 def recorded(tray):
-    """sha256 of every file under /etc and of /boot/grub/grub.cfg, and the booted command line."""
-    return {"etc": ssh(tray, "find /etc -type f -print0 | sort -z | xargs -0 sha256sum"),
+    """The /etc tree - every directory (and other entry that is neither a file nor a link), every link with its target
+    (merged-/usr aliases as /usr's), every file's sha256 - the sha256 of /boot/grub/grub.cfg and the booted command
+    line."""
+    tree = ssh(tray, "find /etc ! -type f -printf '%y %p -> %l\\n' | LC_ALL=C sort; "
+                     "find /etc -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum")
+    return {"etc": MERGED_USR.sub(r"\1/usr/\2/", tree),
             "grub_cfg": ssh(tray, "sha256sum /boot/grub/grub.cfg"),
             "cmdline": ssh(tray, "cat /proc/cmdline")}
+
+
+def differences(before, after):
+    """What differs between two records: the /etc entries only before and only after, the other parts."""
+    old, new = set(before["etc"].splitlines()), set(after["etc"].splitlines())
+    return {"gone": sorted(old - new), "new": sorted(new - old),
+            "other": [key for key in ("grub_cfg", "cmdline") if before[key] != after[key]]}
 
 
 def changed(run, tray):
@@ -82,6 +99,10 @@ def test_prepare_then_restore_gives_back_the_fresh_trays(lab2, fresh, tmp_path):
         assert recorded(tray)["cmdline"] != fresh[tray]["cmdline"] and netns(tray) == "N"
         assert ssh(tray, "systemctl is-enabled nvidia-imex.service || true").strip() == "masked"
     after_prepare = dict((tray, recorded(tray)) for tray in TRAYS)
+    for tray in TRAYS:
+        # the LimitSTACK drop-in of the active runtime unit, in a directory the prepare created
+        assert "d /etc/systemd/system/rke2-agent.service.d -> \n" in after_prepare[tray]["etc"], tray
+        assert "d /etc/systemd/system/rke2-agent.service.d -> \n" not in fresh[tray]["etc"], tray
 
     # --check --diff: says what would go, changes nothing, reboots nothing
     check = play(lab2, RESTORE, tmp_path, "--check", "--diff")
@@ -103,7 +124,8 @@ def test_prepare_then_restore_gives_back_the_fresh_trays(lab2, fresh, tmp_path):
         assert netns(tray) == "Y", tray
         assert ssh(tray, "systemctl is-enabled nvidia-imex.service; systemctl is-active nvidia-imex.service").split() \
             == ["enabled", "active"]
-        assert recorded(tray) == fresh[tray], tray
+        now = recorded(tray)
+        assert now == fresh[tray], (tray, differences(fresh[tray], now))
 
     again = play(lab2, RESTORE, tmp_path)
     assert again.returncode == 0 and [changed(again, tray) for tray in TRAYS] == [0, 0], again.stdout[-4000:]

@@ -6,7 +6,7 @@ its nodes:
 * it refuses to run beside NodeWright / Skyhook objects that would reboot the same trays (aicr#2572).
 
 On the test cluster (real kube-apiserver; nodes tray01, tray02 from the simulated kubelet) with the REAL NodeMaintenance
-CRD (tests/cluster/files/crds/, a byte copy of the upstream one) and tests/cluster/maintenance_controller.py standing
+CRD (from the upstream data, ../shared/upstream: tests/cluster/upstreamdata.py) and tests/cluster/maintenance_controller.py standing
 in for the operator (it schedules NodeMaintenance objects oldest first within maxParallelOperations 1, cordons,
 reports Ready, uncordons and drops its finalizer on deletion, and logs every event with its time). A Deployment named
 maintenance-operator makes `rolling_reboot_drain_via: auto` choose the operator, as on a real NVKE cluster.
@@ -17,10 +17,11 @@ nvidia.network-operator-drain-controller) holds the budget on tray02, the reboot
 scheduled only after that one is released, and tray01 goes down only after that.
 A reboot whose NodeMaintenance never becomes Ready stops the run with the NodeMaintenance left in place.
 
-The Skyhook CRD is the real one (files/crds/); the NodeWright CRD is made from it (the v0.18 rename kept the spec;
-no NodeWright CRD is public yet, files/crds/SOURCE).
+The Skyhook CRD is the real one (the upstream data); the NodeWright CRD is made from it (the v0.18 rename kept the
+spec; no NodeWright CRD is public yet, charts/nodewright/SOURCE there).
 """
 import json
+import pathlib
 import subprocess
 import sys
 import time
@@ -34,9 +35,8 @@ from test_rolling_reboot import (ARG, FAST, K8S_ENV, PLAYBOOK, WORKLOADS, boots,
 
 sys.path.insert(0, str(ROOT / "tests" / "cluster"))
 from clusterhelpers import running_cluster  # noqa: E402  (tests/cluster is not a package)
+from upstreamdata import upstream_crd  # noqa: E402
 
-CRDS = ROOT / "tests" / "cluster" / "files" / "crds"
-CRD = CRDS / "maintenance.nvidia.com_nodemaintenances.yaml"
 GROUP, VERSION, PLURAL = "maintenance.nvidia.com", "v1alpha1", "nodemaintenances"
 OURS = "gpu-tray-rolling-reboot-tray01"
 SRIOV = "sriov-drain-tray02"
@@ -50,7 +50,7 @@ def mo(tmp_path_factory):
         api = config.new_client_from_config(config_file=kubeconfig)
         ext, core, apps = client.ApiextensionsV1Api(api), client.CoreV1Api(api), client.AppsV1Api(api)
         custom = client.CustomObjectsApi(api)
-        skyhook = yaml.safe_load((CRDS / "skyhook.nvidia.com_skyhooks.yaml").read_text())
+        skyhook = yaml.safe_load(pathlib.Path(upstream_crd("skyhook")).read_text())
         # kube-apiserver 1.20 reads the empty-string default of status.packageList (a printer-column field the
         # operator fills) as null and rejects the CRD; newer servers take it. Only that default is dropped here.
         status = skyhook["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["status"]["properties"]
@@ -58,7 +58,7 @@ def mo(tmp_path_factory):
         nodewright = json.loads(json.dumps(skyhook).replace("skyhook.nvidia.com", "nodewright.nvidia.com")
                                 .replace('"Skyhook"', '"NodeWright"').replace('"SkyhookList"', '"NodeWrightList"')
                                 .replace('"skyhooks', '"nodewrights').replace('"skyhook"', '"nodewright"'))
-        crds = [yaml.safe_load(CRD.read_text()), skyhook, nodewright]
+        crds = [yaml.safe_load(pathlib.Path(upstream_crd("maintenance")).read_text()), skyhook, nodewright]
         for body in crds:
             ext.create_custom_resource_definition(body)
         deadline = time.time() + 60

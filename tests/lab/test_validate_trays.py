@@ -60,26 +60,28 @@ def test_trays_phase_names_tray02_vfs_as_limited_members(rollout):
     _inventory, report, _preflight, _created, run = rollout
     assert run.returncode != 0, run.stdout[-4000:]
     tests = ctrf_tests(report)
-    limited = tests["tray02/vf-pkeys"]
+    limited = tests["tray02/pkeys"]
     assert limited["status"] == "failed"
-    assert re.match(r"tray02: 16 VF ports are limited members of 0xffff \(VFs (mlx5_\d+, ){15}mlx5_\d+ of mlx5_4\)\.$",
-                    limited["message"]), limited["message"]
+    assert re.match(r"16 InfiniBand ports are limited members of partition 0xffff, not full members: VFs "
+                    r"(mlx5_\d+, ){3}mlx5_\d+ and 12 more of mlx5_4\.$", limited["message"]), limited["message"]
     assert len(limited["extra"]["details"]) == 16
-    assert all("of mlx5_4) GUID b83f:d203:" in line and "holds 0x7fff (default partition, limited member)" in line
+    assert all(" GUID b83f:d203:" in line and "holds 0x7fff (default partition, limited member)" in line
                for line in limited["extra"]["details"])
     assert "UFM" in limited["extra"]["fix"] and "ib-kubernetes" in limited["extra"]["fix"]
+    assert limited["extra"]["object"] == "tray02"
     for tray in ("tray01", "tray03"):
-        assert [tests["%s/%s" % (tray, c)]["status"] for c in ("sriov-vfs", "vf-pkeys", "vf-ipoib", "pf-state")] \
+        assert [tests["%s/%s" % (tray, c)]["status"] for c in ("sriov-vfs", "pkeys", "vf-ipoib", "pf-state")] \
             == ["passed"] * 4, tray
         assert tests["%s/netns-mode" % tray]["status"] == "skipped"        # NVKE does not manage netns_mode
     # only the VFs fail: the PFs are as the preflight recorded them (its evidence is the baseline)
     assert tests["tray02/pf-state"]["message"].endswith(", as at the preflight.")
-    assert tests["tray02/sriov-vfs"]["message"] == "tray02: all 64 VFs on 4 rails exist, bound to mlx5_core."
+    assert tests["tray02/sriov-vfs"]["message"] == "All 64 VFs on 4 rails exist, bound to mlx5_core."
     # the failure where the user looks: the task message names the tray and the VFs, the report has the fix
-    assert re.search(r"Validation of gb200-nvke-ubuntu-training failed in trays: tray02/vf-pkeys: 16 VF ports are "
-                     r"limited members of 0xffff \(VFs mlx5_\d+", run.stdout), run.stdout[-4000:]
+    assert re.search(r"Validation of gb200-nvke-ubuntu-training failed in trays: tray02/pkeys: 16 InfiniBand ports "
+                     r"are limited members of partition 0xffff, not full members: VFs mlx5_\d+", run.stdout), \
+        run.stdout[-4000:]
     markdown = (report / "validation" / "report.md").read_text()
-    assert "| tray02/vf-pkeys | FAILED |" in markdown and "- **tray02/vf-pkeys** (FAILED)" in markdown
+    assert "| tray02/pkeys | FAILED |" in markdown and "- **tray02/pkeys** (FAILED)" in markdown
 
 
 def test_trays_phase_warns_of_the_multus_token_that_expires_in_10_days(rollout):
@@ -133,6 +135,6 @@ def test_a_tray_that_does_not_answer_is_a_failed_read_not_a_skip(rollout, tmp_pa
     assert run.returncode != 0
     tests = ctrf_tests(report)
     assert tests["tray03/tray-read"]["status"] == "failed", tests.get("tray03/tray-read")
-    assert tests["tray03/tray-read"]["message"].startswith("tray03 could not be read: ")
+    assert tests["tray03/tray-read"]["message"].startswith("The tray could not be read: ")
     assert not [name for name in tests if name.startswith("tray03/") and name != "tray03/tray-read"]
-    assert tests["tray01/vf-pkeys"]["status"] == "passed" and tests["tray02/vf-pkeys"]["status"] == "failed"
+    assert tests["tray01/pkeys"]["status"] == "passed" and tests["tray02/pkeys"]["status"] == "failed"

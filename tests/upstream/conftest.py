@@ -16,12 +16,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "cluster"))   # offline_schema, stackhelpers
 
-# the data: GPU_TRAY_UPSTREAM, else ../shared/upstream beside the checkout. The helpers (upstream.py, jsonschema,
-# the bundle renders) are imported only by the fixtures and tests that use them: without the data nothing is needed.
-ROOT = os.environ.get("GPU_TRAY_UPSTREAM") or os.path.join(
-    os.path.dirname(os.path.dirname(os.path.dirname(HERE))), "shared", "upstream")
-MISSING = None if os.path.isdir(os.path.join(ROOT, "charts")) else (
-    "upstream chart data not found at %s (set GPU_TRAY_UPSTREAM)" % ROOT)
+# the data: GPU_TRAY_UPSTREAM, else ../shared/upstream beside the checkout (tests/cluster/upstreamdata.py, where every
+# test takes fetched data from). The helpers (upstream.py, jsonschema, the bundle renders) are imported only by the
+# fixtures and tests that use them: without the data nothing is needed.
+from upstreamdata import MISSING, ROOT  # noqa: E402  (tests/cluster on sys.path above)
 
 
 @pytest.hookimpl(tryfirst=True)

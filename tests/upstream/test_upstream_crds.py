@@ -14,12 +14,14 @@ import copy
 import glob
 import os
 import sys
+import subprocess
 
 import pytest
 import yaml
 
 import offline_schema as osc
 import upstream
+import upstreamdata
 from upstream import RECIPES
 from stackhelpers import REPO
 
@@ -171,23 +173,17 @@ def test_every_custom_kind_the_roles_and_modules_read_is_served_by_a_real_crd(cr
     assert not problems, "\n".join(problems)
 
 
-def test_the_test_clusters_crd_copies_are_the_real_ones(upstream_root):
-    """tests/cluster/files/crds holds byte copies the 1.20 test server serves (files/crds/SOURCE): no drift."""
-    copies = sorted(glob.glob(os.path.join(REPO, "tests", "cluster", "files", "crds", "*.yaml")))
-    assert copies
-    real = {}
-    for path in glob.glob(os.path.join(upstream_root, "charts", "**", "*.yaml"), recursive=True):
-        real.setdefault(os.path.basename(path), []).append(path)
-    for path in copies:
-        with open(path, "rb") as fh:
-            mine = fh.read()
-        sources = real.get(os.path.basename(path)) or []
-        assert sources, "%s has no upstream original" % path
-        originals = []
-        for src in sources:
-            with open(src, "rb") as fh:
-                originals.append(fh.read())
-        assert mine in originals, "%s differs from %s" % (path, sources)
+def test_the_crds_the_tests_take_are_in_the_upstream_data_and_none_is_committed():
+    """The test cluster and the offline tests take their real CRDs from the upstream data (tests/cluster/
+    upstreamdata.py): each set is there, each file a CustomResourceDefinition; and no fetched file is committed."""
+    for name in sorted(upstreamdata.CRDS):
+        for path in upstreamdata.upstream_crds(name):
+            assert [doc["kind"] for doc in upstream.load_all(path)] == ["CustomResourceDefinition"], path
+    tracked = subprocess.run(["git", "-C", REPO, "ls-files", "tests"], capture_output=True, text=True,
+                             check=True).stdout.split()
+    fetched = set(os.path.basename(rel) for rels in upstreamdata.CRDS.values() for rel in rels)
+    assert not [path for path in tracked if os.path.basename(path) in fetched or path.endswith("/SOURCE")
+                and not path.startswith("tests/unit/fixtures/")], tracked
 
 
 # the checks can fail

@@ -6,7 +6,8 @@
 A plan (the ``plan`` of the ``tray_plan`` action)::
 
     role             the preparing role it is for
-    refuse           None, or {'msg': one sentence, 'details': [...]}: the role fails before it writes anything
+    refuse           None, or {'msg': one sentence, 'details': [...], 'fix': what to do or ''}: the role fails before
+                     it writes anything; a refusal of an input names the variable the user set in its sentence
     writes           what the role's write tasks do (each planner documents its keys); empty when refused
     blocks           the text of the blocks the write tasks write (also when they are current)
     reboot_required  the running tray differs from what the role prepares: a reboot applies it
@@ -26,10 +27,10 @@ def new_plan(role, marker=None):
             'verify': {}, 'exports': {}, 'marker': marker}
 
 
-def refuse(plan, msg, details=None):
+def refuse(plan, msg, details=None, fix=''):
     """The plan of a role that must not write anything: only the refusal and what was found (exports) stay."""
-    plan.update(refuse={'msg': msg, 'details': list(details or [])}, writes={}, reboot_required=False, reason='',
-                verify={})
+    plan.update(refuse={'msg': msg, 'details': list(details or []), 'fix': fix or ''}, writes={},
+                reboot_required=False, reason='', verify={})
     return plan
 
 

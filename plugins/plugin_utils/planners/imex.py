@@ -21,12 +21,6 @@ RUNNING_STATES = ('active', 'activating', 'reloading', 'deactivating')
 _LOCAL_UNIT = re.compile(r'^/etc/systemd/system/[^/]+$')
 
 
-def default_inputs(profile, var):
-    """The role's inputs as its defaults make them (what the preflight reads ahead for the role)."""
-    return {'host_service': var('gpu_tray_imex_host_service', profile['imex']['host_service']),
-            'unit': 'nvidia-imex.service'}
-
-
 def needs(inputs):
     return {'units': [inputs['unit']]} if inputs['host_service'] != 'unmanaged' else {}
 

@@ -14,9 +14,11 @@ role's variables without the prefix (roles/kernel_tuning/meta/argument_specs.yml
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+import posixpath
 import re
 
-from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import platform, tray_read
+from ansible_collections.gpu_tray.cluster.plugins.module_utils.judges import judge_hugepages
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import role_inputs, tray_read
 from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.planners import common
 
 NAME = 'kernel_tuning'
@@ -40,13 +42,6 @@ PROBLEM_FIX = {
 }
 # the order a file's problems are listed in (alphabetical, as the role always listed them)
 KINDS = ('duplicates', 'overwrites', 'tuned_params')
-# The role's literal defaults (roles/kernel_tuning/defaults/main.yml; a unit test keeps the two equal)
-DEFAULTS = {'sysctl_file': '/etc/sysctl.d/90-gpu-tray-tuning.conf', 'limit_stack': 67108864,
-            'runtime_units': ['rke2-server.service', 'rke2-agent.service', 'k3s.service', 'k3s-agent.service',
-                              'containerd.service'],
-            'limit_stack_dropin': '90-gpu-tray-limitstack.conf',
-            'grub_dropin': '/etc/default/grub.d/99-gpu-tray-kernel-tuning.cfg',
-            'grub_default_file': '/etc/default/grub', 'grub_cfg': '/boot/grub/grub.cfg', 'extra_args': []}
 
 
 def wanted_args(inputs):
@@ -68,18 +63,9 @@ def _files(inputs):
             + [limit_stack_path(inputs, unit) for unit in inputs['runtime_units']])
 
 
-def default_inputs(profile, var):
-    """The role's inputs as its defaults make them from the platform profile and the inventory (``var(name,
-    default)`` reads an inventory variable): what the preflight reads ahead for the role."""
-    intent = var('gpu_tray_tuned_intent', None)
-    if intent is None:
-        intent = platform.recipe_intent(profile, var('gpu_tray_recipe', profile['default_recipe']))
-    tuned = platform.tuning(profile, intent)
-    return dict(DEFAULTS, intent=intent, cmdline=tuned['cmdline'],
-                hugepages=var('gpu_tray_tuning_hugepages', tuned['hugepages']),
-                default_hugepagesz=tuned['default_hugepagesz'], sysctls=tuned['sysctls'],
-                sysctl_apply=bool(var('gpu_tray_sysctl_apply', True)), sysfs_root=var('gpu_tray_sysfs_root', '/sys'),
-                proc_root=var('gpu_tray_proc_root', '/proc'))
+def _read_files(inputs):
+    """The role's files and their directories (which the role may create, and then removes on the way back)."""
+    return _files(inputs) + tray_read.directories(_files(inputs))
 
 
 def needs(inputs):
@@ -87,7 +73,7 @@ def needs(inputs):
     """The tray read the role decides from; empty (the always-read parts) when the intent is empty."""
     if not inputs.get('intent'):
         return {}
-    return {'sysfs_root': inputs['sysfs_root'], 'proc_root': inputs['proc_root'], 'files': _files(inputs),
+    return {'sysfs_root': inputs['sysfs_root'], 'proc_root': inputs['proc_root'], 'files': _read_files(inputs),
             'units': list(inputs['runtime_units']) if int(inputs['limit_stack']) > 0 else [],
             'grub': {'default_file': inputs['grub_default_file'], 'dropin': inputs['grub_dropin'],
                      'cfg': inputs['grub_cfg']},
@@ -170,12 +156,34 @@ def _stack_pending(units, limit):
                and sorted(set(unit['stack_limit'])) != [str(limit)] for unit in units)
 
 
-def _size_problem(refused, pools_kb):
-    """The refusal text of requested sizes the kernel has no pool for, suggesting smaller sizes it has."""
-    biggest = max(SIZE_KB[size] for size in refused)
-    smaller = [KB_SIZE[kb] for kb in pools_kb if kb < biggest]
-    return ('Huge page size %s has no pool on this kernel; request %s pages instead (gpu_tray_tuning_hugepages).'
-            % (', '.join(refused), ' or '.join(smaller or [KB_SIZE[kb] for kb in pools_kb])))
+def _input_problem(inputs):
+    """The refusal of an input the drop-in cannot carry, naming the variable the user set it with; None when none."""
+    pools = common.unique(pool['size'] for pool in inputs.get('hugepages') or [])
+    bad = [size for size in pools if size not in SIZE_KB]
+    if bad:
+        return ('%s asks for huge page size %s, which is not one of %s.'
+                % (role_inputs.user_variable(NAME, 'hugepages'), ', '.join(bad), ', '.join(SIZE_KB)))
+    default = inputs.get('default_hugepagesz')
+    if default and default not in SIZE_KB:
+        return ('%s is %s, which is not one of %s.'
+                % (role_inputs.user_variable(NAME, 'default_hugepagesz'), default, ', '.join(SIZE_KB)))
+    for key in ('cmdline', 'extra_args'):
+        bad = [arg for arg in inputs.get(key) or [] if not _PLAIN_ARG.match(arg)]
+        if bad:
+            return ('%s has the kernel arguments %s, whose quotes, spaces or shell characters the GRUB drop-in cannot '
+                    'carry.' % (role_inputs.user_variable(NAME, key), ' '.join(bad)))
+    return None
+
+
+def _sizes_judged(state, inputs):
+    """The huge page sizes the role requests against the running kernel's pools: the preflight's judge (a size
+    without a pool refuses the variable the user set the pools with)."""
+    hugepages = state['hugepages']
+    default = inputs.get('default_hugepagesz')
+    return judge_hugepages(dict((int(kb), pool) for kb, pool in (hugepages.get('pools') or {}).items()),
+                           inputs.get('hugepages') or [], check='sizes', base=hugepages.get('base') or '',
+                           default_size_kb=SIZE_KB[default] if default else None,
+                           variable=role_inputs.user_variable(NAME, 'hugepages'))
 
 
 def plan(state, inputs):
@@ -184,16 +192,12 @@ def plan(state, inputs):
     if not inputs.get('intent'):
         out['exports'] = {'cmdline_args': [], 'hugepages': []}
         return out
+    problem = _input_problem(inputs)
+    if problem:
+        return common.refuse(out, problem)
     args = wanted_args(inputs)
     sizes = common.unique([pool['size'] for pool in inputs.get('hugepages') or []]
                           + ([inputs['default_hugepagesz']] if inputs.get('default_hugepagesz') else []))
-    bad_sizes = [size for size in sizes if size not in SIZE_KB]
-    if bad_sizes:
-        return common.refuse(out, 'Huge page size %s is not one of %s.' % (', '.join(bad_sizes), ', '.join(SIZE_KB)))
-    bad_args = [arg for arg in args if not _PLAIN_ARG.match(arg)]
-    if bad_args:
-        return common.refuse(out, 'Kernel arguments %s contain quotes, spaces or shell characters; the GRUB drop-in '
-                                  'cannot carry them.' % ' '.join(bad_args))
     pools_kb = sorted(int(kb) for kb in (state['hugepages'].get('pools') or {}) if int(kb) in KB_SIZE)
     pools = [KB_SIZE[kb] for kb in pools_kb]
     refused = [size for size in sizes if size not in pools]
@@ -211,7 +215,8 @@ def plan(state, inputs):
     if errors:
         return common.refuse(out, "Could not read the tray's state: %s; nothing was written." % '; '.join(errors))
     if refused:
-        return common.refuse(out, _size_problem(refused, pools_kb))
+        judged = _sizes_judged(state, inputs)
+        return common.refuse(out, judged['message'], details=judged['details'], fix=judged['fix'])
     if problems:
         first = problems[0]
         return common.refuse(out, '%s %s%s; %s.' % (
@@ -229,15 +234,21 @@ def plan(state, inputs):
     live = [{'key': key, 'value': value} for key, value in sysctls.items()
             if common.as_bool(inputs.get('sysctl_apply')) and running_sysctls.get(key) != ' '.join(str(value).split())]
     cfg_problems = grub_cfg_problems(grub.get('cfg_linux') or [], args)
-    out['blocks'] = {'grub_dropin': dropin, 'sysctl_file': sysctl_block, 'limit_stack': limit_block}
+    # each block with the line that records a directory the role creates for it (tray_read.with_created_dir)
+    out['blocks'] = {
+        'grub_dropin': tray_read.with_created_dir(state, inputs['grub_dropin'], dropin, MARKER),
+        'sysctl_file': tray_read.with_created_dir(state, inputs['sysctl_file'], sysctl_block, MARKER),
+        'limit_stack': dict((unit['Id'], tray_read.with_created_dir(state, limit_stack_path(inputs, unit['Id']),
+                                                                    limit_block, MARKER)) for unit in active)}
     out['writes'] = {
-        'grub_dropin': not tray_read.block_current(files.get(inputs['grub_dropin']), dropin, MARKER),
+        'grub_dropin': not tray_read.block_current(files.get(inputs['grub_dropin']), out['blocks']['grub_dropin'],
+                                                   MARKER),
         'sysctl_file': bool(sysctls) and not tray_read.block_current(files.get(inputs['sysctl_file']),
-                                                                     sysctl_block, MARKER),
+                                                                     out['blocks']['sysctl_file'], MARKER),
         'sysctl_live': live,
         'limit_stack': [unit['Id'] for unit in active
-                        if not tray_read.block_current(files.get(limit_stack_path(inputs, unit['Id'])), limit_block,
-                                                       MARKER)],
+                        if not tray_read.block_current(files.get(limit_stack_path(inputs, unit['Id'])),
+                                                       out['blocks']['limit_stack'][unit['Id']], MARKER)],
     }
     out['writes']['update_grub'] = out['writes']['grub_dropin'] or bool(cfg_problems)
     out['grub_cfg_problems'] = cfg_problems
@@ -253,15 +264,17 @@ def plan(state, inputs):
 
 def restore_needs(inputs):
     """The tray read of the way back: the role's files, the runtime units, the running command line."""
-    return {'sysfs_root': inputs['sysfs_root'], 'proc_root': inputs['proc_root'], 'files': _files(inputs),
+    return {'sysfs_root': inputs['sysfs_root'], 'proc_root': inputs['proc_root'], 'files': _read_files(inputs),
             'units': list(inputs['runtime_units'])}
 
 
 def restore(state, inputs):
     """The decision of the entry point restore: which files go whole, which only lose the role's block, whether
-    update-grub runs, and the arguments the rolling reboot verifies are gone."""
+    update-grub runs, which directories the role created go with their files, and the arguments the rolling reboot
+    verifies are gone."""
     out = common.new_plan(NAME, MARKER)
-    actions = dict((path, tray_read.restore_action((state.get('files') or {}).get(path), MARKER))
+    files = state.get('files') or {}
+    actions = dict((path, tray_read.restore_action(files.get(path), MARKER, files.get(posixpath.dirname(path)), path))
                    for path in _files(inputs))
     unreadable = [path for path, action in actions.items() if action['action'] == 'unreadable']
     lines = [line for line in actions[inputs['grub_dropin']]['block'] if 'GRUB_CMDLINE_LINUX_DEFAULT=' in line]
@@ -273,6 +286,7 @@ def restore(state, inputs):
     out['writes'] = {
         'remove_file': [path for path, action in actions.items() if action['action'] == 'remove_file'],
         'remove_block': [path for path, action in actions.items() if action['action'] == 'remove_block'],
+        'remove_dir': [action['directory'] for action in actions.values() if action['directory']],
         'update_grub': actions[inputs['grub_dropin']]['action'] != 'none',
     }
     running = (state['cmdline'].get('text') or '').split()

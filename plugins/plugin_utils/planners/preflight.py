@@ -41,14 +41,15 @@ def plan(state, inputs):
     out = common.new_plan(NAME)
     results = preflight.evaluate(state, inputs)
     if inputs.get('bmc'):
-        results.append(bmc.preflight_check(inputs['bmc'].get('settings'), inputs['bmc'].get('answer'),
-                                           serial=tray_serial(state)))
+        judged = bmc.preflight_check(inputs['bmc'].get('settings'), inputs['bmc'].get('answer'), serial=tray_serial(state))
+        results.append(dict(judged, object=inputs['host']))
     report = preflight.report(inputs['host'], inputs['platform'], results)
     out['report'] = report
     facts = state['ansible_facts']
     out['evidence'] = dict(report, tray=facts['gpu_tray'], rdma=facts['gpu_tray_rdma'])
     if not report['passed']:
-        findings = ['%s: %s' % (check['check'], check['msg']) for check in report['checks'] if check['failed']]
+        findings = ['%s: %s' % (check['name'], check['message']) for check in report['checks']
+                    if check['status'] == 'failed']
         common.refuse(out, 'Preflight failed (%s); nothing was changed on the tray.'
                       % ', '.join(report['failed_checks']), details=findings)
     return out

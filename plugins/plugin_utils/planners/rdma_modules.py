@@ -11,6 +11,8 @@ loaded at once; the file only repeats that at every boot: the role never needs t
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+import posixpath
+
 from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import tray_read
 from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.planners import common
 
@@ -23,24 +25,11 @@ def kernel_name(module):
     return module.replace('-', '_')
 
 
-# hosts of these groups never get the modules (the role's rdma_modules_exclude_groups)
-EXCLUDE_GROUPS = ['control_plane', 'kube_control_plane']
-LOAD_FILE = '/etc/modules-load.d/gpu-tray-rdma.conf'
-
-
-def default_inputs(profile, var):
-    """The role's inputs as its defaults make them (what the preflight reads ahead for the role)."""
-    load = list(profile['rdma']['modules'])
-    enabled = bool(var('gpu_tray_rdma_modules_enabled', bool(load)))
-    excluded = set(var('group_names', [])) & set(EXCLUDE_GROUPS)
-    return {'managed': enabled and bool(load) and not excluded, 'load': load, 'load_file': LOAD_FILE,
-            'sysfs_root': var('gpu_tray_sysfs_root', '/sys')}
-
-
 def needs(inputs):
     if not common.as_bool(inputs['managed']):
         return {}
-    return {'sysfs_root': inputs['sysfs_root'], 'files': [inputs['load_file']]}
+    return {'sysfs_root': inputs['sysfs_root'],
+            'files': [inputs['load_file']] + tray_read.directories([inputs['load_file']])}
 
 
 def plan(state, inputs):
@@ -50,7 +39,7 @@ def plan(state, inputs):
         out['exports'] = {'names': []}
         return out
     loaded = state['ansible_facts']['gpu_tray']['modules']
-    block = '\n'.join(inputs['load'])
+    block = tray_read.with_created_dir(state, inputs['load_file'], '\n'.join(inputs['load']), MARKER)
     out['blocks'] = {'file': block}
     out['writes'] = {
         'load': [module for module in inputs['load'] if kernel_name(module) not in loaded],
@@ -62,17 +51,19 @@ def plan(state, inputs):
 
 
 def restore_needs(inputs):
-    return {'sysfs_root': inputs['sysfs_root'], 'files': [inputs['load_file']]}
+    return needs(dict(inputs, managed=True))
 
 
 def restore(state, inputs):
     """writes: ``remove_file`` / ``remove_block`` (the role's file, whole or only its block). The loaded modules
     stay loaded (unloading RDMA modules under a running fabric is not safe); they are gone after the next boot."""
     out = common.new_plan(NAME, MARKER)
-    action = tray_read.restore_action((state.get('files') or {}).get(inputs['load_file']), MARKER)
+    files = state.get('files') or {}
+    action = tray_read.restore_action(files.get(inputs['load_file']), MARKER,
+                                      files.get(posixpath.dirname(inputs['load_file'])), inputs['load_file'])
     out['exports'] = {'names': []}
     if action['action'] == 'unreadable':
         return common.refuse(out, 'Could not read %s; nothing was removed.' % inputs['load_file'])
     out['writes'] = {'remove_file': action['action'] == 'remove_file',
-                     'remove_block': action['action'] == 'remove_block'}
+                     'remove_block': action['action'] == 'remove_block', 'remove_dir': action['directory'] or ''}
     return out

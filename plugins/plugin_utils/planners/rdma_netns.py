@@ -10,9 +10,11 @@ Inputs are the role's variables without the prefix: ``mode`` (exclusive, shared,
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+import posixpath
 import re
 
-from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import tray_read
+from ansible_collections.gpu_tray.cluster.plugins.module_utils.judges import judge_netns_mode
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import role_inputs, tray_read
 from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.planners import common
 
 NAME = 'rdma_netns'
@@ -22,32 +24,22 @@ SYSFS_VALUE = {'exclusive': 'N', 'shared': 'Y'}
 OPTION_VALUE = {'exclusive': '0', 'shared': '1'}
 
 
-CONF_FILE = '/etc/modprobe.d/gpu-tray-ib-core-netns.conf'
-MODPROBE_DIRS = ['/etc/modprobe.d', '/run/modprobe.d', '/usr/local/lib/modprobe.d', '/usr/lib/modprobe.d',
-                 '/lib/modprobe.d']
-
-
-def default_inputs(profile, var):
-    """The role's inputs as its defaults make them (what the preflight reads ahead for the role)."""
-    return {'mode': var('gpu_tray_ib_core_netns_mode', profile['rdma']['netns_mode']), 'conf_file': CONF_FILE,
-            'modprobe_dirs': list(MODPROBE_DIRS), 'sysfs_root': var('gpu_tray_sysfs_root', '/sys')}
-
-
 def needs(inputs):
     if inputs['mode'] == 'unmanaged':
         return {}
-    return {'sysfs_root': inputs['sysfs_root'], 'files': [inputs['conf_file']],
+    return {'sysfs_root': inputs['sysfs_root'],
+            'files': [inputs['conf_file']] + tray_read.directories([inputs['conf_file']]),
             'modprobe_dirs': list(inputs['modprobe_dirs']), 'modprobe_modules': ['ib_core']}
 
 
-def running_value(state):
-    """What the running ib_core's netns_mode reads (Y, N), '' when ib_core is not loaded."""
-    return SYSFS_VALUE.get(state['ansible_facts']['gpu_tray'].get('ib_core_netns_mode') or '', '')
-
-
 def running_mode(state):
-    """The running mode in words (exclusive, shared), for messages."""
-    return state['ansible_facts']['gpu_tray'].get('ib_core_netns_mode') or 'unknown (ib_core not loaded)'
+    """The running mode as the read names it (exclusive, shared; None when ib_core is not loaded)."""
+    return state['ansible_facts']['gpu_tray'].get('ib_core_netns_mode')
+
+
+def running_value(state):
+    """What the running ib_core's netns_mode reads (Y, N), '' when ib_core is not loaded: the role's exports only."""
+    return SYSFS_VALUE.get(running_mode(state) or '', '')
 
 
 def plan(state, inputs):
@@ -67,40 +59,45 @@ def plan(state, inputs):
     conflicts = [line for line in others if not wanted.search(line)]
     if conflicts:
         files = common.unique(line.split(':')[0] for line in conflicts)
-        return common.refuse(out, '%s sets another ib_core netns_mode than %s; the setting must have one owner.'
-                             % (', '.join(files), mode), details=conflicts)
-    block = 'options ib_core netns_mode=%s' % OPTION_VALUE[mode]
+        return common.refuse(out, '%s sets another ib_core netns_mode than %s (%s); the setting must have one owner.'
+                             % (', '.join(files), mode, role_inputs.user_variable(NAME, 'mode')), details=conflicts)
+    option = 'options ib_core netns_mode=%s' % OPTION_VALUE[mode]
+    block = tray_read.with_created_dir(state, inputs['conf_file'], option, MARKER)
     out['blocks'] = {'file': block}
     if mode == 'exclusive':
         out['writes'] = {'file': not tray_read.block_current(conf, block, MARKER), 'remove': False}
     else:
         out['writes'] = {'file': False, 'remove': conf.get('exists') is not False}
-    if running != SYSFS_VALUE[mode]:
-        common.set_reboot(out, ['ib_core runs with netns_mode %s, the role sets %s (applied when ib_core loads)'
-                                % (running_mode(state), mode)])
+    judged = judge_netns_mode(running_mode(state), mode)
+    if judged['status'] == 'failed':
+        common.set_reboot(out, ['%s: the role sets it, applied when ib_core loads' % judged['message'].rstrip('.')])
     out['verify'] = {'netns_mode': mode}
     return out
 
 
 def restore_needs(inputs):
-    return {'sysfs_root': inputs['sysfs_root'], 'files': [inputs['conf_file']]}
+    return {'sysfs_root': inputs['sysfs_root'],
+            'files': [inputs['conf_file']] + tray_read.directories([inputs['conf_file']])}
 
 
 def restore(state, inputs):
     """writes: ``remove_file`` / ``remove_block``; ib_core is back to the kernel's shared mode after the reboot."""
     out = common.new_plan(NAME, MARKER)
-    action = tray_read.restore_action((state.get('files') or {}).get(inputs['conf_file']), MARKER)
-    running = running_value(state)
+    files = state.get('files') or {}
+    action = tray_read.restore_action(files.get(inputs['conf_file']), MARKER,
+                                      files.get(posixpath.dirname(inputs['conf_file'])), inputs['conf_file'])
+    running = running_mode(state)
     # the role's file was there (this run, or a restore interrupted before its reboot: the running mode is still the
     # role's exclusive one while no file of another owner sets it)
-    owned = action['action'] != 'none' or (running == SYSFS_VALUE['exclusive'] and inputs['mode'] == 'exclusive')
-    out['exports'] = {'expected': SYSFS_VALUE['shared'] if owned else '', 'running': running}
+    owned = action['action'] != 'none' or (running == 'exclusive' and inputs['mode'] == 'exclusive')
+    out['exports'] = {'expected': SYSFS_VALUE['shared'] if owned else '', 'running': running_value(state)}
     if action['action'] == 'unreadable':
         return common.refuse(out, 'Could not read %s; nothing was removed.' % inputs['conf_file'])
     out['writes'] = {'remove_file': action['action'] == 'remove_file',
-                     'remove_block': action['action'] == 'remove_block'}
-    if owned and running != SYSFS_VALUE['shared']:
-        common.set_reboot(out, ['ib_core still runs with netns_mode %s' % running_mode(state)])
+                     'remove_block': action['action'] == 'remove_block', 'remove_dir': action['directory'] or ''}
+    judged = judge_netns_mode(running, 'shared')
+    if owned and judged['status'] == 'failed':
+        common.set_reboot(out, ['%s: the way back applies shared when ib_core loads' % judged['message'].rstrip('.')])
     if owned:
         out['verify'] = {'netns_mode': 'shared'}
     return out

@@ -6,12 +6,14 @@
 The rolling reboot gives the result records of the roles that asked for the reboot; their ``verify`` parts are
 merged (:func:`merge`) and judged on one fresh read (:func:`judge`): the kernel command line and the huge page pools
 with the preflight's own checks (plugin_utils/preflight.py: the kernel_cmdline and hugepage_check rules), ib_core
-netns_mode and the loaded modules as the roles export them.
+netns_mode with its judge (module_utils/judges.py, as the role and the validation judge it), the loaded modules as
+the roles export them.
 """
 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+from ansible_collections.gpu_tray.cluster.plugins.module_utils.judges import judge_netns_mode
 from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import preflight
 from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.planners import common
 
@@ -44,23 +46,22 @@ def judge(state, spec):
         checks.append('kernel_cmdline')
     if spec['hugepages']:
         checks.append('hugepages')
-    found = dict((result['check'], result) for result in preflight.evaluate(state, {
+    found = dict((result['name'], result) for result in preflight.evaluate(state, {
         'checks': checks, 'cmdline_required': spec['cmdline_required'],
         'cmdline_forbidden': spec['cmdline_forbidden'], 'hugepages': spec['hugepages'],
         'hugepages_check': 'counts'})) if checks else {}
     problems = []
     cmdline = found.get('kernel_cmdline')
-    if cmdline and cmdline['failed']:
+    if cmdline and cmdline['status'] == 'failed':
         problems.append('kernel command line: %s' % ('; '.join(cmdline['details'])
-                                                     if 'cmdline' in cmdline['data'] else cmdline['msg']))
+                                                     if 'cmdline' in cmdline['data'] else cmdline['message']))
     pools = found.get('hugepages')
-    if pools and pools['failed']:
+    if pools and pools['status'] == 'failed':
         problems.extend(pools['details'])
     tray = state['ansible_facts']['gpu_tray']
-    wanted = spec['netns_mode']
-    if wanted and wanted != 'unmanaged' and tray.get('ib_core_netns_mode') != wanted:
-        problems.append('ib_core netns_mode is %s, expected %s'
-                        % (tray.get('ib_core_netns_mode') or 'absent (ib_core not loaded)', spec['netns_mode']))
+    netns = judge_netns_mode(tray.get('ib_core_netns_mode'), spec['netns_mode'])
+    if netns['status'] == 'failed':
+        problems.append(netns['message'].rstrip('.'))
     missing = [name for name in spec['modules'] if name not in tray['modules']]
     if missing:
         problems.append('modules not loaded: %s' % ', '.join(missing))

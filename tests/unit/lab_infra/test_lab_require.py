@@ -56,10 +56,13 @@ def test_root_only_lab_unit_tests_skip_or_fail(require):
 def test_upstream_tests_skip_in_one_line_or_fail_without_the_data(tmp_path, require):
     """tests/upstream without ../shared/upstream (a user's clone): one skip line for all its tests;
     GPU_TRAY_UPSTREAM_REQUIRE=1 (CI) fails every test instead. The real tests/upstream/conftest.py runs beside probe
-    tests that would record they ran, pointed at a data directory that does not exist (it needs nothing else)."""
+    tests that would record they ran, pointed at a data directory that does not exist (it needs nothing else but
+    tests/cluster/upstreamdata.py, where every test takes the data from)."""
     tests = tmp_path / 'upstream'
     tests.mkdir()
     shutil.copy(os.path.join(REPO, 'tests', 'upstream', 'conftest.py'), str(tests / 'conftest.py'))
+    (tmp_path / 'cluster').mkdir()
+    shutil.copy(os.path.join(REPO, 'tests', 'cluster', 'upstreamdata.py'), str(tmp_path / 'cluster' / 'upstreamdata.py'))
     ran = tmp_path / 'ran'
     (tests / 'test_probe.py').write_text(''.join('def test_%d():\n    open(%r, "a").write("x")\n\n\n' % (i, str(ran))
                                                  for i in range(3)))

@@ -11,7 +11,7 @@ from ansible_collections.gpu_tray.cluster.plugins.filter.validation_phase_result
     validation_phase_result,
 )
 
-CHECKS = [{'name': 'tray0%d/vf-pkeys' % i, 'status': 'failed', 'object': 'tray0%d' % i,
+CHECKS = [{'name': 'tray0%d/pkeys' % i, 'status': 'failed', 'object': 'tray0%d' % i,
            'message': 'tray0%d: 16 VF ports are limited members of 0x8001.' % i} for i in range(1, 5)]
 
 
@@ -21,15 +21,15 @@ def test_registered_under_its_name():
 
 def test_three_findings_by_default_without_the_object_in_front():
     result = validation_phase_result({'name': 'trays', 'checks': CHECKS + [{'name': 'x', 'status': 'passed'}]})
-    assert result == {'status': 'failed', 'findings': 'tray01/vf-pkeys: 16 VF ports are limited members of 0x8001; '
-                                                      'tray02/vf-pkeys: 16 VF ports are limited members of 0x8001; '
-                                                      'tray03/vf-pkeys: 16 VF ports are limited members of 0x8001; '
+    assert result == {'status': 'failed', 'findings': 'tray01/pkeys: 16 VF ports are limited members of 0x8001; '
+                                                      'tray02/pkeys: 16 VF ports are limited members of 0x8001; '
+                                                      'tray03/pkeys: 16 VF ports are limited members of 0x8001; '
                                                       '1 more'}
 
 
 def test_limit_as_the_template_gives_it():
     assert validation_phase_result({'name': 'trays', 'checks': CHECKS}, '1')['findings'] == (
-        'tray01/vf-pkeys: 16 VF ports are limited members of 0x8001; 3 more')
+        'tray01/pkeys: 16 VF ports are limited members of 0x8001; 3 more')
 
 
 def test_passed_and_empty_phases():

@@ -140,7 +140,7 @@ def test_server_windows(recipe, version, status):
 def test_inference_window_says_why():
     result = rules.check_server_version('vr200-rke2-ubuntu-inference', 'v1.36.0+rke2r1')
     assert 'fails < 1.36.0' in result['message'] and 'Traefik' in result['message']
-    assert 'Gateway API CRDs' in result['message'] and result['expected'] == '>= 1.34.1, < 1.36.0'
+    assert 'Gateway API CRDs' in result['message'] and result['data']['expected'] == '>= 1.34.1, < 1.36.0'
     with pytest.raises(ValueError, match='unknown recipe'):
         rules.check_server_version('h100-eks-training', 'v1.34.0')
 
@@ -176,7 +176,7 @@ def test_check_service():
     nvke = [node('gb-1', provider_id='nico://r1/gb-1'), node('gb-2', provider_id='nico://r1/gb-2')]
     assert rules.check_service('gb200-nvke-ubuntu-training', nvke)['status'] == 'passed'
     result = rules.check_service('vr200-rke2-ubuntu-training', nvke)
-    assert result['status'] == 'failed' and result['found'] == 'nvke' and result['expected'] == 'rke2'
+    assert result['status'] == 'failed' and result['data']['found'] == 'nvke' and result['data']['expected'] == 'rke2'
     assert 'nico:// on gb-1, gb-2' in result['message']
     mixed = nvke + [node('x', provider_id='aws:///a/i-1')]
     result = rules.check_service('gb200-nvke-ubuntu-training', mixed)
@@ -206,7 +206,7 @@ def test_control_plane_gpu_labels():
     assert result['status'] == 'warning'
     assert 'cp-1 (feature.node.kubernetes.io/pci-15b3.present, nvidia.com/gpu.present)' in result['message']
     assert 'cp-3 (nvidia.com/gpu.deploy.driver)' in result['message'] and 'cp-4' not in result['message']
-    assert 'nvidia.com/gpu.deploy.operands=false' in result['message']
+    assert 'nvidia.com/gpu.deploy.operands=false' in result['fix']
     assert rules.check_control_plane_gpu(nodes[3:])['status'] == 'passed'
     assert rules.check_control_plane_gpu([nodes[1], nodes[4]])['message'] == 'no control-plane node carries GPU/NIC labels'
     # a worker listed first does not end the search (the API lists nodes by name: gpu-* before the control plane)
@@ -229,15 +229,15 @@ def test_check_asap2():
              node('cpu-1')]
     result = rules.check_asap2(nodes, {'gb-1': 12, 'gb-2': 19, 'cpu-1': 40}, 9)
     assert result['status'] == 'passed'                              # 19 + 9 = 28: at the cap, not over
-    assert [item['name'] for item in result['nodes']] == ['gb-1', 'gb-2']
-    assert [item['total'] for item in result['nodes']] == [21, 28]
+    assert [item['name'] for item in result['data']['nodes']] == ['gb-1', 'gb-2']
+    assert [item['total'] for item in result['data']['nodes']] == [21, 28]
     result = rules.check_asap2(nodes, {'gb-1': 12, 'gb-2': 20}, 9)
     assert result['status'] == 'warning' and 'gb-2 (20 pods now + 9 from the recipe = 29)' in result['message']
     assert 'gb-1' not in result['message'].split('exceed it on')[1]
     assert rules.check_asap2(nodes[2:], {}, 40)['message'] == 'no node advertises nvidia.com/asap2_vf'
     # a node without asap2 VFs listed first does not end the check; a node that runs no pod yet counts 0 pods
     result = rules.check_asap2([nodes[3], nodes[0]], {'cpu-1': 40}, 28)
-    assert result['status'] == 'passed' and result['nodes'] == [
+    assert result['status'] == 'passed' and result['data']['nodes'] == [
         dict(name='gb-1', pods=0, added=28, total=28, cap=28, over=False)]
     assert rules.check_asap2([nodes[3], nodes[0]], {}, 29)['status'] == 'warning'
 

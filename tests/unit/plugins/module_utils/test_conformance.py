@@ -38,7 +38,9 @@ def test_gpu_operator_health():
     policy = {'status': {'state': 'ready'}}
     good = cf.gpu_operator_health('gpu-operator', deployment('gpu-operator', 'gpu-operator'), policy,
                                   daemonset('nvidia-dcgm-exporter', 'gpu-operator'))
-    assert good['status'] == 'passed' and len(good['details']) == 3
+    assert good['status'] == 'passed' and len(good['data']['checks']) == 3
+    # the one record shape: the findings as texts, every object looked at as a record in data.checks
+    assert good['details'] == [item['message'] for item in good['data']['checks']]
     bad = cf.gpu_operator_health('gpu-operator', deployment('gpu-operator', 'gpu-operator'), {'status': {'state': 'notReady'}},
                                  None)
     assert bad['status'] == 'failed' and 'ClusterPolicy cluster-policy has status.state=notReady' in bad['message']
@@ -50,7 +52,7 @@ def test_gpu_operator_health():
     missing = cf.gpu_operator_health('gpu-operator', None, policy, daemonset('nvidia-dcgm-exporter', 'gpu-operator'))
     assert missing['status'] == 'failed' and missing['message'] == 'no Deployment gpu-operator/gpu-operator'
     assert missing['object'] == 'Deployment gpu-operator/gpu-operator'
-    assert [item['status'] for item in missing['details']] == ['failed', 'passed', 'passed']
+    assert [item['status'] for item in missing['data']['checks']] == ['failed', 'passed', 'passed']
 
 
 def test_served_version_and_dra_support():
@@ -67,15 +69,17 @@ def test_served_version_and_dra_support():
     assert 'no Deployment ns/nvidia-dra-driver-gpu-controller' in bad['message'] and '1 of 2 pods ready' in bad['message']
     assert 'no ResourceSlice of gpu.nvidia.com or compute-domain.nvidia.com at resource.k8s.io/v1 (1 slices' in bad['message']
     # the served version is a detail of its own; the controller and the kubelet plugin are each judged
-    assert good['details'][0] == {'name': 'detail', 'status': 'passed', 'message': 'resource.k8s.io/v1 is served',
-                                  'object': 'APIGroup resource.k8s.io'}
-    assert [item['status'] for item in good['details']] == ['passed'] * 4
+    assert good['data']['checks'][0] == {'name': 'detail', 'status': 'passed', 'message': 'resource.k8s.io/v1 is served',
+                                         'object': 'APIGroup resource.k8s.io', 'fix': '', 'details': [], 'data': {}}
+    # the failed ones are the findings
+    assert bad['details'] == [item['message'] for item in bad['data']['checks'] if item['status'] == 'failed']
+    assert [item['status'] for item in good['data']['checks']] == ['passed'] * 4
     down = cf.dra_support('v1.34.2', 'v1', 'ns', deployment('nvidia-dra-driver-gpu-controller', 'ns', available=0),
                           None, slices)
     assert down['status'] == 'failed' and down['object'] == 'Deployment ns/nvidia-dra-driver-gpu-controller'
     assert 'Deployment ns/nvidia-dra-driver-gpu-controller has 0 of 1 replicas available' in down['message']
     assert 'no DaemonSet ns/nvidia-dra-driver-gpu-kubelet-plugin' in down['message']
-    assert [item['status'] for item in down['details']] == ['passed', 'failed', 'failed', 'passed']
+    assert [item['status'] for item in down['data']['checks']] == ['passed', 'failed', 'failed', 'passed']
 
 
 def test_metrics_api():
@@ -88,7 +92,7 @@ def test_metrics_api():
     assert 'not Available: ServiceNotFound' in result['message'] and 'prometheus-adapter' in result['fix']
     down['status']['conditions'][0]['status'] = 'True'
     assert cf.metrics_api('pod-autoscaling', down)['status'] == 'passed'
-    assert cf.metrics_api('pod-autoscaling', down)['details'][0]['message'] == (
+    assert cf.metrics_api('pod-autoscaling', down)['data']['checks'][0]['message'] == (
         'APIService v1beta1.external.metrics.k8s.io (service monitoring/prometheus-adapter) is Available')
     assert cf.metrics_api('ai-service-metrics', None)['message'] == (
         'APIService v1beta1.custom.metrics.k8s.io is not registered: nothing serves the custom metrics API')
@@ -111,11 +115,11 @@ def test_inference_gateway():
     assert result['status'] == 'failed'
     assert 'CRD inferencepools.inference.networking.k8s.io does not exist' in result['message']
     assert 'no GatewayClass agentgateway' in result['message'] and 'Programmed=False (no address)' in result['message']
-    assert result['details'][-1]['message'] == (
+    assert result['data']['checks'][-1]['message'] == (
         'Gateway gw/inference-gateway Programmed=False (no address), no address (LoadBalancer pending?)')
     good = cf.inference_gateway(crds, accepted, programmed, 'gw')
-    assert good['details'][-1]['message'] == 'Gateway gw/inference-gateway Programmed=True, addresses 10.0.0.9'
-    assert good['details'][-2]['message'] == 'GatewayClass agentgateway Accepted=True'
+    assert good['data']['checks'][-1]['message'] == 'Gateway gw/inference-gateway Programmed=True, addresses 10.0.0.9'
+    assert good['data']['checks'][-2]['message'] == 'GatewayClass agentgateway Accepted=True'
     # a GatewayClass another controller refused, a Gateway not created (yet), one the controller never saw
     refused = {'status': {'conditions': [{'type': 'Accepted', 'status': 'False', 'message': 'unknown controllerName'}]}}
     result = cf.inference_gateway(crds, refused, None, 'gw')

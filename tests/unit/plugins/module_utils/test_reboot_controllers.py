@@ -73,9 +73,9 @@ def test_cluster_preflight_reports_them_on_gpu_nodes_as_a_warning():
     nodes = [{'metadata': {'name': name, 'labels': labels}} for name, labels in
              (('tray01', GPU), ('cpu01', {'kubernetes.io/hostname': 'cpu01'}))]
     quiet = cp.check_reboot_controllers([cr('noop', {'p': {'interrupt': {'type': 'noop'}}})], nodes)
-    assert quiet['status'] == 'passed' and quiet['found'] == []
+    assert quiet['status'] == 'passed' and quiet['data']['found'] == []
     loud = cp.check_reboot_controllers([cr('tuning', TUNED, kind='NodeWright')], nodes)
-    assert loud['status'] == 'warning' and [o['trays'] for o in loud['found']] == [['tray01']]
+    assert loud['status'] == 'warning' and [o['trays'] for o in loud['data']['found']] == [['tray01']]
     assert loud['message'].startswith('NodeWright tuning (nvidia-tuned: reboot on tray01) reboot or restart GPU nodes')
     assert 'foreign-reboot-controllers' in cp.CHECKS
 

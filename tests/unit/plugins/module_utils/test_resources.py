@@ -2,6 +2,7 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Health rules of expected_resources (module_utils/resources.py) on objects shaped as the API returns them."""
 
+from ansible_collections.gpu_tray.cluster.plugins.module_utils.check_record import record
 from ansible_collections.gpu_tray.cluster.plugins.module_utils import resources as rs
 
 NOW = 1796256000  # 2026-12-03T00:00:00Z
@@ -58,7 +59,8 @@ def test_deployment_defaults_and_generations():
     # an object without generation fields (as some fixtures and older API servers give) is judged on its replicas
     bare = {'metadata': meta('op', 'ns'), 'spec': {'replicas': 1}, 'status': {'availableReplicas': 1}}
     assert rs.check_deployment(bare) == {'name': 'deployment', 'status': 'passed', 'object': 'Deployment ns/op',
-                                         'message': 'Deployment ns/op has 1 of 1 replicas available'}
+                                         'message': 'Deployment ns/op has 1 of 1 replicas available', 'fix': '',
+                                         'details': [], 'data': {}}
 
 
 def test_daemonset_rollout():
@@ -127,8 +129,8 @@ def test_failed_and_unknown_pods():
             {'metadata': meta('lost', 'ns'), 'status': {'phase': 'Unknown'}},
             {'metadata': meta('done', 'ns'), 'status': {'phase': 'Succeeded'}}]
     assert rs.pod_problems(pods, 300, now=NOW) == [
-        {'name': 'pod', 'status': 'failed', 'message': 'Pod ns/evicted: phase Failed (Evicted)', 'object': 'Pod ns/evicted'},
-        {'name': 'pod', 'status': 'failed', 'message': 'Pod ns/lost: phase Unknown', 'object': 'Pod ns/lost'}]
+        record('pod', 'failed', 'Pod ns/evicted: phase Failed (Evicted)', obj='Pod ns/evicted'),
+        record('pod', 'failed', 'Pod ns/lost: phase Unknown', obj='Pod ns/lost')]
 
 
 def test_ready_cr():

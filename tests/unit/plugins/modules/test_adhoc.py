@@ -33,10 +33,14 @@ def test_adhoc_ib_pkey_check(adhoc, tray):
     rc, res = adhoc('ib_pkey_check', {'sysfs_root': tray['sys']})
     assert rc != 0 and res['failed'] is True
     assert res['failed_ports'] == ['mlx5_5 port 1 (VF of 0000:06:00.0)']
-    assert res['msg'] == '1 of 6 InfiniBand ports are not full members of partition 0xffff (default partition, full member).'
+    assert res['msg'] == ('1 InfiniBand port is a limited member of partition 0xffff, not a full member: VF mlx5_5 of '
+                          'mlx5_3.')
     assert res['problems'] == ['mlx5_5 port 1 (VF of 0000:06:00.0) GUID b83f:d203:00a1:b214 holds '
                                '0x7fff (default partition, limited member)']
     assert 'UFM' in res['fix']
+    # the check record, as every phase reports it
+    assert [(c['name'], c['status'], c['message'], c['details'], c['fix']) for c in res['checks']] == [
+        ('pkeys', 'failed', res['msg'], res['problems'], res['fix'])]
     rc, res = adhoc('ib_pkey_check', {'sysfs_root': tray['sys'], 'pkey': 'xyz'})
     assert rc != 0 and 'option pkey' in res['msg'] and 'Traceback' not in res['msg']
 

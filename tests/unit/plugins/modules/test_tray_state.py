@@ -7,6 +7,7 @@ each agreement test runs both on one fixture tree.
 """
 
 import os
+import re
 
 import pytest
 
@@ -66,7 +67,7 @@ def gather(run_module, tray, tools, tmp_path, **extra):
 
 
 def by_check(report):
-    return dict((res['check'], res) for res in report['checks'])
+    return dict((res['name'], res) for res in report['checks'])
 
 
 # ---- tray_state ----------------------------------------------------------------------------------------
@@ -134,9 +135,9 @@ def test_healthy_gb200_tray_passes_every_check(run_module, tray, tools, tmp_path
     report = preflight_report(gather(run_module, tray, tools, tmp_path), GB200_SPEC, host='tray01')
     assert report['passed'] is True and report['failed_checks'] == [], report
     assert report['host'] == 'tray01' and report['platform'] == 'nvke-gb200'
-    assert [res['check'] for res in report['checks']] == [c for c in CHECKS if c != 'hugepages']
+    assert [res['name'] for res in report['checks']] == [c for c in CHECKS if c != 'hugepages']
     assert report['skipped_checks'] == ['hugepages']
-    assert all(res['fix'] is None for res in report['checks'])
+    assert all(res['fix'] == '' for res in report['checks'])
     assert FilterModule().filters()['preflight_report'] is preflight_report
 
 
@@ -147,9 +148,9 @@ def test_messages_are_one_sentence_without_host_with_details_and_fix(run_module,
     report = preflight_report(gather(run_module, t, tools, tmp_path), GB200_SPEC, host='tray01')
     assert report['failed_checks'] == ['os_image', 'pkeys', 'kernel_cmdline']
     for res in report['checks']:
-        assert '\n' not in res['msg'] and res['msg'].endswith('.') and 'tray01' not in res['msg'], res['msg']
-        assert len(res['msg']) < 100
-        if res['failed']:
+        assert '\n' not in res['message'] and res['message'].endswith('.') and 'tray01' not in res['message'], res['message']
+        assert len(res['message']) < 100
+        if res['status'] == 'failed':
             assert res['details'] and res['fix']
     checks = by_check(report)
     assert '6.8.0-1021-generic' in checks['os_image']['details'][0]
@@ -160,8 +161,8 @@ def test_limited_vf_fails_pkeys_naming_the_vf_guid_and_the_fabric_fix(run_module
     set_pkeys(tray, 'mlx5_6', ['0x7fff'])
     state = gather(run_module, tray, tools, tmp_path)
     pkeys = by_check(preflight_report(state, GB200_SPEC))['pkeys']
-    assert pkeys['failed'] and pkeys['msg'] == ('1 of 6 InfiniBand ports are not full members of partition 0xffff '
-                                                '(default partition, full member).')
+    assert pkeys['status'] == 'failed' and pkeys['message'] == ('1 InfiniBand port is a limited member of partition '
+                                                                '0xffff, not a full member: VF mlx5_6 of mlx5_3.')
     assert pkeys['details'] == ['mlx5_6 port 1 (VF of 0000:06:00.0) GUID b83f:d203:00a1:b215 holds '
                                 '0x7fff (default partition, limited member)']
     assert 'UFM' in pkeys['fix'] and 'fixing the PFs alone is not enough' in pkeys['fix']
@@ -170,8 +171,7 @@ def test_limited_vf_fails_pkeys_naming_the_vf_guid_and_the_fabric_fix(run_module
     assert pkeys['data']['failed_ports'] == alone['failed_ports']
     # VR200 does not check VFs (include_vfs false in the platform table)
     vr = by_check(preflight_report(state, dict(GB200_SPEC, include_vfs=False)))['pkeys']
-    assert not vr['failed'] and vr['msg'] == ('All 4 InfiniBand ports are full members of partition 0xffff '
-                                              '(default partition, full member).')
+    assert vr['status'] == 'passed' and vr['message'] == 'All 4 InfiniBand ports are full members of partition 0xffff.'
 
 
 def test_firmware_verdict_equals_nic_firmware(run_module, tray, tools, tmp_path):
@@ -185,9 +185,9 @@ def test_firmware_verdict_equals_nic_firmware(run_module, tray, tools, tmp_path)
     firmware = by_check(preflight_report(state, GB200_SPEC))['nic_firmware']
     alone = run_module(nic_firmware, {'sysfs_root': tray['sys'], 'rails': RAILS, 'mstconfig_path': mst,
                                       'min_num_vfs': 16, 'fail_on_error': False})
-    assert firmware['failed'] and firmware['data']['failed_devices'] == alone['failed_devices']
+    assert firmware['status'] == 'failed' and firmware['data']['failed_devices'] == alone['failed_devices']
     assert firmware['data']['failed_devices'] == ['0000:04:00.0', '0000:06:00.0']
-    assert firmware['msg'] == 'NIC firmware settings are wrong on 2 of 4 devices (0000:04:00.0, 0000:06:00.0).'
+    assert firmware['message'] == 'NIC firmware settings are wrong on 2 of 4 devices (0000:04:00.0, 0000:06:00.0).'
     assert ('0000:04:00.0: NUM_OF_VFS is current=16, next boot=8 (default=16); expected >= 16 in next boot'
             in firmware['details'])
     assert any('LINK_TYPE_P1 is current=ETH(2)' in line for line in firmware['details'])
@@ -201,7 +201,7 @@ def test_firmware_of_a_rail_without_pci_function_names_the_rail(run_module, tray
     """Only an unknown rail wrong: the message names it (not 'wrong on 0 of 1 rails') and the fix is the query fix."""
     state = gather(run_module, tray, tools, tmp_path, rails=['mlx5_0', 'mlx5_9'])
     res = by_check(preflight_report(state, GB200_SPEC))['nic_firmware']
-    assert res['failed'] and res['msg'] == 'Rail mlx5_9 has no PCI function, so its firmware was not checked.'
+    assert res['status'] == 'failed' and res['message'] == 'Rail mlx5_9 has no PCI function, so its firmware was not checked.'
     assert res['data']['failed_devices'] == [] and res['data']['unknown'] == ['mlx5_9']
     assert any('rails mlx5_9 have no PCI function' in line for line in res['details'])
     assert 'lspci' in res['fix'] and 'cold power-cycle' not in res['fix']
@@ -212,15 +212,15 @@ def test_firmware_of_a_rail_without_pci_function_names_the_rail(run_module, tray
     mst, _log = tooldouble.mstconfig(str(mst_dir), table)
     both = by_check(preflight_report(gather(run_module, tray, tools, tmp_path, rails=['mlx5_0', 'mlx5_9'],
                                             mstconfig_path=mst), GB200_SPEC))['nic_firmware']
-    assert both['msg'] == ('NIC firmware settings are wrong on 1 of 1 devices (0000:03:00.0); '
-                           'rail mlx5_9 has no PCI function.')
+    assert both['message'] == ('NIC firmware settings are wrong on 1 of 1 devices (0000:03:00.0); '
+                               'rail mlx5_9 has no PCI function.')
     assert 'cold power-cycle' in both['fix'] and 'lspci' in both['fix']
 
 
 def test_firmware_unqueryable_fails_with_the_query_fix(run_module, tray, tools, tmp_path):
     missing = gather(run_module, tray, tools, tmp_path, mstconfig_path=str(tmp_path / 'none'))
     res = by_check(preflight_report(missing, GB200_SPEC))['nic_firmware']
-    assert res['failed'] and res['msg'] == 'The NIC firmware could not be queried.'
+    assert res['status'] == 'failed' and res['message'] == 'The NIC firmware could not be queried.'
     assert 'mstflint' in res['fix']
     table = dict(TABLE_OK)
     table['0000:07:00.0'] = {'e': 'open_error.txt', 'rc': 3}
@@ -229,11 +229,11 @@ def test_firmware_unqueryable_fails_with_the_query_fix(run_module, tray, tools, 
     mst, _log = tooldouble.mstconfig(str(mst_dir), table)
     res = by_check(preflight_report(gather(run_module, tray, tools, tmp_path, mstconfig_path=mst),
                                     GB200_SPEC))['nic_firmware']
-    assert res['failed'] and res['data']['failed_devices'] == ['0000:07:00.0']
+    assert res['status'] == 'failed' and res['data']['failed_devices'] == ['0000:07:00.0']
     assert any(line.startswith('0000:07:00.0: cannot query firmware') for line in res['details'])
     not_asked = by_check(preflight_report(gather(run_module, tray, tools, tmp_path, query_firmware=False),
                                           GB200_SPEC))['nic_firmware']
-    assert not_asked['failed']                      # a check that read nothing cannot pass
+    assert not_asked['status'] == 'failed'                      # a check that read nothing cannot pass
     skipped = preflight_report(gather(run_module, tray, tools, tmp_path), dict(GB200_SPEC, firmware=False))
     assert 'nic_firmware' in skipped['skipped_checks']
 
@@ -249,26 +249,28 @@ def test_fresh_vr200_tray_passes_sizes_and_fails_counts_like_hugepage_check(run_
     state = gather(run_module, fresh, tools, tmp_path)
     spec = dict(GB200_SPEC, hugepages=requested)
     sizes = by_check(preflight_report(state, spec))['hugepages']
-    assert not sizes['failed'] and sizes['data']['checked'] == 'sizes' and sizes['msg'] == 'Huge page sizes OK (2M).'
+    assert not sizes['status'] == 'failed' and sizes['data']['checked'] == 'sizes' and sizes['message'] == 'Huge page sizes OK (2M).'
     counts = by_check(preflight_report(state, dict(spec, hugepages_check='counts')))['hugepages']
-    assert counts['failed'] and counts['data']['checked'] == 'counts'
+    assert counts['status'] == 'failed' and counts['data']['checked'] == 'counts'
     assert 'the 2M pool holds 0 of the 5128 requested pages' in counts['details'][0]
     for mode, mine in (('sizes', sizes), ('counts', counts)):
         alone = run_module(hugepage_check, {'sysfs_root': fresh['sys'], 'proc_root': fresh['proc'],
                                             'requested': requested, 'check': mode, 'fail_on_error': False})
         assert alone['checked'] == mode and alone['results'] == mine['data']['results']
-        assert bool(alone['problems']) == mine['failed']
+        assert bool(alone['problems']) == (mine['status'] == 'failed')
     booted = vr200_tray(str(tmp_path / 'booted'), 5128)
     after = by_check(preflight_report(gather(run_module, booted, tools, tmp_path),
                                       dict(spec, hugepages_check='counts')))['hugepages']
-    assert not after['failed'] and after['msg'] == 'Huge page counts OK (2M x 5128).'
+    assert not after['status'] == 'failed' and after['message'] == 'Huge page counts OK (2M x 5128).'
 
 
 def test_1g_pool_is_refused_in_sizes_mode_naming_the_pools_that_exist(run_module, tools, tmp_path):
     state = gather(run_module, vr200_tray(str(tmp_path / 't'), 0), tools, tmp_path)
     requested = [{'size': '2M', 'count': 5128}, {'size': '1G', 'count': 2}]
     res = by_check(preflight_report(state, dict(GB200_SPEC, hugepages=requested)))['hugepages']
-    assert res['failed'] and res['msg'] == 'The running kernel has no 1G huge page pool.'
+    # a refusal of the pools the user set: the variable comes first
+    assert res['status'] == 'failed' and res['message'] == ('gpu_tray_tuning_hugepages asks for 1G huge pages, but the '
+                                                            'running kernel has no 1G huge page pool.')
     assert res['details'] == ['the running kernel has no 1G huge page pool (pools on this kernel: 2M, 512M, 16G)']
     assert '2M, 512M, 16G' in res['fix']
 
@@ -279,7 +281,7 @@ def test_cmdline_verdict_equals_kernel_cmdline(run_module, tools, tmp_path):
     state = gather(run_module, t, tools, tmp_path)
     res = by_check(preflight_report(state, dict(GB200_SPEC, cmdline_forbidden=['isolcpus'])))['kernel_cmdline']
     alone = run_module(kernel_cmdline, {'proc_root': t['proc'], 'forbidden': ['isolcpus'], 'fail_on_error': False})
-    assert res['failed']
+    assert res['status'] == 'failed'
     for key in ('forbidden_present', 'duplicates', 'tokens'):
         assert res['data'][key] == alone[key]
     assert res['details'] == ['forbidden but present: isolcpus=1-3',
@@ -292,7 +294,7 @@ def test_containerd_drop_in_above_root_fails_only_where_containerd_runs(run_modu
     config = '/etc/containerd/config.toml'
     state = gather(run_module, tray, tools, tmp_path, containerd_config_path=config, containerd_root=str(image))
     res = by_check(preflight_report(state, GB200_SPEC))['containerd_config']
-    assert res['failed'] and 'higher than root' in res['details'][0] and 'RUNTIME_CONFIG_SOURCE=file' in res['fix']
+    assert res['status'] == 'failed' and 'higher than root' in res['details'][0] and 'RUNTIME_CONFIG_SOURCE=file' in res['fix']
     rke2_dir = tmp_path / 'rke2'
     rke2_dir.mkdir()
     rke2, _log = tooldouble.systemctl(str(rke2_dir), {'is-enabled': {}, 'is-active': {'rke2-agent.service': 'active'}})
@@ -304,16 +306,16 @@ def test_containerd_drop_in_above_root_fails_only_where_containerd_runs(run_modu
 def test_rails_missing_and_none(run_module, tray, tools, tmp_path):
     state = gather(run_module, tray, tools, tmp_path, rails=None)
     res = by_check(preflight_report(state, dict(GB200_SPEC, rails=RAILS + ['mlx5_7'])))['rails']
-    assert res['failed'] and res['msg'] == 'Rail mlx5_7 is missing or not InfiniBand.'
+    assert res['status'] == 'failed' and res['message'] == 'Rail mlx5_7 is missing or not InfiniBand.'
     auto = by_check(preflight_report(state, dict(GB200_SPEC, rails='')))['rails']
-    assert not auto['failed'] and auto['msg'] == ('Rails mlx5_0 (0000:03:00.0), mlx5_1 (0000:04:00.0), '
-                                                  'mlx5_3 (0000:06:00.0), mlx5_4 (0000:07:00.0).')
+    assert not auto['status'] == 'failed' and auto['message'] == ('Rails mlx5_0 (0000:03:00.0), mlx5_1 (0000:04:00.0), '
+                                                                  'mlx5_3 (0000:06:00.0), mlx5_4 (0000:07:00.0).')
     assert auto['data']['pci'] == {'mlx5_0': '0000:03:00.0', 'mlx5_1': '0000:04:00.0', 'mlx5_3': '0000:06:00.0',
                                    'mlx5_4': '0000:07:00.0'}
     bare = build_tray(str(tmp_path / 'bare'), devices=[])
     none = by_check(preflight_report(gather(run_module, bare, tools, tmp_path, rails=None),
                                      dict(GB200_SPEC, rails=[])))['rails']
-    assert none['failed'] and none['msg'] == 'No InfiniBand rails found.'
+    assert none['status'] == 'failed' and none['message'] == 'No InfiniBand rails found.'
 
 
 def test_rails_at_other_pci_addresses_than_the_site_gives_fail_naming_the_variable(run_module, tray, tools, tmp_path):
@@ -322,29 +324,29 @@ def test_rails_at_other_pci_addresses_than_the_site_gives_fail_naming_the_variab
     state = gather(run_module, tray, tools, tmp_path)
     here = {'mlx5_0': '0000:03:00.0', 'mlx5_1': '0000:04:00.0', 'mlx5_3': '0000:06:00.0', 'mlx5_4': '0000:07:00.0'}
     same = by_check(preflight_report(state, dict(GB200_SPEC, rail_pci=here)))['rails']
-    assert not same['failed']
+    assert same['status'] != 'failed'
     models = dict(here, mlx5_1=['0002:03:00.0', '0000:04:00.0'])          # a list: tray models differ
-    assert not by_check(preflight_report(state, dict(GB200_SPEC, rail_pci=models)))['rails']['failed']
+    assert not by_check(preflight_report(state, dict(GB200_SPEC, rail_pci=models)))['rails']['status'] == 'failed'
     partial = {'mlx5_0': '0000:03:00.0'}                                    # rails it does not name are not checked
-    assert not by_check(preflight_report(state, dict(GB200_SPEC, rail_pci=partial)))['rails']['failed']
+    assert not by_check(preflight_report(state, dict(GB200_SPEC, rail_pci=partial)))['rails']['status'] == 'failed'
     moved = dict(here, mlx5_3='0010:03:00.0', mlx5_4=['0012:03:00.0', '0013:03:00.0'])
     res = by_check(preflight_report(state, dict(GB200_SPEC, rail_pci=moved)))['rails']
-    assert res['failed']
-    assert res['msg'] == 'Rail mlx5_3 is at PCI address 0000:06:00.0, not at 0010:03:00.0 as gpu_tray_rail_pci_addresses says.'
+    assert res['status'] == 'failed'
+    assert res['message'] == 'Rail mlx5_3 is at PCI address 0000:06:00.0, not at 0010:03:00.0 as gpu_tray_rail_pci_addresses says.'
     assert res['details'] == ['mlx5_3 is at 0000:06:00.0; gpu_tray_rail_pci_addresses gives 0010:03:00.0',
                               'mlx5_4 is at 0000:07:00.0; gpu_tray_rail_pci_addresses gives 0012:03:00.0, 0013:03:00.0']
     assert 'gpu_tray_rail_pci_addresses' in res['fix']
 
 
 @pytest.mark.parametrize('spec, words', [
-    ({'pkey': 70000}, 'preflight_pkey'),            # a number is a key only within 1-0xffff
-    ({'pkey': '0x8000'}, 'preflight_pkey'),
-    ({'hugepages': [{'size': '3Q', 'count': 1}]}, 'preflight_hugepages_requested[0].size'),
+    ({'pkey': 70000}, 'gpu_tray_pkey (preflight_pkey)'),            # a number is a key only within 1-0xffff
+    ({'pkey': '0x8000'}, 'gpu_tray_pkey (preflight_pkey)'),
+    ({'hugepages': [{'size': '3Q', 'count': 1}]}, 'gpu_tray_tuning_hugepages[0].size (preflight_hugepages_requested)'),
     ({'checks': ['os_image', 'bogus']}, 'unknown checks bogus'),
 ])
 def test_bad_spec_is_an_error_naming_the_variable(run_module, tray, tools, tmp_path, spec, words):
     state = gather(run_module, tray, tools, tmp_path)
-    with pytest.raises(AnsibleFilterError, match=r'preflight_report: .*' + words.replace('[', r'\[').replace(']', r'\]')):
+    with pytest.raises(AnsibleFilterError, match=r'preflight_report: .*' + re.escape(words)):
         preflight_report(state, dict(GB200_SPEC, **spec))
 
 
@@ -390,34 +392,35 @@ def test_preflight_rules_on_partial_reads(run_module, tray, tools, tmp_path):
     state = gather(run_module, tray, tools, tmp_path)
     # a rail the inventory does not list is named as extra
     rails = _check(state, {'rails': ['mlx5_0', 'mlx5_1', 'mlx5_3']}, 'rails')
-    assert rails['failed'] and rails['msg'] == 'The InfiniBand rails differ from the expected ones.'
+    assert rails['status'] == 'failed' and rails['message'] == 'The InfiniBand rails differ from the expected ones.'
     assert rails['details'][-1] == 'not in gpu_tray_rails: mlx5_4'
     # huge pages requested from a kernel that has no pools
     bare = _copy.deepcopy(state)
     bare['hugepages']['pools'] = {}
     huge = _check(bare, {'hugepages': [{'size': '2M', 'count': 4}]}, 'hugepages')
-    assert huge['failed'] and huge['details'][0] == 'no huge page pools under %s' % state['hugepages']['base']
-    assert huge['msg'] == 'The running kernel has no 2M huge page pool.'
+    assert huge['status'] == 'failed' and huge['details'][0] == 'no huge page pools under %s' % state['hugepages']['base']
+    assert huge['message'] == ('gpu_tray_tuning_hugepages asks for 2M huge pages, but the running kernel has no 2M huge '
+                               'page pool.')
     # an unreadable /proc/cmdline fails (never passes over nothing); a missing argument is named
     unread = _copy.deepcopy(state)
     unread['cmdline'] = {'text': None, 'error': 'cannot read /proc/cmdline', 'path': '/proc/cmdline'}
     cmd = _check(unread, {}, 'kernel_cmdline')
-    assert cmd['failed'] and cmd['msg'] == 'The kernel command line could not be read.'
-    assert cmd['details'] == ['cannot read /proc/cmdline'] and cmd['data'] == {'path': '/proc/cmdline'}
+    assert cmd['status'] == 'failed' and cmd['message'] == 'The kernel command line could not be read.'
+    assert cmd['details'] == ['cannot read /proc/cmdline'] and cmd['data'] == {'path': '/proc/cmdline', 'notes': []}
     missing = _check(state, {'cmdline_required': ['nohz_full=2-71']}, 'kernel_cmdline')
-    assert missing['failed'] and missing['details'] == ['missing: nohz_full=2-71'], missing
+    assert missing['status'] == 'failed' and missing['details'] == ['missing: nohz_full=2-71'], missing
     # containerd: disabled is skipped; no config file, or an unreadable one, fails naming what
     off = preflight_report(state, dict(GB200_SPEC, containerd=False))
     assert 'containerd_config' in off['skipped_checks']
-    assert preflight.check_containerd(state, {'containerd': False})['msg'] == 'Not checked: disabled.'
+    assert preflight.check_containerd(state, {'containerd': False})['message'] == 'Not checked: disabled.'
     gone = _copy.deepcopy(state)
     gone['containerd'] = {'present': False, 'config_path': '/etc/containerd/config.toml', 'error': None}
     absent = _check(gone, {}, 'containerd_config')
-    assert absent['failed'] and absent['details'] == ['/etc/containerd/config.toml does not exist']
+    assert absent['status'] == 'failed' and absent['details'] == ['/etc/containerd/config.toml does not exist']
     gone['containerd'] = {'present': True, 'config_path': '/etc/containerd/config.toml', 'error': 'not TOML'}
     broken = _check(gone, {}, 'containerd_config')
-    assert broken['failed'] and broken['details'] == ['not TOML']
-    assert broken['msg'] == 'The containerd configuration could not be read.'
+    assert broken['status'] == 'failed' and broken['details'] == ['not TOML']
+    assert broken['message'] == 'The containerd configuration could not be read.'
 
 
 def test_firmware_entries_that_cannot_be_judged():
@@ -446,8 +449,8 @@ def test_firmware_without_current_column_or_with_an_empty_table(run_module, tray
     for raw in old['firmware']['devices']:
         raw.update(stdout=plain, stderr='', rc=0)
     res = _check(old, {}, 'nic_firmware')
-    assert not res['failed'] and res['msg'] == ('NIC firmware settings OK on 0000:03:00.0, 0000:04:00.0, '
-                                                '0000:06:00.0, 0000:07:00.0.')
+    assert not res['status'] == 'failed' and res['message'] == ('NIC firmware settings OK on 0000:03:00.0, 0000:04:00.0, '
+                                                                '0000:06:00.0, 0000:07:00.0.')
     assert res['details'] == ['%s: mstconfig printed no Current column (queried without -e); only next-boot values '
                               'were checked' % bdf
                               for bdf in ('0000:03:00.0', '0000:04:00.0', '0000:06:00.0', '0000:07:00.0')]
@@ -457,6 +460,6 @@ def test_firmware_without_current_column_or_with_an_empty_table(run_module, tray
     empty['firmware']['devices'][0].update(stdout=header, stderr='', rc=0)
     res = _check(empty, {}, 'nic_firmware')
     entry = res['data']['devices'][0]
-    assert res['failed'] and [p['param'] for p in entry['problems']] == [EMPTY_TABLE], entry
-    assert res['msg'] == 'The firmware settings of 1 of 4 devices could not be read (0000:03:00.0).'
+    assert res['status'] == 'failed' and [p['param'] for p in entry['problems']] == [EMPTY_TABLE], entry
+    assert res['message'] == 'The firmware settings of 1 of 4 devices could not be read (0000:03:00.0).'
     assert 'lspci' in res['fix'] and 'cold power-cycle' not in res['fix']

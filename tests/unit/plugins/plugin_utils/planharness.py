@@ -2,9 +2,11 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Harness of the planner tests: a lab tray populated and booted into a directory by the lab's own code
 (lab/gpu_tray_lab/fixtures.py, traylab.boot: the kernel's sysfs layout, the image's /etc/default/grub and drop-ins,
-/proc/cmdline from grub.cfg), read by the real tray_state module in-process with a planner's request, every path
-re-rooted under the tray."""
+/proc/cmdline from grub.cfg), read by the real tray_state module in-process with a planner's request; the planner's
+inputs are the role's own (its defaults and vars, made by Ansible: roleprobe), every path re-rooted under the tray."""
 
+import functools
+import json
 import os
 import shutil
 import sys
@@ -15,12 +17,14 @@ if LAB_TESTS not in sys.path:
     sys.path.insert(0, LAB_TESTS)
 
 from labtray import DATA, Tray  # noqa: E402  (needs sys.path above)
+import roleprobe  # noqa: E402
 import tooldouble  # noqa: E402
 from unithelpers import fixture_path  # noqa: E402
 
 from ansible_collections.gpu_tray.cluster.plugins.modules import tray_state  # noqa: E402
 from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import tray_read  # noqa: E402
 
+IMAGE_DIRS = ('etc/modprobe.d', 'etc/modules-load.d', 'etc/sysctl.d', 'etc/default/grub.d')
 OS_RELEASE = {'nvke-gb200': 'ubuntu-24.04', 'rke2-vr200': 'ubuntu-26.04'}
 # blockinfile's output for a role block: what the role's task leaves on the tray
 BLOCKINFILE = '%(begin)s\n%(block)s\n%(end)s\n'
@@ -37,6 +41,10 @@ class LabTray(object):
         self.tools = os.path.join(self.root, 'tools')
         os.makedirs(self.tools)
         self.units = units or {}
+        # the directories of the roles' files, as every Ubuntu image has them (the lab populates only the tray's own)
+        for rel in IMAGE_DIRS:
+            if not os.path.isdir(self.path(rel)):
+                os.makedirs(self.path(rel))
 
     def path(self, rel):
         """``rel`` under the tray (a path already under it stays as it is)."""
@@ -102,19 +110,22 @@ class LabTray(object):
 
 
 PATH_INPUTS = ('grub_dropin', 'grub_default_file', 'grub_cfg', 'sysctl_file', 'conf_file', 'load_file')
+SYS, PROC = '/@sysfs_root@', '/@proc_root@'
+
+
+@functools.lru_cache(maxsize=None)
+def role_inputs(platform):
+    """The four roles' inputs on a tray of ``platform`` with the lab inventory's own values (lab/gpu_tray_lab/
+    inventory.py LAB_VARS; the roots as placeholders), as the roles make them (roleprobe: Ansible in a subprocess)."""
+    inventory = {'gpu_tray_platform': platform, 'gpu_tray_sysfs_root': SYS, 'gpu_tray_proc_root': PROC,
+                 'gpu_tray_sysctl_apply': False}
+    return json.dumps(roleprobe.probe([{'host_vars': inventory}])[0]['role'])
 
 
 def rerooted(planner, lab, overrides):
-    from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import platform
-
-    profile = platform.load(lab.platform)
-    # the lab inventory's own values (lab/gpu_tray_lab/inventory.py LAB_VARS), the paths under this tray
-    inventory = {'gpu_tray_sysfs_root': lab.tray.sys(), 'gpu_tray_proc_root': lab.path('proc'),
-                 'gpu_tray_sysctl_apply': False}
-
-    def var(name, default):
-        return inventory.get(name, default)
-    inputs = planner.default_inputs(profile, var)
+    """The role's inputs on this lab tray: its roots and every path under the tray, then ``overrides``."""
+    inputs = json.loads(role_inputs(lab.platform).replace(SYS, lab.tray.sys()).replace(PROC, lab.path('proc')))
+    inputs = inputs[planner.NAME]
     for key in PATH_INPUTS:
         if key in inputs:
             inputs[key] = lab.path(inputs[key])

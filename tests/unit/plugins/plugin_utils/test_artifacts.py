@@ -16,8 +16,8 @@ RUN = '/var/lib/gpu-tray-report/awx-workflow-job-40'
 
 
 def report(host, failed=(), unreachable=False):
-    checks = [{'check': 'rails', 'failed': False, 'msg': 'ok', 'fix': None}]
-    checks += [{'check': name, 'failed': True, 'msg': '%s: %s is wrong' % (host, name), 'fix': 'fix %s' % name}
+    checks = [{'name': 'rails', 'status': 'passed', 'message': 'ok', 'fix': None}]
+    checks += [{'name': name, 'status': 'failed', 'message': '%s: %s is wrong' % (host, name), 'fix': 'fix %s' % name}
                for name in failed]
     out = {'host': host, 'platform': 'rke2-vr200', 'passed': not failed, 'failed_checks': list(failed),
            'checks': checks}
@@ -64,7 +64,7 @@ def test_validation_lists_phases_failed_checks_and_warnings():
     phases = [
         {'name': 'trays', 'checks': [
             {'name': 'tray01/pf-state', 'status': 'passed', 'message': 'ok', 'object': 'tray01'},
-            {'name': 'tray02/vf-pkeys', 'status': 'failed', 'message': 'tray02: 16 VF ports are limited',
+            {'name': 'tray02/pkeys', 'status': 'failed', 'message': 'tray02: 16 VF ports are limited',
              'fix': 'UFM', 'object': 'tray02'},
             {'name': 'tray03/multus-token', 'status': 'warning', 'message': 'tray03: expires in 10 days',
              'fix': 'restart multus', 'object': 'tray03'}]},
@@ -75,7 +75,7 @@ def test_validation_lists_phases_failed_checks_and_warnings():
     assert artifact['result'] == 'failed' and artifact['recipe'] == 'r' and artifact['recipe_digest'] == 'd'
     assert artifact['phases'] == {'trays': 'failed', 'performance': 'skipped', 'deployment': 'passed'}
     assert artifact['counts'] == {'passed': 2, 'failed': 1, 'warning': 1, 'skipped': 1}
-    assert artifact['failed_checks'] == [{'phase': 'trays', 'check': 'tray02/vf-pkeys', 'object': 'tray02',
+    assert artifact['failed_checks'] == [{'phase': 'trays', 'check': 'tray02/pkeys', 'object': 'tray02',
                                           'message': 'tray02: 16 VF ports are limited', 'fix': 'UFM'}]
     assert [w['check'] for w in artifact['warnings']] == ['tray03/multus-token']
     assert artifact['files']['html'] == RUN + '/validation/report.html'

@@ -211,33 +211,33 @@ def test_boot_progress_and_health_readers():
 
 def test_preflight_check_required_failure_fails_with_the_fix():
     record = bmc.preflight_check(SETTINGS, failed("HTTP Error 401 on GET request"), serial="1")
-    assert record["check"] == "bmc" and record["failed"] and not record["skipped"]
+    assert record["name"] == "bmc" and record["status"] == "failed"
     assert record["fix"] == bmc.FIX["auth"] and record["data"]["kind"] == "auth" and record["data"]["required"]
     assert record["details"] == ["BMC https://bmc-tray02.example, tray serial 1"]
 
 
 def test_preflight_check_not_configured_and_not_required_is_skipped():
     record = bmc.preflight_check(dict(SETTINGS, address="", required=False), None)
-    assert record["skipped"] and not record["failed"]
-    assert record["msg"] == "Not checked: no BMC configured and gpu_tray_bmc_required is false."
+    assert record["status"] == "skipped"
+    assert record["message"] == "Not checked: no BMC configured and gpu_tray_bmc_required is false."
 
 
 def test_preflight_check_configured_not_required_reports_without_failing():
     record = bmc.preflight_check(dict(SETTINGS, required=False), failed("[Errno 111] Connection refused"), "1")
-    assert not record["failed"] and not record["skipped"] and record["fix"] is None
-    assert "does not answer" in record["msg"] and "Not required (gpu_tray_bmc_required is false)" in record["msg"]
-    assert record["details"][0].startswith("Fix: check that the BMC answers")
+    # a warning: it does not fail the tray, its fix is the record's
+    assert record["status"] == "warning" and record["fix"].startswith("check that the BMC answers")
+    assert "does not answer" in record["message"] and "Not required (gpu_tray_bmc_required is false)" in record["message"]
 
 
 def test_preflight_check_passes_and_keeps_the_evidence_without_the_password():
     record = bmc.preflight_check(SETTINGS, inventory(system()), "1794523000123")
-    assert not record["failed"] and record["data"]["system_id"] == "System_0" and record["data"]["ok"]
+    assert record["status"] == "passed" and record["data"]["system_id"] == "System_0" and record["data"]["ok"]
     assert "s3cret" not in json.dumps(record)
 
 
 def test_preflight_check_required_by_default_missing_address_fails():
     record = bmc.preflight_check({"address": ""}, None)
-    assert record["failed"] and record["data"]["kind"] == "settings"
+    assert record["status"] == "failed" and record["data"]["kind"] == "settings"
 
 
 # ---------------------------------------------------------------- a tray that did not come back

@@ -58,8 +58,9 @@ def test_ctrf_per_phase():
 
 def test_registered_results_become_checks():
     checks = evidence.checks_from_result(NCCL_RESULT)
+    # the one record shape, from a module that returns none
     assert checks == [{'name': 'nccl-all-reduce-bw-nvls', 'status': 'failed', 'message': 'busbw 420 GB/s is below 540 GB/s',
-                       'object': ''}]
+                       'fix': '', 'details': [], 'data': {}, 'object': ''}]
     assert evidence.checks_from_result(VERSION_RESULT)[0]['name'] == 'gpu-operator'
     assert evidence.checks_from_result(VERSION_RESULT)[0]['status'] == 'passed'
     warned = dict(VERSION_RESULT, warnings=[{'event': {}, 'msg': 'DRA 0.5.0 with OwnerReferences...'}])
@@ -152,7 +153,7 @@ def test_registered_results_name_and_status_from_every_field():
     assert by({'component': 'gpu-operator', 'check_name': 'versions', 'msg': 'x'})[0]['name'] == 'versions'
     assert by({'component': 'gpu-operator', 'msg': 'x'}, name='given')[0]['name'] == 'given'
     assert by({'component': 'gpu-operator'})[0] == {'name': 'gpu-operator', 'status': 'passed', 'message': 'passed',
-                                                    'object': ''}
+                                                    'fix': '', 'details': [], 'data': {}, 'object': ''}
     assert by({'check_name': 'n', 'failed': True})[0]['message'] == 'failed'
     assert by({'check_name': 'n', 'passed': False, 'msg': 'low'})[0]['status'] == 'failed'
     assert by({'check_name': 'n', 'passed': True, 'failed': False})[0]['status'] == 'passed'

@@ -18,6 +18,7 @@ from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.planners import (
     rdma_netns,
     verify,
 )
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import preflight as preflight_rules
 from planharness import LabTray
 
 VR200_ARGS = ['init_on_alloc=0', 'iommu.passthrough=1', 'console=tty0', 'console=ttyS0,115200n8',
@@ -106,19 +107,31 @@ def test_tuned_params_and_duplicated_arguments_are_named_with_their_files(run_mo
     assert plan['refuse']['msg'] == expected
 
 
-def test_a_huge_page_size_without_a_pool_is_refused_with_the_smaller_sizes(run_module, lab):
+def test_a_huge_page_size_without_a_pool_is_refused_naming_the_variable_with_the_smaller_sizes(run_module, lab):
+    """The refusal is the preflight's sizes verdict (one judge), naming the variable the user set first."""
     tray = lab()
     plan, _inputs = plan_kernel_tuning(run_module, tray, hugepages=[{'size': '2M', 'count': 8}, {'size': '1G', 'count': 2}])
-    assert plan['refuse']['msg'] == ('Huge page size 1G has no pool on this kernel; request 2M or 512M pages instead '
-                                     '(gpu_tray_tuning_hugepages).')
+    assert plan['refuse']['msg'] == ('gpu_tray_tuning_hugepages asks for 1G huge pages, but the running kernel has no 1G '
+                                     'huge page pool.')
+    assert plan['refuse']['fix'].endswith('On this 64k-page kernel request 2M or 512M pages instead of 1G.')
+    assert 'in gpu_tray_tuning_hugepages' in plan['refuse']['fix']
+    state = tray.read(run_module, {'sysfs_root': tray.tray.sys(), 'proc_root': tray.path('proc')})
+    preflight_check = preflight_rules.evaluate(state, {'checks': ['hugepages'], 'hugepages_check': 'sizes',
+                                                       'hugepages': [{'size': '2M', 'count': 8}, {'size': '1G',
+                                                                                                  'count': 2}]})[0]
+    assert (preflight_check['message'], preflight_check['fix']) == (plan['refuse']['msg'], plan['refuse']['fix'])
     assert plan['exports']['hugepage_sizes_refused'] == ['1G']
     plan, _inputs = plan_kernel_tuning(run_module, tray, hugepages=[{'size': '3M', 'count': 1}])
-    assert plan['refuse']['msg'].startswith('Huge page size 3M is not one of 64K, 2M')
+    assert plan['refuse']['msg'].startswith('gpu_tray_tuning_hugepages asks for huge page size 3M, which is not one of '
+                                            '64K, 2M')
+    plan, _inputs = plan_kernel_tuning(run_module, tray, default_hugepagesz='4M')
+    assert plan['refuse']['msg'].startswith('kernel_tuning_default_hugepagesz is 4M, which is not one of 64K, 2M')
 
 
-def test_arguments_a_dropin_cannot_carry_are_refused(run_module, lab):
+def test_arguments_a_dropin_cannot_carry_are_refused_naming_the_variable(run_module, lab):
     plan, _inputs = plan_kernel_tuning(run_module, lab(), extra_args=['quiet="x y"'])
-    assert 'contain quotes, spaces or shell characters' in plan['refuse']['msg']
+    assert plan['refuse']['msg'] == ('kernel_tuning_extra_args has the kernel arguments quiet="x y", whose quotes, '
+                                     'spaces or shell characters the GRUB drop-in cannot carry.')
 
 
 def test_no_intent_means_nothing_to_read_or_write(run_module, lab):
@@ -145,7 +158,13 @@ def test_limit_stack_goes_on_active_runtime_units_and_a_running_one_needs_the_re
     tray = lab(units=units)
     plan, _inputs = plan_kernel_tuning(run_module, tray, proc_root='/proc')
     assert plan['writes']['limit_stack'] == ['rke2-agent.service']
-    assert plan['blocks']['limit_stack'] == '[Service]\nLimitSTACK=67108864'
+    # the drop-in's directory is this machine's (the role writes /etc/systemd/system/<unit>.d/): when it is absent the
+    # block records that the role creates it
+    created = [] if os.path.isdir('/etc/systemd/system/rke2-agent.service.d') else [
+        '# gpu_tray.cluster created /etc/systemd/system/rke2-agent.service.d/ for this file: restore_trays removes the '
+        'directory with it']
+    assert plan['blocks']['limit_stack'] == {'rke2-agent.service': '\n'.join(created + ['[Service]',
+                                                                                        'LimitSTACK=67108864'])}
     # pid 1 of this machine runs with another stack limit than 64 MiB
     assert plan['exports']['stack_pending'] and 'stack limit' in plan['reason']
 
@@ -188,7 +207,7 @@ def test_restore_removes_what_the_role_wrote_and_names_the_arguments_to_verify_g
     fresh = lab()
     nothing = kernel_tuning.restore(fresh.read(run_module, kernel_tuning.restore_needs(fresh.inputs(kernel_tuning))),
                                     fresh.inputs(kernel_tuning))
-    assert nothing['writes'] == {'remove_file': [], 'remove_block': [], 'update_grub': False}
+    assert nothing['writes'] == {'remove_file': [], 'remove_block': [], 'remove_dir': [], 'update_grub': False}
     assert not nothing['reboot_required'] and nothing['exports']['cmdline_forbidden'] == []
 
 
@@ -228,8 +247,8 @@ def test_netns_another_owner_is_refused_and_shared_removes_the_file(run_module, 
     inputs = tray.inputs(rdma_netns)
     tray.write('etc/modprobe.d/site.conf', 'options ib_core netns_mode=1\n')
     plan = rdma_netns.plan(tray.read(run_module, rdma_netns.needs(inputs)), inputs)
-    assert plan['refuse']['msg'] == ('%s sets another ib_core netns_mode than exclusive; the setting must have one '
-                                     'owner.' % tray.path('etc/modprobe.d/site.conf'))
+    assert plan['refuse']['msg'] == ('%s sets another ib_core netns_mode than exclusive (gpu_tray_ib_core_netns_mode); '
+                                     'the setting must have one owner.' % tray.path('etc/modprobe.d/site.conf'))
     shared = dict(inputs, mode='shared')
     tray.write(inputs['conf_file'], 'options ib_core netns_mode=0\n')
     tray.remove('etc/modprobe.d/site.conf')
@@ -239,19 +258,48 @@ def test_netns_another_owner_is_refused_and_shared_removes_the_file(run_module, 
     assert unmanaged['writes'] == {} and rdma_netns.needs(dict(inputs, mode='unmanaged')) == {}
 
 
+def test_a_directory_the_role_creates_is_recorded_in_its_block_and_goes_with_the_file(run_module, lab):
+    """blockinfile creates a missing directory with the file: the block says so (and keeps saying so on every later
+    run), and the way back removes that directory with the file - not one that was there before, nor one that holds
+    something else by then."""
+    tray = lab()
+    inputs = tray.inputs(rdma_netns, conf_file=tray.path('etc/gpu-tray/modprobe.d/netns.conf'))
+    directory = tray.path('etc/gpu-tray/modprobe.d')
+    first = rdma_netns.plan(tray.read(run_module, rdma_netns.needs(inputs)), inputs)
+    assert first['blocks']['file'] == ('# gpu_tray.cluster created %s/ for this file: restore_trays removes the '
+                                       'directory with it\noptions ib_core netns_mode=0' % directory)
+    tray.write_block(inputs['conf_file'], first['blocks']['file'], rdma_netns.MARKER)
+    again = rdma_netns.plan(tray.read(run_module, rdma_netns.needs(inputs)), inputs)
+    assert again['blocks'] == first['blocks'] and again['writes']['file'] is False
+    back = rdma_netns.restore(tray.read(run_module, rdma_netns.restore_needs(inputs)), inputs)
+    assert back['writes'] == {'remove_file': True, 'remove_block': False, 'remove_dir': directory}
+    # something else in the directory by now: it stays
+    tray.write('etc/gpu-tray/modprobe.d/site.conf', 'options mlx5_core prof_sel=2\n')
+    kept = rdma_netns.restore(tray.read(run_module, rdma_netns.restore_needs(inputs)), inputs)
+    assert kept['writes']['remove_file'] and kept['writes']['remove_dir'] == ''
+    # a directory that was there before the role: no record, never removed
+    tray.remove('etc/gpu-tray/modprobe.d/netns.conf')
+    there = rdma_netns.plan(tray.read(run_module, rdma_netns.needs(inputs)), inputs)
+    assert there['blocks']['file'] == 'options ib_core netns_mode=0'
+    tray.remove('etc/gpu-tray/modprobe.d/site.conf')
+    tray.write_block(inputs['conf_file'], there['blocks']['file'], rdma_netns.MARKER)
+    assert rdma_netns.restore(tray.read(run_module, rdma_netns.restore_needs(inputs)),
+                              inputs)['writes']['remove_dir'] == ''
+
+
 def test_netns_restore_owns_only_its_file(run_module, lab):
     tray = lab()
     inputs = tray.inputs(rdma_netns)
     tray.write_block(inputs['conf_file'], 'options ib_core netns_mode=0', rdma_netns.MARKER)
     tray.reboot()
     back = rdma_netns.restore(tray.read(run_module, rdma_netns.restore_needs(inputs)), inputs)
-    assert back['writes'] == {'remove_file': True, 'remove_block': False}
+    assert back['writes'] == {'remove_file': True, 'remove_block': False, 'remove_dir': ''}
     assert back['reboot_required'] and back['verify'] == {'netns_mode': 'shared'}
     assert back['exports'] == {'expected': 'Y', 'running': 'N'}
     fresh = lab()
     unmanaged = fresh.inputs(rdma_netns, mode='unmanaged')
     none = rdma_netns.restore(fresh.read(run_module, rdma_netns.restore_needs(unmanaged)), unmanaged)
-    assert none['writes'] == {'remove_file': False, 'remove_block': False} and not none['reboot_required']
+    assert none['writes'] == {'remove_file': False, 'remove_block': False, 'remove_dir': ''} and not none['reboot_required']
 
 
 # ---- rdma_modules, imex --------------------------------------------------------------------------------------------
@@ -273,21 +321,22 @@ def test_gb200_modules_loaded_now_and_persisted(run_module, lab):
 def test_modules_restore_removes_its_file_or_only_its_block(run_module, lab):
     tray = lab(platform='nvke-gb200')
     inputs = tray.inputs(rdma_modules)
-    assert rdma_modules.restore_needs(inputs) == {'sysfs_root': inputs['sysfs_root'], 'files': [inputs['load_file']]}
+    assert rdma_modules.restore_needs(inputs) == {'sysfs_root': inputs['sysfs_root'],
+                                                  'files': [inputs['load_file'], os.path.dirname(inputs['load_file'])]}
     tray.write_block(inputs['load_file'], 'rdma_ucm\nib_umad\nib_ipoib', rdma_modules.MARKER)
     back = rdma_modules.restore(tray.read(run_module, rdma_modules.restore_needs(inputs)), inputs)
-    assert back['refuse'] is None and back['writes'] == {'remove_file': True, 'remove_block': False}
+    assert back['refuse'] is None and back['writes'] == {'remove_file': True, 'remove_block': False, 'remove_dir': ''}
     assert back['exports'] == {'names': []} and not back['reboot_required']
     # a line of the site's own beside the role's block: only the block goes
     with open(inputs['load_file'], 'a') as handle:
         handle.write('site_module\n')
     back = rdma_modules.restore(tray.read(run_module, rdma_modules.restore_needs(inputs)), inputs)
-    assert back['writes'] == {'remove_file': False, 'remove_block': True}
+    assert back['writes'] == {'remove_file': False, 'remove_block': True, 'remove_dir': ''}
     # never touched: nothing to remove
     fresh = lab(platform='nvke-gb200')
     none = rdma_modules.restore(fresh.read(run_module, rdma_modules.restore_needs(fresh.inputs(rdma_modules))),
                                 fresh.inputs(rdma_modules))
-    assert none['refuse'] is None and none['writes'] == {'remove_file': False, 'remove_block': False}
+    assert none['refuse'] is None and none['writes'] == {'remove_file': False, 'remove_block': False, 'remove_dir': ''}
 
 
 def test_imex_mask_relocate_and_enable(run_module, lab):
@@ -321,7 +370,8 @@ def test_verify_names_what_came_back_wrong(run_module, lab):
     problems = verify.judge(state, spec)
     assert problems[0].startswith('kernel command line: missing: earlycon numa_balancing=disable')
     assert any('2M' in p for p in problems[1:-2])
-    assert problems[-2:] == ['ib_core netns_mode is shared, expected exclusive', 'modules not loaded: ib_umad']
+    # netns_mode in the words of its one judge (the role's, the validation's)
+    assert problems[-2:] == ['ib_core netns_mode is shared, not exclusive', 'modules not loaded: ib_umad']
     out = verify.plan(state, {'records': records, 'sysfs_root': '', 'proc_root': ''})
     assert out['refuse']['msg'].startswith('Came back without its prepared state: kernel command line: missing')
     assert out['exports'] == {'cmdline_verified': 'yes'}
@@ -364,24 +414,26 @@ def test_preflight_planner_judges_the_bmc_with_the_serial_of_its_read(run_module
 
     mine = preflight.plan(state, dict(spec, bmc={'settings': settings, 'answer': answer(serial)}))
     assert mine['refuse'] is None and mine['report']['passed']
-    assert [c['check'] for c in mine['report']['checks']] == ['rails', 'bmc']
+    assert [c['name'] for c in mine['report']['checks']] == ['rails', 'bmc']
+    assert all(c['object'] == 'tray01' for c in mine['report']['checks'])
     assert mine['evidence']['checks'][-1]['data']['system_id'] == 'System_0'
     neighbour = preflight.plan(state, dict(spec, bmc={'settings': settings, 'answer': answer('LABGB2000002')}))
     assert neighbour['report']['failed_checks'] == ['bmc']
     assert neighbour['refuse']['msg'] == 'Preflight failed (bmc); nothing was changed on the tray.'
     assert 'serial LABGB2000001' in neighbour['refuse']['details'][0]
-    assert [c['check'] for c in preflight.plan(state, spec)['report']['checks']] == ['rails']     # no bmc input
+    assert [c['name'] for c in preflight.plan(state, spec)['report']['checks']] == ['rails']     # no bmc input
 
 
 def test_netns_reasons_name_the_modes_in_words(run_module, lab):
     tray = lab()
     inputs = tray.inputs(rdma_netns)
     plan = rdma_netns.plan(tray.read(run_module, rdma_netns.needs(inputs)), inputs)
-    assert plan['reason'] == 'ib_core runs with netns_mode shared, the role sets exclusive (applied when ib_core loads)'
+    assert plan['reason'] == 'ib_core netns_mode is shared, not exclusive: the role sets it, applied when ib_core loads'
     tray.write_block(inputs['conf_file'], plan['blocks']['file'], plan['marker'])
     tray.reboot()
     back = rdma_netns.restore(tray.read(run_module, rdma_netns.restore_needs(inputs)), inputs)
-    assert back['reason'] == 'ib_core still runs with netns_mode exclusive'
+    assert back['reason'] == ('ib_core netns_mode is exclusive, not shared: the way back applies shared when ib_core '
+                              'loads')
 
 
 def test_the_inference_intent_pins_the_default_huge_page_size(run_module, lab):

@@ -90,7 +90,7 @@ def test_a_block_is_current_only_exactly_between_its_markers_with_the_owner_and_
 
 
 def test_restore_takes_the_whole_file_only_the_block_or_nothing():
-    assert tray_read.restore_action(entry(OURS), MARKER) == {'action': 'remove_file',
+    assert tray_read.restore_action(entry(OURS), MARKER) == {'action': 'remove_file', 'directory': None,
                                                              'block': ['options ib_core netns_mode=0']}
     assert tray_read.restore_action(entry('\n' + OURS + '\n\n'), MARKER)['action'] == 'remove_file'
     assert tray_read.restore_action(entry('options ib_core foo=1\n' + OURS), MARKER)['action'] == 'remove_block'

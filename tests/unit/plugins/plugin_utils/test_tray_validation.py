@@ -15,7 +15,8 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpu_tray.cluster.plugins.filter.tray_validation import tray_validation
-from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import evidence
+from ansible_collections.gpu_tray.cluster.plugins.module_utils import check_record, judges
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import evidence, preflight
 from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.tray_validation import (
     parse_kubelet_checkpoint,
     policy_selects,
@@ -115,59 +116,82 @@ def build(tmp_path, **kwargs):
 def test_healthy_tray_after_the_deploy_passes_every_check(run_module, tools, tmp_path):
     state, path = read(run_module, build(tmp_path), tools, tmp_path)
     checks = judge(state, path, baseline=state['ansible_facts']['gpu_tray_rdma'])
-    assert list(checks) == ['sriov-vfs', 'vf-pkeys', 'vf-ipoib', 'netns-mode', 'pf-state', 'multus-token']
+    assert list(checks) == ['sriov-vfs', 'pkeys', 'vf-ipoib', 'netns-mode', 'pf-state', 'multus-token']
     assert checks['sriov-vfs']['status'] == 'passed', checks['sriov-vfs']
-    assert checks['sriov-vfs']['message'] == 'tray02: all 8 VFs on 4 rails exist, bound to mlx5_core.'
-    assert checks['vf-pkeys']['message'] == 'tray02: all 8 VF ports seen are full members of 0xffff.'
+    assert checks['sriov-vfs']['message'] == 'All 8 VFs on 4 rails exist, bound to mlx5_core.'
+    # the rails' PFs and their VFs, judged as the preflight judges them
+    assert checks['pkeys']['message'] == 'All 12 InfiniBand ports are full members of partition 0xffff.'
     assert checks['vf-ipoib']['status'] == 'passed'
     assert checks['netns-mode']['status'] == 'skipped' and 'shared' in checks['netns-mode']['message']
-    assert checks['pf-state']['message'] == 'tray02: 4 rail PFs ACTIVE, full members of 0xffff, as at the preflight.'
+    assert checks['pf-state']['message'] == 'All 4 rail PFs are ACTIVE / LinkUp, as at the preflight.'
     # the multus kubeconfig was not among the files read here
     assert checks['multus-token']['status'] == 'skipped' and 'was not read in this run' in checks['multus-token']['message']
-    assert all(check['object'] == 'tray02' and check['fix'] == '' for check in checks.values())
+    # one record shape: the tray is the object, the message states the finding without it
+    assert all(check['object'] == 'tray02' and check['fix'] == '' and sorted(check) == sorted(check_record.KEYS)
+               for check in checks.values())
 
 
 def test_limited_vfs_are_named_with_guid_and_the_fabric_fix(run_module, tools, tmp_path):
     state, path = read(run_module, build(tmp_path, vf_pkeys=('0x7fff',), limited_rail='mlx5_4'), tools, tmp_path)
     checks = judge(state, path)
-    pkeys = checks['vf-pkeys']
+    pkeys = checks['pkeys']
     assert pkeys['status'] == 'failed'
-    assert pkeys['message'] == 'tray02: 2 VF ports are limited members of 0xffff (VFs mlx5_11, mlx5_12 of mlx5_4).'
+    assert pkeys['message'] == ('2 InfiniBand ports are limited members of partition 0xffff, not full members: '
+                                'VFs mlx5_11, mlx5_12 of mlx5_4.')
     assert pkeys['details'] == [
-        'mlx5_11 port 1 (VF 0000:07:00.1 of mlx5_4) GUID b83f:d203:00a1:c300 holds 0x7fff (default partition, '
-        'limited member)',
-        'mlx5_12 port 1 (VF 0000:07:00.2 of mlx5_4) GUID b83f:d203:00a1:c301 holds 0x7fff (default partition, '
-        'limited member)']
+        'mlx5_11 port 1 (VF of 0000:07:00.0) GUID b83f:d203:00a1:c300 holds 0x7fff (default partition, limited member)',
+        'mlx5_12 port 1 (VF of 0000:07:00.0) GUID b83f:d203:00a1:c301 holds 0x7fff (default partition, limited member)']
     assert 'UFM' in pkeys['fix'] and 'ib-kubernetes' in pkeys['fix'] and 'PFs alone is not enough' in pkeys['fix']
-    assert pkeys['data']['failed_vfs'] == ['mlx5_11', 'mlx5_12']
+    assert [port.split(' ')[0] for port in pkeys['data']['failed_ports']] == ['mlx5_11', 'mlx5_12']
     # the PFs are fine: only the VFs fail (what the preflight could not see before the VFs existed)
     assert checks['pf-state']['status'] == 'passed' and checks['sriov-vfs']['status'] == 'passed'
     result = evidence.phase_result({'name': 'trays', 'checks': list(checks.values())})
-    assert result == {'status': 'failed', 'findings': 'tray02/vf-pkeys: 2 VF ports are limited members of 0xffff '
-                                                      '(VFs mlx5_11, mlx5_12 of mlx5_4)'}
+    assert result == {'status': 'failed', 'findings': 'tray02/pkeys: 2 InfiniBand ports are limited members of '
+                                                      'partition 0xffff, not full members: VFs mlx5_11, mlx5_12 of '
+                                                      'mlx5_4'}
+
+
+def test_a_limited_vf_reads_the_same_in_the_preflight_and_in_the_validation(run_module, tools, tmp_path):
+    """One judge per check across phases: the preflight of a tray that already has VFs and the validation's trays
+    phase report a P_Key limited on one VF with the same record - sentence, fix, details, data - only the name
+    qualified by the tray in the validation's one table of every tray."""
+    tray = build(tmp_path)
+    set_pkeys(tray, 'mlx5_12', ['0x7fff'])
+    state, path = read(run_module, tray, tools, tmp_path)
+    validated = judge(state, path)['pkeys']
+    [preflighted] = preflight.evaluate(state, {'checks': ['pkeys'], 'host': 'tray02', 'pkey': '0xffff',
+                                               'include_vfs': True})
+    assert validated['message'] == ('1 InfiniBand port is a limited member of partition 0xffff, not a full member: '
+                                    'VF mlx5_12 of mlx5_4.')
+    assert (preflighted['name'], validated['name']) == ('pkeys', 'tray02/pkeys')
+    assert dict(validated, name='pkeys') == preflighted
+    assert preflighted['status'] == 'failed' and preflighted['object'] == 'tray02' and preflighted['fix']
 
 
 def test_a_tenant_pkey_is_required_on_every_vf(run_module, tools, tmp_path):
     state, path = read(run_module, build(tmp_path, vf_pkeys=('0xffff', '0x8001')), tools, tmp_path)
-    assert judge(state, path, {'pkey': '0x8001'})['vf-pkeys']['status'] == 'passed'
-    failing = judge(state, path, {'pkey': '0x8002'})['vf-pkeys']
-    # the PFs hold only 0xffff: pf-state names them too; the VF check names no partition membership it lacks
-    assert failing['status'] == 'failed' and 'not full members of 0x8002' in failing['message']
+    # the VFs hold 0x8001, the PFs only 0xffff: the P_Key check names them all
+    failing = judge(state, path, {'pkey': '0x8001'})['pkeys']
+    assert failing['status'] == 'failed'
+    assert failing['message'] == '4 InfiniBand ports are not members of partition 0x8001: PFs mlx5_0, mlx5_1, mlx5_3, mlx5_4.'
+    other = judge(state, path, {'pkey': '0x8002'})['pkeys']
+    assert other['status'] == 'failed' and other['message'].startswith('12 InfiniBand ports are not members of '
+                                                                       'partition 0x8002: PFs mlx5_0')
 
 
 def test_missing_and_unbound_vfs_fail_sriov_vfs_naming_the_pf_and_policy(run_module, tools, tmp_path):
     state, path = read(run_module, build(tmp_path, num_vfs=0), tools, tmp_path)
     vfs = judge(state, path)['sriov-vfs']
     assert vfs['status'] == 'failed'
-    assert vfs['message'] == ('tray02: mlx5_0 (0000:03:00.0): sriov_numvfs is 0, SriovNetworkNodePolicy '
+    assert vfs['message'] == ('mlx5_0 (0000:03:00.0): sriov_numvfs is 0, SriovNetworkNodePolicy '
                               'sriov-ib-rail-0 asks for 2 (and 3 more on mlx5_0, mlx5_1, mlx5_3, mlx5_4).')
     assert 'SriovNetworkNodeState' in vfs['fix']
-    assert judge(state, path)['vf-pkeys']['status'] == 'skipped'          # nothing to check, said so, not passed
+    assert judge(state, path)['pkeys']['message'] == 'All 4 InfiniBand ports are full members of partition 0xffff.'
     assert judge(state, path)['vf-ipoib']['status'] == 'skipped'
     tray = build(tmp_path / 'b', drivers={'0000:04:00.2': 'vfio-pci'})
     state, path = read(run_module, tray, tools, tmp_path / 'b')
     vfs = judge(state, path)['sriov-vfs']
-    assert vfs['message'] == ('tray02: VF 0000:04:00.2 of mlx5_1 is bound to vfio-pci, not mlx5_core (the policy\'s '
+    assert vfs['message'] == ('VF 0000:04:00.2 of mlx5_1 is bound to vfio-pci, not mlx5_core (the policy\'s '
                               'deviceType netdevice).')
 
 
@@ -183,7 +207,7 @@ def test_policies_select_by_device_id_when_rendered_without_rdma_facts(run_modul
     assert policy_selects(named, pf['mlx5_0']) and not policy_selects(named, pf['mlx5_1'])
     # a recipe without SR-IOV (VR200): the VF checks are skipped, not passed
     vr = judge(state, path, {'policies': []})
-    assert [vr[name]['status'] for name in ('sriov-vfs', 'vf-pkeys', 'vf-ipoib')] == ['skipped'] * 3
+    assert [vr[name]['status'] for name in ('sriov-vfs', 'vf-ipoib')] == ['skipped'] * 2
 
 
 def test_vf_without_ipoib_netdev_fails_and_names_ib_ipoib(run_module, tools, tmp_path):
@@ -192,7 +216,7 @@ def test_vf_without_ipoib_netdev_fails_and_names_ib_ipoib(run_module, tools, tmp
     tray = build(tmp_path, no_netdev=[bdf[:-1] + str(n) for _r, bdf in RAILS for n in (1, 2)], modules=mods)
     state, path = read(run_module, tray, tools, tmp_path)
     ipoib = judge(state, path)['vf-ipoib']
-    assert ipoib['status'] == 'failed' and ipoib['message'] == 'tray02: 8 VFs have no IPoIB netdev (ib_ipoib is not loaded).'
+    assert ipoib['status'] == 'failed' and ipoib['message'] == '8 VFs have no IPoIB netdev (ib_ipoib is not loaded).'
     assert ipoib['details'][0] == 'mlx5_5 VF 0000:03:00.1 of mlx5_0 has no IPoIB netdev'
     assert 'rdma_modules' in ipoib['fix']
 
@@ -224,8 +248,11 @@ def test_vfs_in_pods_are_not_visible_never_passed(run_module, tools, tmp_path):
     assert checks['sriov-vfs']['status'] == 'passed'
     assert any('VF 0000:03:00.1 of mlx5_0: RDMA device in the network namespace of pod 6b3c1f0e' in line
                for line in checks['sriov-vfs']['details'])
-    assert checks['vf-pkeys']['status'] == 'warning'
-    assert checks['vf-pkeys']['message'] == 'tray02: all 7 VF ports seen are full members of 0xffff, 1 VFs could not be seen.'
+    # the VF in the pod could not be judged on the host: a warning naming it and the pod
+    assert checks['pkeys']['status'] == 'warning'
+    assert checks['pkeys']['message'] == 'All 11 InfiniBand ports are full members of partition 0xffff.'
+    assert ('0000:03:00.1 of mlx5_0 (its RDMA device is in the network namespace of pod 6b3c1f0e-77aa-4d5e-9a10-'
+            '5f1c2d3e4f50)' in checks['pkeys']['details'][0])
     assert checks['vf-ipoib']['status'] == 'passed' and '1 are in pods' in checks['vf-ipoib']['message']
     assert checks['netns-mode']['status'] == 'passed'
     # the same hidden VF without a checkpoint entry is a missing RDMA device: failed
@@ -238,11 +265,12 @@ def test_netns_mode_against_the_platform(run_module, tools, tmp_path):
     state, path = read(run_module, build(tmp_path), tools, tmp_path)
     netns = judge(state, path, {'netns_mode': 'exclusive'})['netns-mode']
     assert netns['status'] == 'failed'
-    assert netns['message'] == 'tray02: ib_core netns_mode is shared; the platform needs exclusive.'
-    assert 'rdma_netns' in netns['fix']
-    with pytest.raises(AnsibleFilterError, match='tray02: validate_netns_mode'):
+    assert netns['message'] == 'ib_core netns_mode is shared, not exclusive.'
+    assert 'rdma_netns' in netns['fix'] and netns['fix'] == judges.NETNS_FIX
+    # the variable the user set comes first
+    with pytest.raises(AnsibleFilterError, match=r'tray02: gpu_tray_ib_core_netns_mode \(validate_netns_mode\)'):
         judge(state, path, {'netns_mode': 'exlusive'})
-    with pytest.raises(AnsibleFilterError, match='validate_pkey'):
+    with pytest.raises(AnsibleFilterError, match=r'gpu_tray_pkey \(validate_pkey\)'):
         judge(state, path, {'pkey': '0x8000'})
 
 
@@ -256,37 +284,35 @@ def test_pf_state_changed_since_the_preflight_is_named(run_module, tools, tmp_pa
     state, path = read(run_module, tray, tools, tmp_path)
     pf = judge(state, path, baseline=baseline)['pf-state']
     assert pf['status'] == 'failed'
-    assert pf['message'] == ('tray02: mlx5_1 port 1 rate: 400 Gb/sec (4X NDR) at the preflight, now 200 Gb/sec '
+    assert pf['message'] == ('mlx5_1 port 1 rate: 400 Gb/sec (4X NDR) at the preflight, now 200 Gb/sec '
                              '(2X NDR).')
     set_pkeys(tray, 'mlx5_0', ['0x7fff'])
     state, path = read(run_module, tray, tools, tmp_path)
-    pf = judge(state, path)['pf-state']           # no baseline: the requirements alone, said in the message itself
-    assert pf['message'].startswith('tray02: mlx5_0 port 1 (PF 0000:03:00.0): not a full member of 0xffff')
-    assert pf['message'].endswith(' (no preflight record to compare with).')
-    assert 'no preflight record' in pf['details'][-1]
-    set_pkeys(tray, 'mlx5_0', ['0xffff'])
-    state, path = read(run_module, tray, tools, tmp_path)
-    pf = judge(state, path)['pf-state']
-    assert pf['status'] == 'passed' and pf['message'] == (
-        'tray02: 4 rail PFs ACTIVE, full members of 0xffff; no preflight record of this tray, so not compared with '
-        'the preflight.')
+    checks = judge(state, path)                   # no baseline: the requirements alone
+    assert checks['pf-state']['status'] == 'passed' and 'no preflight record' in checks['pf-state']['details'][-1]
+    assert checks['pf-state']['message'] == ('All 4 rail PFs are ACTIVE / LinkUp; no preflight record of this tray, so '
+                                             'not compared with the preflight.')
+    # a PF's P_Keys are the P_Key check's
+    assert checks['pkeys']['message'] == ('1 InfiniBand port is a limited member of partition 0xffff, not a full '
+                                          'member: PF mlx5_0.')
 
 
 def test_unread_tray_is_one_failed_check_and_the_evidence_lists_details(run_module, tools, tmp_path):
     checks = tray_validation({'tray10': {'state': None, 'error': 'UNREACHABLE: ssh timed out'},
                               'tray9': {'state': {'unreachable': True, 'msg': 'Failed to connect'}}})
     assert [(c['name'], c['status'], c['message']) for c in checks] == [
-        ('tray9/tray-read', 'failed', 'tray9 could not be read: Failed to connect.'),
-        ('tray10/tray-read', 'failed', 'tray10 could not be read: UNREACHABLE: ssh timed out.')]
+        ('tray9/tray-read', 'failed', 'The tray could not be read: Failed to connect.'),
+        ('tray10/tray-read', 'failed', 'The tray could not be read: UNREACHABLE: ssh timed out.')]
+    assert [c['object'] for c in checks] == ['tray9', 'tray10']
     state, path = read(run_module, build(tmp_path, vf_pkeys=('0x7fff',), limited_rail='mlx5_4'), tools, tmp_path)
     phase = {'name': 'trays', 'checks': list(judge(state, path).values()) + checks}
     files = dict((item['path'], item['content']) for item in evidence.evidence_files([phase], {'recipe': 'r'}))
     ctrf = json.loads(files['ctrf/trays.json'])['results']
-    limited = [test for test in ctrf['tests'] if test['name'] == 'tray02/vf-pkeys'][0]
+    limited = [test for test in ctrf['tests'] if test['name'] == 'tray02/pkeys'][0]
     assert limited['status'] == 'failed' and len(limited['extra']['details']) == 2
-    assert '- **tray02/vf-pkeys** (FAILED)' in files['report.md']
-    assert '  - mlx5_11 port 1 (VF 0000:07:00.1 of mlx5_4) GUID' in files['report.md']
-    assert '<li>mlx5_12 port 1 (VF 0000:07:00.2 of mlx5_4)' in files['report.html']
+    assert '- **tray02/pkeys** (FAILED)' in files['report.md']
+    assert '  - mlx5_11 port 1 (VF of 0000:07:00.0) GUID' in files['report.md']
+    assert '<li>mlx5_12 port 1 (VF of 0000:07:00.0)' in files['report.html']
     assert 'mlx5_11 port 1' in files['junit.xml']
     with pytest.raises(AnsibleFilterError, match='expects a mapping'):
         tray_validation([])
@@ -329,7 +355,7 @@ def test_policies_that_select_no_pf_are_shown_with_their_selectors(run_module, t
              for policy in policies()[:2]]
     vfs = judge(state, path, {'policies': stray})['sriov-vfs']
     assert vfs['status'] == 'failed'
-    assert vfs['message'] == 'tray02: no SriovNetworkNodePolicy of the recipe selects a PF of this tray.'
+    assert vfs['message'] == 'No SriovNetworkNodePolicy of the recipe selects a PF of this tray.'
     assert vfs['details'] == ["rails mlx5_0, mlx5_1, mlx5_3, mlx5_4; the policies select sriov-ib-rail-0: "
                               "rootDevices=['0000:99:00.0'], vendor=15b3; sriov-ib-rail-1: "
                               "rootDevices=['0000:99:00.0'], vendor=15b3"]
@@ -400,7 +426,7 @@ def test_spec_forms_the_role_passes(run_module, tools, tmp_path):
     assert [row['rail'] for row in vfs['data']['rails']] == ['mlx5_0', 'mlx5_3', 'mlx5_1', 'mlx5_4']
     # IPoIB not required: said so, not passed
     ipoib = judge(state, path, {'ipoib': False})['vf-ipoib']
-    assert ipoib['status'] == 'skipped' and ipoib['message'] == 'tray02: IPoIB on the VFs is not required.'
+    assert ipoib['status'] == 'skipped' and ipoib['message'] == 'IPoIB on the VFs is not required.'
     # no checkpoint_path: the kubelet's own, which this read did not include
     full = {'rails': [name for name, _bdf in RAILS], 'policies': policies(), 'pkey': '0xffff'}
     checks = tray_validation({'tray02': {'state': state, 'spec': full}})
@@ -419,7 +445,7 @@ def test_the_largest_vf_count_of_the_policies_selecting_a_pf_counts_and_other_ki
                'spec': {'resourceName': 'sriov_resource_rail_0', 'numVfs': 8, 'nicSelector': {}}}
     vfs = judge(state, path, {'policies': [network] + policies() + more})['sriov-vfs']
     assert vfs['status'] == 'failed'
-    assert vfs['message'].startswith('tray02: mlx5_0 (0000:03:00.0): sriov_numvfs is 2, SriovNetworkNodePolicy '
+    assert vfs['message'].startswith('mlx5_0 (0000:03:00.0): sriov_numvfs is 2, SriovNetworkNodePolicy '
                                      'more-0 asks for 4')
     assert [(row['num_vfs'], row['policy']) for row in vfs['data']['rails']] == [(4, 'more-%d' % i) for i in range(4)]
 
@@ -453,7 +479,7 @@ def test_a_multus_token_that_expires_in_10_days_warns_with_the_restart(run_modul
                                multus_kubeconfig(MULTUS_NOW - 355 * day, MULTUS_NOW + 10 * day))
     check = judge(state, path, dict(spec, multus_kubeconfig=path))['multus-token']
     assert check['status'] == 'warning', check
-    assert check['message'] == ('tray02: the multus token in %s expires on 2026-06-07 20:26 UTC (in 10 days).' % path)
+    assert check['message'] == ('The multus token in %s expires on 2026-06-07 20:26 UTC (in 10 days).' % path)
     assert 'rollout restart daemonset kube-multus-ds' in check['fix'] and '--skip-config-watch' in check['fix']
     assert 'before 2026-06-07 20:26 UTC' in check['fix'] and '-n nvidia-network-operator' in check['fix']
     assert check['data']['days_left'] == 10.0 and check['data']['warn_days'] == 30
@@ -480,7 +506,7 @@ def test_a_tray_without_multus_or_with_an_unreadable_token_is_said(run_module, t
     state, path = multus_state(run_module, tray, tools, tmp_path, None)
     absent = judge(state, path, dict(spec, multus_kubeconfig=path))['multus-token']
     assert absent['status'] == 'skipped' and absent['message'] == (
-        'tray02: no %s: multus does not run on this tray.' % path)
+        'No %s: multus does not run on this tray.' % path)
     state, path = multus_state(run_module, tray, tools, tmp_path, 'users: []\n')
     garbled = judge(state, path, dict(spec, multus_kubeconfig=path))['multus-token']
     assert garbled['status'] == 'warning' and 'cannot be read: the user of its current context' in garbled['message']

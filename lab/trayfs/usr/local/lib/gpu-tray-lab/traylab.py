@@ -387,8 +387,12 @@ def _sync_vfs(sysdir, hca, messages, derive=None):
         return
     current = _count_vfs(pdir)
     raw = read(numvfs_file, '').strip()
+    if not raw:
+        # truncated by a write still in progress: the path unit starts the reconcile again once the writer closed it
+        # (rewriting the current count here would undo that write)
+        return
     try:
-        wanted = int(raw, 0) if raw else current
+        wanted = int(raw, 0)
     except ValueError:
         wanted = None
     error = None
