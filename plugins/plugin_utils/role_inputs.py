@@ -15,7 +15,7 @@ tray_plan task hands to its planner (plugin_utils/planners/<role>.py). Nothing e
 
 :func:`resolve` templates the role's ``__<role>_inputs`` with a host's variables layered as Ansible layers them for a
 task of the role: the role's defaults under the host's variables (inventory, play, extra vars, facts), its vars above
-them. tests/unit/plugins/plugin_utils/test_role_inputs.py holds it against Ansible's own variable manager and each
+them. tests/unit/plugins/plugin_utils/test_role_inputs_lookup.py holds it against Ansible's own variable manager and each
 role's tray_plan task.
 """
 

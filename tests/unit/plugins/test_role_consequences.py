@@ -3,8 +3,6 @@
 """What the roles' YAML decides - defaults, default() literals, vars expressions, data lists - seen where it takes
 effect, rendered in this process with ansible-core's Templar (tests/unit/roletemplar.py), no play:
 
-* the preparing roles' planner inputs are what the preflight reads ahead for them (planner.default_inputs): a role
-  whose YAML and read-ahead differ decides from a read that did not cover what it needs;
 * the guides' rules where a default or a data list carries them: no RDMA modules on a control-plane node, the
   LimitSTACK drop-in on every runtime unit, every directory modprobe reads, the host IMEX unit;
 * the safety switches' effective defaults: each at its safe value when the inventory says nothing.
@@ -13,57 +11,8 @@ effect, rendered in this process with ansible-core's Templar (tests/unit/roletem
 import re
 
 import pytest
-import yaml
 
-from roletemplar import REPO, expression, render
-from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import platform
-from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.planners import (
-    imex,
-    kernel_tuning,
-    rdma_modules,
-    rdma_netns,
-)
-
-# inventories the read-ahead must agree with the roles for: each platform and recipe, an intent and pools set by the
-# inventory, a control-plane host, the modules switched off, roots elsewhere
-INVENTORIES = [
-    {'gpu_tray_platform': 'nvke-gb200'},
-    {'gpu_tray_platform': 'nvke-gb200', 'gpu_tray_recipe': 'gb200-nvke-ubuntu-kubeflow'},
-    {'gpu_tray_platform': 'nvke-gb200', 'gpu_tray_tuned_intent': 'performance'},
-    {'gpu_tray_platform': 'nvke-gb200', 'group_names': ['control_plane', 'gpu_trays']},
-    {'gpu_tray_platform': 'nvke-gb200', 'group_names': ['kube_control_plane']},
-    {'gpu_tray_platform': 'nvke-gb200', 'gpu_tray_rdma_modules_enabled': False},
-    {'gpu_tray_platform': 'rke2-vr200'},
-    {'gpu_tray_platform': 'rke2-vr200', 'gpu_tray_recipe': 'vr200-rke2-ubuntu-inference'},
-    {'gpu_tray_platform': 'rke2-vr200', 'gpu_tray_recipe': 'vr200-rke2-ubuntu-inference-dynamo'},
-    {'gpu_tray_platform': 'rke2-vr200', 'gpu_tray_tuning_hugepages': [{'size': '2M', 'count': 64}],
-     'gpu_tray_sysfs_root': '/srv/sys', 'gpu_tray_proc_root': '/srv/proc', 'gpu_tray_sysctl_apply': False},
-    {'gpu_tray_platform': 'rke2-vr200', 'gpu_tray_ib_core_netns_mode': 'shared',
-     'gpu_tray_imex_host_service': 'enabled'},
-]
-
-
-def _role_inputs(role, inventory):
-    """The inputs the role's tray_plan task passes its planner, as its variables render them."""
-    if role == 'imex':
-        with open('%s/roles/imex/tasks/main.yml' % REPO) as handle:
-            task = [t for t in yaml.safe_load(handle) if (t.get('gpu_tray.cluster.tray_plan') or {}).get('planner')][0]
-        return dict((key, expression('imex', value, **inventory))
-                    for key, value in task['gpu_tray.cluster.tray_plan']['inputs'].items())
-    return render(role, '__%s_inputs' % role, **inventory)
-
-
-@pytest.mark.parametrize('planner', [kernel_tuning, imex, rdma_modules, rdma_netns], ids=lambda p: p.NAME)
-@pytest.mark.parametrize('inventory', INVENTORIES, ids=lambda i: ','.join('%s=%s' % kv for kv in sorted(i.items())))
-def test_the_preflight_reads_ahead_what_each_preparing_role_will_plan_from(planner, inventory):
-    profile = platform.load(inventory['gpu_tray_platform'])
-
-    def var(name, default):
-        return inventory.get(name, default)
-    ahead = planner.default_inputs(profile, var)
-    role = _role_inputs(planner.NAME, inventory)
-    assert role == ahead
-    assert planner.needs(role) == planner.needs(ahead)
+from roletemplar import expression, render
 
 
 @pytest.mark.parametrize('groups', [['control_plane'], ['kube_control_plane'], ['gpu_trays', 'control_plane']])
