@@ -72,8 +72,8 @@ def test_the_nvke_objects_of_the_guide():
     assert net['nic-cluster-policy.yaml'] == [
         {'apiVersion': 'mellanox.com/v1alpha1', 'kind': 'NicClusterPolicy', 'metadata': {'name': 'nic-cluster-policy'},
          'spec': {'nodeAffinity': {'requiredDuringSchedulingIgnoredDuringExecution': {'nodeSelectorTerms': [
-             {'matchExpressions': [{'key': 'feature.node.kubernetes.io/pci-15b3.present', 'operator': 'In',
-                                    'values': ['true']}]}]}},
+                  {'matchExpressions': [{'key': 'feature.node.kubernetes.io/pci-15b3.present', 'operator': 'In',
+                                         'values': ['true']}]}]}},
                   'nvIpam': dict(operand, image='nvidia-k8s-ipam', enableWebhook=False),
                   'secondaryNetwork': {'multus': dict(operand, image='multus-cni'),
                                        'cniPlugins': dict(operand, image='plugins')}}}]
@@ -155,7 +155,7 @@ def test_the_defaults_leave_nodewright_out_install_in_tiers_and_cut_blocks_of_50
     names = [c['name'] for c in plain['components']]
     assert 'rdma-modules' not in names and 'nodewright-operator' not in names
     assert len(plain['tiers']) < len(names)
-    pools = [o for o in plain['components'][names.index('sriov-ib-networks')]['objects']['ippools.yaml']]
+    pools = list(plain['components'][names.index('sriov-ib-networks')]['objects']['ippools.yaml'])
     assert {p['spec']['perNodeBlockSize'] for p in pools} == {50}
     serial = stack_plan.plan(dict(SITE, recipe='gb200-nvke-ubuntu-training', serial=True))
     assert serial['tiers'] == [[c['name']] for c in serial['components']]
@@ -199,7 +199,7 @@ def test_two_policies_of_a_site_template_that_select_the_same_pfs_stop_the_plan(
 def test_an_abstract_site_recipe_is_not_offered():
     with pytest.raises(stack_plan.StackError) as info:
         stack_plan.plan(dict(SITE, recipe='nope', extra_recipes={'base': {'abstract': True, 'components': {}},
-                                                                  'leaf': {'base': 'base', 'components': {}}}))
+                                                                 'leaf': {'base': 'base', 'components': {}}}))
     assert str(info.value).endswith('or a site recipe (leaf)')
 
 
