@@ -24,7 +24,7 @@ import time
 import yaml
 
 import kcluster as kc
-from stackhelpers import REPO, run_playbook
+from stackhelpers import REPO, collection_on_path, run_playbook
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 KCLUSTER = os.path.join(HERE, "kcluster")
@@ -37,7 +37,7 @@ RECIPES = ["gb200-nvke-ubuntu-training", "gb200-nvke-ubuntu-training-kubeflow", 
 
 def recipe_shapes():
     """(recipe, nodewright, components, tiers) of every real recipe, as the planner plans it."""
-    sys.path.insert(0, os.path.join(REPO, ".collections"))
+    collection_on_path()
     from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import stack_plan
     from stackhelpers import RAIL_PCI
     with open(os.path.join(REPO, "roles", "stack", "defaults", "main.yml")) as fh:

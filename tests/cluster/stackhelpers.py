@@ -8,6 +8,15 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
+
+
+def collection_on_path():
+    """Make ansible_collections.gpu_tray.cluster importable from this checkout (<repo>/.collections), once: the same
+    entry twice on sys.path gives the namespace packages two equal paths, and ansible-core's collection loader then
+    refuses them ("this loader requires exactly one path to search") in every later test of the session."""
+    path = os.path.join(REPO, ".collections")
+    if path not in sys.path:
+        sys.path.insert(0, path)
 BIN = os.path.dirname(sys.executable)
 
 

@@ -12,14 +12,13 @@ import glob
 import json
 import os
 import re
-import sys
 
 import pytest
 import yaml
 
 import offline_schema as osc
 from clusterhelpers import helm_binary
-from stackhelpers import RAIL_PCI, RECIPES, REPO, start_playbook
+from stackhelpers import RAIL_PCI, RECIPES, collection_on_path, start_playbook
 
 PLAN_KEYS = ["name", "kind", "chart", "repository", "version", "namespace", "tier", "depends_on"]
 # the custom kinds the bundles contain (tests/upstream validates them against the real CRDs)
@@ -38,7 +37,7 @@ def _load(path):
 
 
 def _forbidden(values):
-    sys.path.insert(0, os.path.join(REPO, ".collections"))
+    collection_on_path()
     from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import stack
     return stack.forbidden_values(values)
 

@@ -13,7 +13,6 @@ IPPool exclusion range and make fields immutable, which the objects here do not 
 import copy
 import glob
 import os
-import sys
 import subprocess
 
 import pytest
@@ -23,7 +22,7 @@ import offline_schema as osc
 import upstream
 import upstreamdata
 from upstream import RECIPES
-from stackhelpers import REPO
+from stackhelpers import REPO, collection_on_path
 
 CORE_GROUPS = ("", "apps", "rbac.authorization.k8s.io", "resource.k8s.io", "batch", "policy", "apiextensions.k8s.io",
                "storage.k8s.io", "networking.k8s.io", "coordination.k8s.io")
@@ -89,7 +88,7 @@ def test_every_custom_resource_validates_strictly_against_its_real_crd(bundles, 
 
 def _catalog_gates():
     """(component, gate kind, entry) for every readiness gate in the catalog and the recipes (the registry)."""
-    sys.path.insert(0, os.path.join(REPO, ".collections"))
+    collection_on_path()
     from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import registry
     out = []
     table = registry.catalog()

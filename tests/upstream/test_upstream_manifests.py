@@ -54,9 +54,8 @@ def test_the_crds_are_the_standard_channel_and_serve_what_the_gateway_and_confor
     assert "v1" in served["gateways.gateway.networking.k8s.io"]
     assert served["tlsroutes.gateway.networking.k8s.io"] == ["v1"]
     assert "v1" in served["inferencepools.inference.networking.k8s.io"]
-    import sys
-    from stackhelpers import REPO
-    sys.path.insert(0, os.path.join(REPO, ".collections"))
+    from stackhelpers import collection_on_path
+    collection_on_path()
     from ansible_collections.gpu_tray.cluster.plugins.module_utils import conformance
     assert set(conformance.GATEWAY_CRDS) <= set(crds)
     gateway = [d for p in glob.glob(os.path.join(bundles["vr200-rke2-ubuntu-inference"], "components",

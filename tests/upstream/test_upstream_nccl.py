@@ -4,15 +4,13 @@
 component (../shared/upstream/charts/dra-driver-nvidia-gpu), strictly: a field the structural schema does not name
 fails, as the API server would prune it. The rest of the run's objects: tests/cluster/test_nccl_offline.py."""
 import copy
-import os
-import sys
 
 import pytest
 
 import offline_schema as osc
-from stackhelpers import REPO
+from stackhelpers import collection_on_path
 
-sys.path.insert(0, os.path.join(REPO, ".collections"))
+collection_on_path()
 from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import nccl_launch  # noqa: E402
 
 
