@@ -159,9 +159,8 @@ class ActionModule(ActionBase):
                       problems=[{'problem': clause, 'hosts': where} for clause, where in findings.items()])
         # what the playbook sets next (ansible.builtin.set_fact over this list, run_once: every host of the play):
         # the survey's answers, and that the inputs were checked (later plays of the run skip the check)
-        result['facts'] = [] if findings else (
-            [{'key': name, 'value': answers[name]} for name in sorted(answers)]
-            + [{'key': CHECKED, 'value': True}])
+        kept = [{'key': name, 'value': answers[name]} for name in sorted(answers)]
+        result['facts'] = [] if findings else kept + [{'key': CHECKED, 'value': True}]
         if findings:
             result.update(failed=True, msg=inputs.refusal(findings, len(checked)))
         else:

@@ -26,7 +26,6 @@ __metaclass__ = type
 import posixpath
 
 from ansible_collections.gpu_tray.cluster.plugins.module_utils import recipes, resources
-from ansible_collections.gpu_tray.cluster.plugins.module_utils import resources
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.check_record import record
 
 CHECKS = ('gpu-operator-health', 'dra-support', 'ai-service-metrics', 'pod-autoscaling', 'inference-gateway',
@@ -202,8 +201,7 @@ def _host_devices(path):
     """A hostPath that reaches the GPUs' device nodes: /dev/nvidia*, /dev/dri and what holds them (/dev, the host's
     root), however the path is spelt (//dev/, /dev/../dev/nvidia0)."""
     clean = posixpath.normpath('/' + path.lstrip('/'))
-    return (clean in ('/', '/dev', '/dev/dri') or clean.startswith('/dev/nvidia')
-            or clean.startswith('/dev/dri/'))
+    return (clean in ('/', '/dev', '/dev/dri') or clean.startswith('/dev/nvidia') or clean.startswith('/dev/dri/'))
 
 
 def accelerator_access_violations(pods, exempt_namespaces):
@@ -221,8 +219,8 @@ def accelerator_access_violations(pods, exempt_namespaces):
             if path and _host_devices(path):
                 reasons.append('hostPath volume %s mounts %s' % (volume.get('name'), path))
         # every container kind of the pod: ephemeral containers (kubectl debug) get the node's devices the same way
-        for container in ((spec.get('initContainers') or []) + (spec.get('containers') or [])
-                          + (spec.get('ephemeralContainers') or [])):
+        containers = (spec.get('initContainers') or []) + (spec.get('containers') or [])
+        for container in containers + (spec.get('ephemeralContainers') or []):
             for env in container.get('env') or []:
                 value = str(env.get('value') or '')
                 visible = env.get('name') == 'NVIDIA_VISIBLE_DEVICES' and value not in ('', 'void', 'none')

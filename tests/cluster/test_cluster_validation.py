@@ -18,6 +18,7 @@ import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
+from stackhelpers import RAIL_PCI
 from upstreamdata import upstream_crd
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -505,7 +506,10 @@ def _validate(kubeconfig, home, *extra):
                ANSIBLE_LOCAL_TEMP=os.path.join(home, 'tmp'), ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, '.collections'),
                ANSIBLE_NOCOLOR='1', K8S_AUTH_KUBECONFIG=kubeconfig)
     argv = [os.path.join(os.path.dirname(sys.executable), 'ansible-playbook'), '-i', 'localhost,', '-c', 'local',
-            '-e', 'ansible_python_interpreter=%s' % sys.executable, os.path.join(REPO, 'playbooks', 'validate.yml')]
+            '-e', 'ansible_python_interpreter=%s' % sys.executable, os.path.join(REPO, 'playbooks', 'validate.yml'),
+            # the NVKE recipes' SR-IOV policies select each rail by its PF address on the tray model (the stack plan
+            # refuses without them); an item below may set others
+            '-e', json.dumps({'gpu_tray_rail_pci_addresses': RAIL_PCI})]
     for item in extra:
         argv += ['-e', json.dumps(item)]
     return subprocess.run(argv, capture_output=True, text=True, env=env, check=False)

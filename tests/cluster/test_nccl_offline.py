@@ -23,7 +23,7 @@ import pytest
 import yaml
 
 import offline_schema as osc
-from stackhelpers import ansible_env, playbook_argv
+from stackhelpers import RAIL_PCI, ansible_env, playbook_argv
 from upstreamdata import upstream_crd
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -43,7 +43,8 @@ def plans(tmp_path_factory):
         out = str(root / (recipe + ".json"))
         procs[recipe] = (out, subprocess.Popen(
             playbook_argv(os.path.join(HERE, "files", "nccl_plans.yml"), "-e", "nccl_plans_recipe=%s" % recipe,
-                          "-e", "nccl_plans_out=%s" % out),
+                          "-e", "nccl_plans_out=%s" % out,
+                          "-e", json.dumps({"gpu_tray_rail_pci_addresses": RAIL_PCI})),
             env=ansible_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
     result = {}
     for recipe, (out, proc) in procs.items():

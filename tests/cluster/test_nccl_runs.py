@@ -29,6 +29,7 @@ from kubernetes import client
 from kubernetes.client.rest import ApiException
 
 from clusterhelpers import container_logs
+from stackhelpers import RAIL_PCI
 from upstreamdata import upstream_crd
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -126,7 +127,9 @@ def _validate(kubeconfig, home, args, inventory='localhost,'):
                ANSIBLE_LOCAL_TEMP=os.path.join(home, 'tmp'), ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, '.collections'),
                ANSIBLE_NOCOLOR='1', K8S_AUTH_KUBECONFIG=kubeconfig)
     argv = [os.path.join(os.path.dirname(sys.executable), 'ansible-playbook'), '-i', inventory, '-c', 'local',
-            '-e', 'ansible_python_interpreter=%s' % sys.executable, '-e', json.dumps(args),
+            '-e', 'ansible_python_interpreter=%s' % sys.executable,
+            # the NVKE recipes' SR-IOV policies select each rail by its PF address on the tray model
+            '-e', json.dumps(dict({'gpu_tray_rail_pci_addresses': RAIL_PCI}, **args)),
             os.path.join(REPO, 'playbooks', 'validate.yml')]
     return subprocess.run(argv, capture_output=True, text=True, env=env, check=False)
 

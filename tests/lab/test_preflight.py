@@ -127,7 +127,7 @@ def test_healthy_gb200_trays_pass_and_rerun_changes_nothing(tmp_path):
         (tmp_path / "bundle" / "components" / "sriov-ib-networks" / "sriov-node-policies.yaml").read_text()))
     selected = sorted(a for p in policies for a in p["spec"]["nicSelector"]["rootDevices"])
     for tray in ("tray01", "tray02"):
-        pci = [c for c in evidence(report, tray)["checks"] if c["check"] == "rails"][0]["data"]["pci"]
+        pci = [c for c in evidence(report, tray)["checks"] if c["name"] == "rails"][0]["data"]["pci"]
         assert sorted(pci.values()) == selected, (tray, pci, selected)
     second = run_preflight(inventory, report)
     assert second.returncode == 0, second.stdout[-6000:]

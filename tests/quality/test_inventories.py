@@ -60,11 +60,11 @@ def test_an_nvl72_rack_with_the_reboot_grouping_variables(name):
 
 @pytest.mark.parametrize("name", INVENTORIES)
 def test_reboot_waves_take_one_tray_per_rack_at_a_time(name):
-    sys.path.insert(0, str(ROOT / ".collections"))
-    try:
-        from ansible_collections.gpu_tray.cluster.plugins.filter.reboot_waves import FilterModule
-    finally:
-        sys.path.pop(0)
+    # once on sys.path: a second equal entry gives the collection's namespace packages two paths, which
+    # ansible-core's collection loader refuses in every later test of the session
+    if str(ROOT / ".collections") not in sys.path:
+        sys.path.insert(0, str(ROOT / ".collections"))
+    from ansible_collections.gpu_tray.cluster.plugins.filter.reboot_waves import FilterModule
     data, hostvars = listed(ROOT / "inventories" / name)
     trays = members(data, "gpu_trays")
     # a second rack, as an operator adds one: r02 copies of the trays
