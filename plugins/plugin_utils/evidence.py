@@ -7,7 +7,8 @@ Input is a list of phases, each ``{'name': <phase>, 'checks': [check, ...], 'sta
 the one check record of the collection (module_utils/check_record.py, what the judges, the validation modules and
 the trays phase return): ``name``, ``status`` (passed / failed / warning / skipped), ``message``, ``fix``,
 ``details`` (one text per finding: the devices a message summarises, listed under the phase's table in the reports
-and as ``extra.details`` in CTRF), ``object``, ``data`` (not written here: the evidence of the preflight keeps it),
+and as ``extra.details`` in CTRF), ``object``, ``data`` (not written to CTRF: the evidence of the preflight keeps
+it; the reports read what an NCCL check measured from it, :func:`nccl_data`),
 and optionally ``duration`` (ms). A registered result of a module that returns no records (component_version,
 nccl_result) becomes one here (:func:`checks_from_result`). The reports read only these keys.
 
@@ -16,7 +17,9 @@ CTRF (https://ctrf.io, the format ``aicr validate`` writes, aicr.md 3.3): ``resu
 (name, status, duration, suite, message, extra). CTRF has no "warning" status: a warning is ``passed``
 with ``extra.warning = true`` (it does not fail the run) and is listed separately in the reports.
 JUnit XML is built with ElementTree (escaping done by the library); the HTML report is one self-contained
-file (inline CSS, no script, no external resource), every value escaped with ``html.escape``.
+file (inline CSS, no script, no external resource), every value escaped with ``html.escape``. Both reports open
+with a summary and group the checks by check (``tray05/pkeys`` is ``pkeys`` on tray05), so a report of 144 trays
+names what failed on its first screen (docs/validation.md "The report").
 """
 
 from __future__ import absolute_import, division, print_function
