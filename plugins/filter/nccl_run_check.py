@@ -21,6 +21,9 @@ description:
   - C(details) - the run's shape (workload, trays, GPUs, sizes, image, worker annotations and resources, NCCL
     settings), each pod and its node, the measured figures, the last launcher log lines of a failed run, the
     clean-up.
+  - C(data) - what was measured, for the reports' NCCL table - C(trays), C(gpus_per_tray), C(ranks), C(busbw),
+    C(min_busbw) (the floor), C(threshold) (the floor less the tolerance), C(transport), C(hosts), C(variant);
+    null where the run did not say.
 author:
   - gpu_tray.cluster contributors (!UNKNOWN)
 options:
@@ -44,7 +47,7 @@ EXAMPLES = r'''
 
 RETURN = r'''
 _value:
-  description: One check, C({name, status, message, fix, object, details}).
+  description: One check, C({name, status, message, fix, object, details, data}).
   type: dict
 '''
 

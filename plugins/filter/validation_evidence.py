@@ -15,7 +15,9 @@ description:
   - Turns the results of the validation phases into the files of an evidence directory, as a list of
     C({path, content}) for M(gpu_tray.cluster.write_evidence) -
     C(ctrf/<phase>.json) (CTRF, one per phase), C(junit.xml) (one testsuite per phase), C(report.md) and
-    C(report.html) (one page, a table per phase with failures first and the fix), and C(summary.json) (recipe,
+    C(report.html) (a summary first - the phases with their counts, the failed checks and the warnings grouped by
+    check with the trays they hold for, the skipped phases and why, what the NCCL runs measured - then the checks
+    of each phase grouped by check, failures first, the passed trays of a check in one row), and C(summary.json) (recipe,
     recipe digest, result per phase).
   - A phase's C(checks) may hold check dicts (C(name), C(status) passed/failed/warning/skipped, C(message),
     optional C(fix), C(duration) in ms, C(object), C(details) - one text per finding), registered results of M(gpu_tray.cluster.cluster_preflight)

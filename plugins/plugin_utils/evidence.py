@@ -7,7 +7,8 @@ Input is a list of phases, each ``{'name': <phase>, 'checks': [check, ...], 'sta
 the one check record of the collection (module_utils/check_record.py, what the judges, the validation modules and
 the trays phase return): ``name``, ``status`` (passed / failed / warning / skipped), ``message``, ``fix``,
 ``details`` (one text per finding: the devices a message summarises, listed under the phase's table in the reports
-and as ``extra.details`` in CTRF), ``object``, ``data`` (not written here: the evidence of the preflight keeps it),
+and as ``extra.details`` in CTRF), ``object``, ``data`` (not written to CTRF: the evidence of the preflight keeps
+it; the reports read what an NCCL check measured from it, :func:`nccl_data`),
 and optionally ``duration`` (ms). A registered result of a module that returns no records (component_version,
 nccl_result) becomes one here (:func:`checks_from_result`). The reports read only these keys.
 
@@ -16,7 +17,9 @@ CTRF (https://ctrf.io, the format ``aicr validate`` writes, aicr.md 3.3): ``resu
 (name, status, duration, suite, message, extra). CTRF has no "warning" status: a warning is ``passed``
 with ``extra.warning = true`` (it does not fail the run) and is listed separately in the reports.
 JUnit XML is built with ElementTree (escaping done by the library); the HTML report is one self-contained
-file (inline CSS, no script, no external resource), every value escaped with ``html.escape``.
+file (inline CSS, no script, no external resource), every value escaped with ``html.escape``. Both reports open
+with a summary and group the checks by check (``tray05/pkeys`` is ``pkeys`` on tray05), so a report of 144 trays
+names what failed on its first screen (docs/validation.md "The report").
 """
 
 from __future__ import absolute_import, division, print_function
@@ -24,6 +27,7 @@ __metaclass__ = type
 
 import html
 import json
+import re
 import xml.etree.ElementTree as ET
 
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.check_record import STATUSES, record
@@ -44,6 +48,7 @@ def normalise_check(check):
     return dict(name=str(name), status=status, message=str(check.get('message') or ''),
                 fix=str(check.get('fix') or ''), duration=int(check.get('duration') or 0),
                 object=str(check.get('object') or ''),
+                data=dict(check['data']) if isinstance(check.get('data'), dict) else {},
                 details=[str(line) for line in (check.get('details') or [])])
 
 
@@ -72,7 +77,26 @@ def checks_from_result(item, name=None):
             str(warning.get('msg', warning) if isinstance(warning, dict) else warning) for warning in item['warnings'])
     else:
         status, message = 'passed', item.get('msg') or 'passed'
-    return [record(label, status, message, item.get('fix'), obj=item.get('object') or '')]
+    return [record(label, status, message, item.get('fix'), data=nccl_data(item), obj=item.get('object') or '')]
+
+
+def nccl_data(result, summary=None):
+    """What an NCCL run measured, for a check's ``data`` (the reports' NCCL table): from a registered
+    nccl_result (``busbw``, ``min_busbw``, ``threshold``, ``ranks``, ``hosts``, ``transport``) and the run's plan
+    summary when it was launched here (``trays``, ``gpus_per_tray``, ``ranks``, ``variant``); ``{}`` for a result
+    that is not an NCCL one. ``trays`` is the plan's, else the number of distinct hosts in the log."""
+    result, summary = result or {}, summary or {}
+    if 'busbw' not in result and not summary:
+        return {}
+    hosts = [str(host) for host in result.get('hosts') or []]
+    data = dict((key, result.get(key)) for key in ('busbw', 'min_busbw', 'threshold', 'transport'))
+    data['hosts'] = hosts
+    data['ranks'] = result.get('ranks') or summary.get('ranks')
+    data['trays'] = summary.get('trays') or (len(set(hosts)) if hosts else None)
+    data['gpus_per_tray'] = summary.get('gpus_per_tray')
+    item = result.get('item')        # the loop item of validate_nccl_logs: {path, variant}
+    data['variant'] = summary.get('variant') or (item.get('variant') if isinstance(item, dict) else None)
+    return data
 
 
 def _phase(phase):
@@ -99,10 +123,7 @@ def phase_result(phase, limit=3):
     failed = [check for check in phase['checks'] if check['status'] == 'failed']
     shown = []
     for check in failed[:limit]:
-        message = check['message']
-        if check['object'] and message.startswith(check['object'] + ': '):
-            message = message[len(check['object']) + 2:]
-        shown.append('%s: %s' % (check['name'], message.rstrip('.')))
+        shown.append('%s: %s' % (check['name'], finding(check).rstrip('.')))
     if len(failed) > limit:
         shown.append('%d more' % (len(failed) - limit))
     return {'status': phase_status(phase), 'findings': '; '.join(shown)}
@@ -179,40 +200,251 @@ def stale_note(recorded_digest, current_digest):
     return ''
 
 
-def _sorted_checks(phase):
-    return sorted(phase['checks'], key=lambda check: _ORDER[check['status']])
+_DIGITS = re.compile(r'(\d+)')
+
+
+def natural_key(text):
+    """Sort key that orders ``tray2`` before ``tray10`` (numbers compared as numbers)."""
+    return [(0, int(part), '') if part.isdigit() else (1, 0, part) for part in _DIGITS.split(str(text)) if part]
+
+
+def check_group(check):
+    """The check a record is of: its name without the object that qualifies it (``tray02/pkeys`` -> ``pkeys``)."""
+    obj = check['object']
+    if obj and check['name'].startswith(obj + '/'):
+        return check['name'][len(obj) + 1:]
+    return check['name']
+
+
+def finding(check):
+    """The check's message without its object in front (``tray02: 3 VFs ...`` -> ``3 VFs ...``): the reports put
+    the object beside it."""
+    message = check['message']
+    if check['object'] and message.startswith(check['object'] + ': '):
+        return message[len(check['object']) + 2:]
+    return message
+
+
+def _counts(checks):
+    return dict((status, sum(1 for check in checks if check['status'] == status)) for status in STATUSES)
+
+
+def _status(checks):
+    return min((check['status'] for check in checks), key=lambda status: _ORDER[status]) if checks else 'skipped'
+
+
+def check_groups(phase):
+    """The checks of a phase grouped by check (``tray02/pkeys`` and ``tray07/pkeys`` are both ``pkeys``), the worst
+    group first (failed, warning, skipped, passed; else in the order the phase ran them); in a group the worst
+    records first, then by object in natural order. Each group: ``name``, ``status`` (its worst), ``counts``,
+    ``checks``."""
+    groups = {}
+    order = []
+    for check in phase['checks']:
+        name = check_group(check)
+        if name not in groups:
+            groups[name] = []
+            order.append(name)
+        groups[name].append(check)
+    out = []
+    for name in order:
+        checks = sorted(groups[name], key=lambda check: (_ORDER[check['status']], natural_key(check['object'])))
+        out.append(dict(name=name, status=_status(checks), counts=_counts(checks), checks=checks))
+    return sorted(out, key=lambda group: _ORDER[group['status']])
+
+
+def _objects(phase_name, objects):
+    noun = 'tray' if phase_name == 'trays' else 'object'
+    return '%d %s%s' % (len(objects), noun, '' if len(objects) == 1 else 's')
+
+
+def status_groups(phases, status):
+    """Every check with ``status`` in any phase, grouped by phase and check; each group has ``phase``, ``check``,
+    ``objects`` (naturally sorted) and ``findings``: one per distinct (message, fix), with the objects it holds for,
+    so a finding shared by 40 trays is written once with the 40 trays."""
+    out = []
+    for phase in phases:
+        for group in check_groups(phase):
+            checks = [check for check in group['checks'] if check['status'] == status]
+            if not checks:
+                continue
+            findings, order = {}, []
+            for check in checks:
+                key = (finding(check), check['fix'])
+                if key not in findings:
+                    findings[key] = []
+                    order.append(key)
+                if check['object']:
+                    findings[key].append(check['object'])
+            out.append(dict(phase=phase['name'], check=group['name'],
+                            objects=sorted((check['object'] for check in checks if check['object']), key=natural_key),
+                            findings=[dict(message=key[0], fix=key[1], objects=findings[key]) for key in order]))
+    return out
+
+
+def skipped_phases(phases):
+    """``[(phase, why)]`` of the phases that judged nothing: their checks' distinct messages, or that none ran."""
+    out = []
+    for phase in phases:
+        if phase_status(phase) != 'skipped':
+            continue
+        reasons = []
+        for check in phase['checks']:
+            if finding(check) not in reasons:
+                reasons.append(finding(check))
+        out.append((phase['name'], ' '.join(reasons) or 'No checks ran in this phase.'))
+    return out
+
+
+def name_ranges(names):
+    """Names in natural order with runs of consecutive numbers written as one range:
+    ``tray001-tray004, tray006, tray008-tray144`` (for the long lists of passed trays)."""
+    runs = []
+    for name in sorted(set(names), key=natural_key):
+        match = re.match(r'^(.*?)(\d+)$', name)
+        if match and runs and runs[-1][0] is not None:
+            prefix, number, width = match.group(1), int(match.group(2)), len(match.group(2))
+            last = runs[-1]
+            # tray001-tray144 (zero-padded: one width), worker-0-worker-143 (unpadded: the width grows)
+            same_width = last[3] == width or (str(number) == match.group(2) and str(last[2]) == last[4][len(prefix):])
+            if last[0] == prefix and same_width and last[2] + 1 == number:
+                last[2] = number
+                last[4] = name
+                continue
+        if match:
+            runs.append([match.group(1), int(match.group(2)), int(match.group(2)), len(match.group(2)), name, name])
+        else:
+            runs.append([None, 0, 0, 0, name, name])
+    parts = []
+    for prefix, first, last, _width, last_name, first_name in runs:
+        if prefix is None or first == last:
+            parts.append(first_name)
+        else:
+            parts.append('%s%s%s' % (first_name, ', ' if last == first + 1 else '-', last_name))
+    return ', '.join(parts)
+
+
+def _gb(value):
+    return '-' if value is None else '%g GB/s' % value
+
+
+def nccl_row(check):
+    """What an NCCL check measured, as the texts of the reports' NCCL table: ``trays``, ``ranks``, ``busbw`` and
+    ``floor`` (the lowest accepted bus bandwidth, with the recipe floor and tolerance it comes from); ``-`` where
+    the run did not say (it did not start, or its log had no result)."""
+    data = check.get('data') or {}
+    floor = _gb(data.get('threshold'))
+    minimum, threshold = data.get('min_busbw'), data.get('threshold')
+    if minimum and threshold is not None and abs(minimum - threshold) > 1e-9:
+        floor += ' (%g GB/s less %g%%)' % (minimum, round((1 - float(threshold) / minimum) * 100, 1))
+    elif threshold is None and minimum:
+        floor = _gb(minimum)
+    return dict(trays='-' if data.get('trays') is None else str(data['trays']),
+                ranks='-' if data.get('ranks') is None else str(data['ranks']),
+                busbw=_gb(data.get('busbw')), floor=floor)
+
+
+def _nccl_checks(phases):
+    return [check for phase in phases if phase['name'] == 'performance' for group in check_groups(phase)
+            if group['name'].startswith('nccl-all-reduce-bw') for check in group['checks']]
+
+
+def _measured(check):
+    if not check_group(check).startswith('nccl-all-reduce-bw') or not check['data']:
+        return ''
+    row = nccl_row(check)
+    return 'Measured: %s trays, %s ranks, bus bandwidth %s, floor %s.' % (row['trays'], row['ranks'], row['busbw'],
+                                                                          row['floor'])
 
 
 def _md(text):
     return str(text).replace('|', '\\|').replace('\n', ' ')
 
 
+def _overall(phases):
+    statuses = [phase_status(phase) for phase in phases]
+    if 'failed' in statuses:
+        return 'failed', '%d of %d phases failed' % (statuses.count('failed'), len(statuses))
+    if statuses and all(status == 'skipped' for status in statuses):
+        return 'skipped', 'no phase judged anything'
+    return 'passed', 'no check failed'
+
+
+def _meta_lines(meta):
+    return [(label, str(meta[key])) for key, label in (('cluster', 'Cluster'), ('recipe_digest', 'Recipe digest'),
+                                                       ('generated', 'Generated')) if meta.get(key)]
+
+
 def markdown(phases, meta=None):
-    """The one-page report a person reads, in Markdown: summary, then a table per phase, failures first."""
+    """The report a person reads, in Markdown: a summary (the phases with their counts, the failed checks and the
+    warnings grouped by check with the objects they hold for, the skipped phases and why, what the NCCL runs
+    measured), then per phase the checks grouped by check, failures first, the passed records of a check that
+    judged many objects in one row."""
     phases = [_phase(phase) for phase in phases]
     meta = meta or {}
     lines = ['# Validation report: %s' % (meta.get('recipe') or 'cluster'), '']
-    for key, label in (('cluster', 'Cluster'), ('recipe_digest', 'Recipe digest'), ('generated', 'Generated')):
-        if meta.get(key):
-            lines.append('- %s: `%s`' % (label, meta[key]))
+    lines += ['- %s: `%s`' % item for item in _meta_lines(meta)]
     note = stale_note(meta.get('recorded_digest'), meta.get('recipe_digest'))
     if note:
         lines += ['', '> **%s**' % note]
-    lines += ['', '| Phase | Result | Passed | Failed | Warnings | Skipped |', '|---|---|---|---|---|---|']
+    overall, why = _overall(phases)
+    lines += ['', '## Summary', '', '**Result: %s** (%s)' % (overall.upper(), why), '',
+              '| Phase | Result | Passed | Failed | Warnings | Skipped |', '|---|---|---|---|---|---|']
+    total = _counts([check for phase in phases for check in phase['checks']])
     for phase in phases:
-        count = dict((status, sum(1 for check in phase['checks'] if check['status'] == status)) for status in STATUSES)
+        count = _counts(phase['checks'])
         row = (phase['name'], phase_status(phase).upper(), count['passed'], count['failed'], count['warning'], count['skipped'])
         lines.append('| %s | %s | %d | %d | %d | %d |' % row)
+    lines.append('| **all** | %s | %d | %d | %d | %d |' % (
+        overall.upper(), total['passed'], total['failed'], total['warning'], total['skipped']))
+    for status, title in (('failed', 'Failed checks'), ('warning', 'Warnings')):
+        groups = status_groups(phases, status)
+        if not groups:
+            continue
+        lines += ['', '### %s' % title, '', '| Check | Phase | Where | Finding | Fix |', '|---|---|---|---|---|']
+        for group in groups:
+            one_fix = len(set(item['fix'] for item in group['findings'])) == 1
+            for index, item in enumerate(group['findings']):
+                where = '%s: %s' % (_objects(group['phase'], item['objects']), ', '.join(item['objects'])) \
+                    if item['objects'] else '-'
+                fix = '(as above)' if index and one_fix else _md(item['fix'])
+                lines.append('| %s | %s | %s | %s | %s |' % (
+                    '**%s**' % _md(group['check']) if index == 0 else '', group['phase'] if index == 0 else '',
+                    _md(where), _md(item['message']), fix))
+    skipped = skipped_phases(phases)
+    if skipped:
+        lines += ['', '### Skipped phases', '']
+        lines += ['- **%s**: %s' % (name, why) for name, why in skipped]
+    nccl = _nccl_checks(phases)
+    if nccl:
+        lines += ['', '### NCCL bandwidth', '', '| Check | Result | Trays | Ranks | Bus bandwidth | Floor |',
+                  '|---|---|---|---|---|---|']
+        for check in nccl:
+            row = nccl_row(check)
+            lines.append('| %s | %s | %s | %s | %s | %s |' % (
+                _md(check['name']), check['status'].upper(), row['trays'], row['ranks'], row['busbw'], _md(row['floor'])))
     for phase in phases:
         lines += ['', '## %s: %s' % (phase['name'], phase_status(phase).upper()), '']
         if not phase['checks']:
             lines.append('No checks ran in this phase.')
             continue
-        lines += ['| Check | Status | Finding | Fix |', '|---|---|---|---|']
-        for check in _sorted_checks(phase):
-            row = (_md(check['name']), check['status'].upper(), _md(check['message']), _md(check['fix']))
-            lines.append('| %s | %s | %s | %s |' % row)
-        detailed = [check for check in _sorted_checks(phase) if check['details'] and check['status'] != 'passed']
+        lines += ['| Check | Status | Object | Finding | Fix |', '|---|---|---|---|---|']
+        detailed = []
+        for group in check_groups(phase):
+            passed = [check for check in group['checks'] if check['status'] == 'passed']
+            for check in group['checks']:
+                if check['status'] == 'passed' and len(passed) > 1:
+                    continue
+                text = ' '.join(part for part in (finding(check), _measured(check)) if part)
+                lines.append('| %s | %s | %s | %s | %s |' % (
+                    _md(group['name']), check['status'].upper(), _md(check['object']), _md(text), _md(check['fix'])))
+                if check['details'] and check['status'] != 'passed':
+                    detailed.append(check)
+            if len(passed) > 1:
+                objects = [check['object'] or check['name'] for check in passed]
+                lines.append('| %s | PASSED | %s: %s | %s | |' % (
+                    _md(group['name']), _objects(phase['name'], objects), _md(name_ranges(objects)),
+                    _md(finding(passed[0]) if len(set(finding(check) for check in passed)) == 1 else 'passed')))
         if detailed:
             lines += ['', 'Details:', '']
             for check in detailed:
@@ -221,48 +453,127 @@ def markdown(phases, meta=None):
     return '\n'.join(lines) + '\n'
 
 
-_CSS = ('body{font-family:sans-serif;margin:2em;color:#222}table{border-collapse:collapse;margin:1em 0;width:100%}'
-        'th,td{border:1px solid #bbb;padding:4px 8px;text-align:left;vertical-align:top}th{background:#eee}'
+_CSS = ('body{font-family:sans-serif;font-size:14px;margin:1em 2em;color:#222}h1{font-size:1.5em;margin:.3em 0}'
+        'h2{font-size:1.25em;margin:1em 0 .3em}h3{font-size:1.05em;margin:.8em 0 .2em}'
+        'ul.meta{list-style:none;padding:0;margin:0;color:#555}ul.meta li{display:inline;margin-right:2em}'
+        'table{border-collapse:collapse;margin:.3em 0;width:100%}'
+        'th,td{border:1px solid #bbb;padding:3px 6px;text-align:left;vertical-align:top}th{background:#eee}'
+        'table.phases{width:auto}table.phases td.n{text-align:right;min-width:4em}'
         '.failed{background:#fdd}.warning{background:#ffd}.skipped{color:#777}.passed{background:#efe}'
+        'tr.group th{background:#dde;font-weight:bold}col.check{width:13%}col.phase{width:8%}col.where{width:21%}'
+        'col.finding{width:30%}col.fix{width:28%}table.checks col.check{width:13%}col.status{width:7%}'
+        'col.object{width:10%}table.checks col.finding{width:42%}table.phases th.n{text-align:right}'
+        'p.result{font-size:1.1em;margin:.3em 0}p.result b.failed{color:#a00;background:none}'
+        'p.result b.passed{color:#060;background:none}'
+        'details summary{cursor:pointer}td ul{margin:.2em 0;padding-left:1.2em}'
         '.stale{border:2px solid #c00;padding:8px;font-weight:bold}')
 
 
+def _html_group_table(esc, title, groups):
+    out = ['<h3>%s</h3>' % title,
+           '<table class="groups"><colgroup><col class="check"><col class="phase"><col class="where"><col class="finding">'
+           '<col class="fix"></colgroup>'
+           '<tr><th>Check</th><th>Phase</th><th>Where</th><th>Finding</th><th>Fix</th></tr>']
+    for group in groups:
+        status = 'failed' if title.startswith('Failed') else 'warning'
+        rows = len(group['findings'])
+        one_fix = len(set(item['fix'] for item in group['findings'])) == 1
+        for index, item in enumerate(group['findings']):
+            head = ('<td rowspan="%d"><b>%s</b></td><td rowspan="%d">%s</td>' % (
+                rows, esc(group['check']), rows, esc(group['phase'])) if index == 0 else '')
+            where = ('%s: %s' % (_objects(group['phase'], item['objects']), esc(', '.join(item['objects'])))
+                     if item['objects'] else '-')
+            fix = ('<td rowspan="%d">%s</td>' % (rows, esc(item['fix'])) if index == 0 else '') if one_fix \
+                else '<td>%s</td>' % esc(item['fix'])
+            out.append('<tr class="%s">%s<td>%s</td><td>%s</td>%s</tr>' % (status, head, where, esc(item['message']), fix))
+    out.append('</table>')
+    return out
+
+
 def html_report(phases, meta=None):
-    """The same report as markdown(), as one self-contained HTML page."""
+    """The same report as markdown(), as one self-contained HTML page (no script): the summary in
+    ``<section id="summary">`` first, then the phases; the passed records of a check that judged many objects
+    fold into one ``<details>`` row."""
     phases = [_phase(phase) for phase in phases]
     meta = meta or {}
     esc = html.escape
     title = 'Validation report: %s' % (meta.get('recipe') or 'cluster')
     out = ['<!DOCTYPE html>', '<html lang="en"><head><meta charset="utf-8"><title>%s</title><style>%s</style></head>'
-           % (esc(title), _CSS), '<body>', '<h1>%s</h1>' % esc(title), '<ul>']
-    for key, label in (('cluster', 'Cluster'), ('recipe_digest', 'Recipe digest'), ('generated', 'Generated')):
-        if meta.get(key):
-            out.append('<li>%s: <code>%s</code></li>' % (label, esc(str(meta[key]))))
+           % (esc(title), _CSS), '<body>', '<h1>%s</h1>' % esc(title), '<ul class="meta">']
+    out += ['<li>%s: <code>%s</code></li>' % (label, esc(value)) for label, value in _meta_lines(meta)]
     out.append('</ul>')
     note = stale_note(meta.get('recorded_digest'), meta.get('recipe_digest'))
     if note:
         out.append('<p class="stale">%s</p>' % esc(note))
-    out.append('<table><tr><th>Phase</th><th>Result</th><th>Passed</th><th>Failed</th><th>Warnings</th>'
-               '<th>Skipped</th></tr>')
+    overall, why = _overall(phases)
+    out += ['<section id="summary">', '<h2>Summary</h2>',
+            '<p class="result">Result: <b class="%s">%s</b> (%s)</p>' % (overall, overall.upper(), esc(why)),
+            '<table class="phases"><tr><th>Phase</th><th>Result</th><th>Passed</th><th>Failed</th><th>Warnings</th>'
+            '<th>Skipped</th></tr>']
     for phase in phases:
         status = phase_status(phase)
-        count = dict((item, sum(1 for check in phase['checks'] if check['status'] == item)) for item in STATUSES)
-        out.append('<tr class="%s"><td>%s</td><td>%s</td><td>%d</td><td>%d</td><td>%d</td><td>%d</td></tr>' % (
-            status, esc(phase['name']), status.upper(), count['passed'], count['failed'], count['warning'],
-            count['skipped']))
-    out.append('</table>')
+        count = _counts(phase['checks'])
+        out.append('<tr class="%s"><td>%s</td><td>%s</td><td class="n">%d</td><td class="n">%d</td><td class="n">%d</td>'
+                   '<td class="n">%d</td></tr>' % (status, esc(phase['name']), status.upper(), count['passed'],
+                                                   count['failed'], count['warning'], count['skipped']))
+    total = _counts([check for phase in phases for check in phase['checks']])
+    out += ['<tr><th>all</th><th>%s</th><th class="n">%d</th><th class="n">%d</th><th class="n">%d</th>'
+            '<th class="n">%d</th></tr>' % (overall.upper(), total['passed'], total['failed'], total['warning'],
+                                            total['skipped']), '</table>']
+    for status, heading in (('failed', 'Failed checks'), ('warning', 'Warnings')):
+        groups = status_groups(phases, status)
+        if groups:
+            out += _html_group_table(esc, heading, groups)
+    skipped = skipped_phases(phases)
+    if skipped:
+        out += ['<h3>Skipped phases</h3>', '<ul class="skipped-phases">']
+        out += ['<li><b>%s</b>: %s</li>' % (esc(name), esc(why)) for name, why in skipped]
+        out.append('</ul>')
+    nccl = _nccl_checks(phases)
+    if nccl:
+        out += ['<h3>NCCL bandwidth</h3>', '<table class="nccl"><tr><th>Check</th><th>Result</th><th>Trays</th>'
+                '<th>Ranks</th><th>Bus bandwidth</th><th>Floor</th></tr>']
+        for check in nccl:
+            row = nccl_row(check)
+            out.append('<tr class="%s"><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>' % (
+                check['status'], esc(check['name']), check['status'].upper(), row['trays'], row['ranks'],
+                esc(row['busbw']), esc(row['floor'])))
+        out.append('</table>')
+    out.append('</section>')
     for phase in phases:
         out.append('<h2>%s: %s</h2>' % (esc(phase['name']), phase_status(phase).upper()))
         if not phase['checks']:
             out.append('<p>No checks ran in this phase.</p>')
             continue
-        out.append('<table><tr><th>Check</th><th>Status</th><th>Finding</th><th>Fix</th></tr>')
-        for check in _sorted_checks(phase):
-            listed = ('<ul>%s</ul>' % ''.join('<li>%s</li>' % esc(line) for line in check['details'])
-                      if check['details'] and check['status'] != 'passed' else '')
-            out.append('<tr class="%s"><td>%s</td><td>%s</td><td>%s%s</td><td>%s</td></tr>' % (
-                check['status'], esc(check['name']), check['status'].upper(), esc(check['message']), listed,
-                esc(check['fix'])))
+        out.append('<table class="checks"><colgroup><col class="check"><col class="status"><col class="object">'
+                   '<col class="finding"><col class="fix"></colgroup>'
+                   '<tr><th>Check</th><th>Status</th><th>Object</th><th>Finding</th><th>Fix</th></tr>')
+        for group in check_groups(phase):
+            passed = [check for check in group['checks'] if check['status'] == 'passed']
+            many = len(group['checks']) > 1
+            if many:
+                count = group['counts']
+                out.append('<tr class="group"><th colspan="5">%s: %s</th></tr>' % (esc(group['name']), ', '.join(
+                    '%d %s' % (count[status], status) for status in ('failed', 'warning', 'skipped', 'passed')
+                    if count[status])))
+            for check in group['checks']:
+                if check['status'] == 'passed' and len(passed) > 1:
+                    continue
+                listed = ('<ul>%s</ul>' % ''.join('<li>%s</li>' % esc(line) for line in check['details'])
+                          if check['details'] and check['status'] != 'passed' else '')
+                measured = _measured(check)
+                out.append('<tr class="%s"><td>%s</td><td>%s</td><td>%s</td><td>%s%s%s</td><td>%s</td></tr>' % (
+                    check['status'], esc(group['name']), check['status'].upper(), esc(check['object']),
+                    esc(finding(check)), '<br>' + esc(measured) if measured else '', listed, esc(check['fix'])))
+            if len(passed) > 1:
+                objects = [check['object'] or check['name'] for check in passed]
+                same = len(set(finding(check) for check in passed)) == 1
+                out.append('<tr class="passed"><td>%s</td><td>PASSED</td><td colspan="3"><details><summary>%s: %s%s'
+                           '</summary><ul>%s</ul></details></td></tr>' % (
+                               esc(group['name']), _objects(phase['name'], objects), esc(name_ranges(objects)),
+                               ' - ' + esc(finding(passed[0])) if same else '',
+                               ''.join('<li>%s: %s</li>' % (esc(check['object'] or check['name']), esc(finding(check)))
+                                       for check in passed)))
         out.append('</table>')
     out += ['</body></html>', '']
     return '\n'.join(out)

@@ -38,6 +38,8 @@ import re
 
 from shlex import quote as _shell_quote
 
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.evidence import name_ranges, nccl_data
+
 _UTC = datetime.timezone.utc
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=_UTC)
 PREFIX = 'gpu-tray-nccl'
@@ -807,7 +809,7 @@ def run_check(run):
     if nccl and nccl.get('busbw') is not None:
         details.append('busbw %s GB/s at %s bytes (threshold %s GB/s), transport %s, nvls %s, hosts %s' % (
             nccl.get('busbw'), nccl.get('largest_size'), nccl.get('threshold'), nccl.get('transport'),
-            nccl.get('nvls'), ', '.join(nccl.get('hosts') or [])))
+            nccl.get('nvls'), name_ranges([str(host) for host in nccl.get('hosts') or []])))
     log = run.get('log') or ''
     if log and status == 'failed':
         details += ['launcher log: %s' % line for line in log.rstrip('\n').splitlines()[-15:]]
@@ -820,4 +822,5 @@ def run_check(run):
             message += ' (namespace %s was not removed)' % namespace
     else:
         details.append('namespace %s removed' % namespace)
-    return {'name': name, 'status': status, 'message': message, 'fix': fix, 'object': namespace, 'details': details}
+    return {'name': name, 'status': status, 'message': message, 'fix': fix, 'object': namespace, 'details': details,
+            'data': nccl_data(nccl, dict(summary, variant=variant))}

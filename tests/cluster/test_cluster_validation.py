@@ -7,11 +7,10 @@ K8S_AUTH_KUBECONFIG like kubernetes.core. Every check is made to pass and to fai
 """
 
 import json
+import re
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import uuid
 
 import pytest
@@ -23,6 +22,8 @@ from upstreamdata import upstream_crd
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(REPO, 'tests', 'unit'))
+from browser import find_chromium, run_chromium  # noqa: E402  (the unit tests' headless Chromium helper)
 NVKE = 'gb200-nvke-ubuntu-training'
 VR200 = 'vr200-rke2-ubuntu-training'
 INFERENCE = 'vr200-rke2-ubuntu-inference'
@@ -515,19 +516,9 @@ def _validate(kubeconfig, home, *extra):
     return subprocess.run(argv, capture_output=True, text=True, env=env, check=False)
 
 
-CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-                  '--disable-component-update', '--disable-sync', '--no-first-run']
-
-
 def _chromium():
-    """Debian's chromium (tools/setup.sh installs it; a fresh machine without it gets it here when root)."""
-    found = shutil.which('chromium')
-    if found is None and os.geteuid() == 0 and shutil.which('apt-get'):
-        env = dict(os.environ, DEBIAN_FRONTEND='noninteractive')
-        subprocess.run(['apt-get', 'update', '-qq'], capture_output=True, env=env, check=False)
-        subprocess.run(['apt-get', 'install', '-y', '-qq', '--no-install-recommends', 'chromium'],
-                       capture_output=True, env=env, check=False)
-        found = shutil.which('chromium')
+    """Debian's chromium (tests/unit/browser.py: tools/setup.sh installs it, or it is installed here when root)."""
+    found = find_chromium()
     assert found, 'chromium is not installed: run tools/setup.sh (apt-get install chromium)'
     return found
 
@@ -535,10 +526,7 @@ def _chromium():
 def _browser_text(path):
     """The text of an HTML file as headless Chromium renders it (its DOM after loading, tags removed)."""
     from html.parser import HTMLParser
-    with tempfile.TemporaryDirectory() as profile:
-        res = subprocess.run([_chromium()] + CHROMIUM_FLAGS + ['--user-data-dir=%s' % profile, '--dump-dom',
-                                                              'file://%s' % path],
-                             capture_output=True, text=True, timeout=180, check=False)
+    res = run_chromium(_chromium(), ['--dump-dom', 'file://%s' % path])
     assert res.returncode == 0 and '<table' in res.stdout, 'chromium rc %d:\n%s' % (res.returncode, res.stderr[-2000:])
     parts = []
 
@@ -587,10 +575,13 @@ def test_validate_playbook_writes_evidence(kubeconfig, tmp_path):
     root = ET.parse(str(evidence_dir / 'junit.xml')).getroot()
     assert [suite.get('name') for suite in root] == ['readiness', 'deployment', 'trays', 'conformance', 'performance']
     report = (evidence_dir / 'report.md').read_text()
-    assert '| server-version | FAILED | Kubernetes v1.20' in report and 'STALE' not in report
+    assert '| server-version | FAILED |  | Kubernetes v1.20' in report and 'STALE' not in report
+    assert report.index('### Failed checks') < report.index('| **server-version** | readiness |') < \
+        report.index('## readiness: FAILED')                                  # the summary first
     # the HTML report as a person sees it: rendered by a browser, the failing checks are in the page's text
     text = _browser_text(evidence_dir / 'report.html')
-    assert 'server-version FAILED Kubernetes v1.20' in text and 'dra-support FAILED the API server' in text
+    assert 'server-version FAILED Kubernetes v1.20' in text and re.search(r'dra-support FAILED .{0,80}the API server', text)
+    assert text.index('Failed checks') < text.index('server-version FAILED')
     # Validating a changed recipe (the digest now comes from the catalog): the evidence says the old one is stale.
     args.pop('validate_recipe_digest')
     res = _validate(kubeconfig, str(tmp_path), dict(args, validate_fail_fast=True))

@@ -81,7 +81,8 @@ def test_trays_phase_names_tray02_vfs_as_limited_members(rollout):
                      r"are limited members of partition 0xffff, not full members: VFs mlx5_\d+", run.stdout), \
         run.stdout[-4000:]
     markdown = (report / "validation" / "report.md").read_text()
-    assert "| tray02/pkeys | FAILED |" in markdown and "- **tray02/pkeys** (FAILED)" in markdown
+    assert "| pkeys | FAILED | tray02 |" in markdown and "- **tray02/pkeys** (FAILED)" in markdown
+    assert re.search(r"\| \*\*pkeys\*\* \| trays \| \d+ trays?: [^|]*tray02", markdown.split("## readiness")[0])  # summary
 
 
 def test_trays_phase_warns_of_the_multus_token_that_expires_in_10_days(rollout):
@@ -97,7 +98,9 @@ def test_trays_phase_warns_of_the_multus_token_that_expires_in_10_days(rollout):
     for tray in ("tray01", "tray02"):
         assert tests["%s/multus-token" % tray]["message"].endswith("(in 365 days).") or \
             tests["%s/multus-token" % tray]["message"].endswith("(in 364 days)."), tests["%s/multus-token" % tray]
-    assert "tray03/multus-token" in (report / "validation" / "report.md").read_text()
+    markdown = (report / "validation" / "report.md").read_text()
+    assert "| multus-token | WARNING | tray03 |" in markdown
+    assert re.search(r"\| \*\*multus-token\*\* \| trays \| \d+ trays?: [^|]*tray03", markdown)      # the summary
 
 
 def _sshd(tray, action):

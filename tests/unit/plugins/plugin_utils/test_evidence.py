@@ -90,6 +90,9 @@ def test_markdown_failures_first_and_stale():
     text = evidence.markdown(phases(), META)
     assert text.startswith('# Validation report: vr200-rke2-ubuntu-training')
     assert '| readiness | FAILED | 1 | 1 | 1 | 1 |' in text and '| conformance | SKIPPED | 0 | 0 | 0 | 0 |' in text
+    assert '| **all** | FAILED | 3 | 2 | 1 | 2 |' in text and '**Result: FAILED** (2 of 4 phases failed)' in text
+    assert text.index('### Failed checks') < text.index('### Warnings') < text.index('## readiness: FAILED')
+    assert '| **server-version** | readiness | - | Kubernetes v1.20.2 is outside >= 1.34.1' in text
     readiness = text.split('## readiness: FAILED')[1].split('##')[0]
     rows = [line.split('|')[1].strip() for line in readiness.splitlines() if line.startswith('| ') and 'Check' not in line]
     assert rows == ['server-version', 'control-plane-gpu-labels', 'load-balancer', 'service']
@@ -122,9 +125,20 @@ def test_html_is_self_contained_and_escaped():
     tags = [tag for tag, _attrs in parser.tags]
     assert 'script' not in tags and 'link' not in tags and 'img' not in tags
     assert not [attrs for _tag, attrs in parser.tags if 'src' in attrs or 'href' in attrs]
-    rows = [attrs.get('class') for tag, attrs in parser.tags if tag == 'tr' and attrs.get('class')]
-    assert rows[:4] == ['failed', 'passed', 'failed', 'skipped']                 # the phase summary
-    assert rows[4:8] == ['failed', 'warning', 'skipped', 'passed']              # readiness, failures first
+    summary, details = page.split('<section id="summary">')[1].split('</section>')
+
+    def rows(fragment):
+        found = _Text()
+        found.feed(fragment)
+        return [attrs.get('class') for tag, attrs in found.tags if tag == 'tr' and attrs.get('class')]
+
+    assert page.index('<section id="summary">') < page.index('<h2>readiness: FAILED</h2>')
+    assert rows(summary) == ['failed', 'passed', 'failed', 'skipped',            # the phases
+                             'failed', 'failed',                                 # failed checks: readiness, performance
+                             'warning',                                          # warnings
+                             'failed', 'skipped']                                # the NCCL table
+    assert rows(details)[:4] == ['failed', 'warning', 'skipped', 'passed']       # readiness, failures first
+    assert '<li><b>conformance</b>: No checks ran in this phase.</li>' in summary
 
 
 def test_evidence_files_and_filter():
@@ -184,13 +198,15 @@ def test_reports_list_failures_before_warnings_and_every_phase_after_an_empty_on
     md = evidence.markdown(phases, meta)
     assert '- Cluster: `https://198.18.0.1:6443`' in md and '- Recipe digest: `sha256:1111`' in md
     assert '- Generated: `2026-12-03T00:40:00Z`' in md
-    assert md.count('No checks ran in this phase.') == 1
+    assert md.count('No checks ran in this phase.') == 2        # the skipped phases of the summary, the phase
+    assert '### Skipped phases\n\n- **readiness**: No checks ran in this phase.\n' in md
     assert '## deployment: FAILED' in md and md.index('| broken |') < md.index('| warned |')
     page = evidence.html_report(phases, meta)
     assert '<li>Cluster: <code>https://198.18.0.1:6443</code></li>' in page
     assert '<li>Generated: <code>2026-12-03T00:40:00Z</code></li>' in page
     assert page.count('<p>No checks ran in this phase.</p>') == 1
-    assert '<h2>deployment: FAILED</h2>' in page and page.index('<td>broken</td>') < page.index('<td>warned</td>')
+    details = page.split('</section>')[1]
+    assert '<h2>deployment: FAILED</h2>' in details and details.index('<td>broken</td>') < details.index('<td>warned</td>')
     plain = evidence.markdown(phases, {'recipe': 'r'})
     assert '- Cluster' not in plain and '- Generated' not in plain
 
@@ -199,3 +215,58 @@ def test_the_filter_is_registered_under_its_name():
     from ansible_collections.gpu_tray.cluster.plugins.filter.validation_evidence import FilterModule
 
     assert FilterModule().filters() == {'validation_evidence': validation_evidence}
+
+
+def test_nccl_rows_say_what_was_measured():
+    judged = {'changed': False, 'passed': True, 'msg': 'busbw 744.71 GB/s meets the floor', 'busbw': 744.71,
+              'min_busbw': 600.0, 'threshold': 540.0, 'ranks': 8, 'transport': 'IB',
+              'hosts': ['tray01', 'tray01', 'tray02', 'tray02'], 'item': {'path': '/logs/nvls.log', 'variant': 'nvls'},
+              'check_name': 'nccl-all-reduce-bw-nvls'}
+    check = evidence.checks_from_result(judged)[0]
+    assert check['data'] == {'busbw': 744.71, 'min_busbw': 600.0, 'threshold': 540.0, 'transport': 'IB',
+                             'hosts': ['tray01', 'tray01', 'tray02', 'tray02'], 'ranks': 8, 'trays': 2,
+                             'gpus_per_tray': None, 'variant': 'nvls'}
+    assert evidence.nccl_row(check) == {'trays': '2', 'ranks': '8', 'busbw': '744.71 GB/s',
+                                        'floor': '540 GB/s (600 GB/s less 10%)'}
+    exact = evidence.nccl_row({'data': {'busbw': 50.0, 'min_busbw': 45.0, 'threshold': 45.0}})
+    assert exact['floor'] == '45 GB/s' and exact['trays'] == '-'
+    phases = [{'name': 'performance', 'checks': [judged, {'name': 'nccl-all-reduce-bw-net', 'status': 'skipped',
+                                                          'message': 'no NCCL log given'}]}]
+    md = evidence.markdown(phases, META)
+    assert '| nccl-all-reduce-bw-nvls | PASSED | 2 | 8 | 744.71 GB/s | 540 GB/s (600 GB/s less 10%) |' in md
+    assert '| nccl-all-reduce-bw-net | SKIPPED | - | - | - | - |' in md
+    assert 'Measured: 2 trays, 8 ranks, bus bandwidth 744.71 GB/s, floor 540 GB/s (600 GB/s less 10%).' in md
+    page = evidence.html_report(phases, META)
+    assert ('<tr class="passed"><td>nccl-all-reduce-bw-nvls</td><td>PASSED</td><td>2</td><td>8</td>'
+            '<td>744.71 GB/s</td><td>540 GB/s (600 GB/s less 10%)</td></tr>') in page.split('</section>')[0]
+
+
+def test_grouping_names_and_ranges():
+    natural = sorted(['tray10', 'tray9', 'tray100', 'tray1'], key=evidence.natural_key)
+    assert natural == ['tray1', 'tray9', 'tray10', 'tray100']
+    check = evidence.normalise_check({'name': 'tray02/pkeys', 'status': 'failed', 'object': 'tray02',
+                                      'message': 'tray02: 16 VFs are not in P_Key 0x8001.'})
+    assert evidence.check_group(check) == 'pkeys' and evidence.finding(check) == '16 VFs are not in P_Key 0x8001.'
+    plain = evidence.normalise_check({'name': 'multus', 'status': 'passed', 'object': 'DaemonSet kube-system/multus'})
+    assert evidence.check_group(plain) == 'multus'
+    assert evidence.name_ranges(['tray%03d' % i for i in range(1, 145) if i not in (5, 17, 120)]) == \
+        'tray001-tray004, tray006-tray016, tray018-tray119, tray121-tray144'
+    assert evidence.name_ranges(['w-%d' % i for i in range(144)]) == 'w-0-w-143'
+    assert evidence.name_ranges(['tray2', 'tray1', 'tray09', 'tray10', 'a', 'x-1', 'x-3']) == \
+        'a, tray1, tray2, tray09, tray10, x-1, x-3'
+
+
+def test_a_check_failing_on_several_objects_with_different_findings_is_one_group():
+    checks = [{'name': '%s/sriov-vfs' % tray, 'object': tray, 'status': 'failed', 'message': message, 'fix': 'same fix'}
+              for tray, message in (('tray10', '8 VFs'), ('tray2', '0 VFs'), ('tray9', '8 VFs'))]
+    phase = evidence._phase({'name': 'trays', 'checks': checks + [{'name': 'tray1/sriov-vfs', 'object': 'tray1',
+                                                                   'status': 'passed', 'message': 'ok'}]})
+    (group,) = evidence.status_groups([phase], 'failed')
+    assert group['objects'] == ['tray2', 'tray9', 'tray10']
+    assert group['findings'] == [{'message': '0 VFs', 'fix': 'same fix', 'objects': ['tray2']},
+                                 {'message': '8 VFs', 'fix': 'same fix', 'objects': ['tray9', 'tray10']}]
+    md = evidence.markdown([phase], META)
+    assert '| **sriov-vfs** | trays | 1 tray: tray2 | 0 VFs | same fix |' in md
+    assert '|  |  | 2 trays: tray9, tray10 | 8 VFs | (as above) |' in md
+    assert md.count('same fix') == 1 + 3                # once in the summary, then on every failed row of the phase
+    assert '| sriov-vfs | PASSED | tray1 | ok |  |' in md    # a single passed object is a row of its own
