@@ -78,8 +78,10 @@ def tools(tmp_path):
     return {'systemctl': systemctl}
 
 
-def read(run_module, tray, tools, tmp_path, checkpoint=None):
-    path = str(tmp_path / 'kubelet_internal_checkpoint')
+def read(run_module, tray, tools, tmp_path, checkpoint=None, name='kubelet_internal_checkpoint'):
+    """The tray read as the role reads it: tray_state with one file among its files (by default the kubelet's
+    device-manager checkpoint; written with ``checkpoint`` unless that is None)."""
+    path = str(tmp_path / name)
     if checkpoint is not None:
         with open(path, 'w') as handle:
             handle.write(checkpoint)
@@ -454,18 +456,8 @@ MULTUS_NOW = 1780000000                 # 2026-05-28T20:26:40Z
 
 
 def multus_state(run_module, tray, tools, tmp_path, text):
-    """The tray read as the role reads it: tray_state with the multus kubeconfig among its files."""
-    path = str(tmp_path / 'multus.kubeconfig')
-    if text is not None:
-        with open(path, 'w') as handle:
-            handle.write(text)
-    result = run_module(tray_state, {'sysfs_root': tray['sys'], 'proc_root': tray['proc'],
-                                     'systemctl_path': tools['systemctl'],
-                                     'os_release_path': fixture_path('os-release', 'ubuntu-24.04'),
-                                     'containerd_config_path': str(tmp_path / 'none.toml'),
-                                     'files': [path], '_ansible_check_mode': True})
-    assert not result.failed, result
-    return dict(result), path
+    """The tray read with the multus kubeconfig among its files (``text``; None: no such file)."""
+    return read(run_module, tray, tools, tmp_path, text, name='multus.kubeconfig')
 
 
 def test_a_multus_token_that_expires_in_10_days_warns_with_the_restart(run_module, tools, tmp_path):
