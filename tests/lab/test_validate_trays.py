@@ -92,7 +92,7 @@ def test_trays_phase_warns_of_the_multus_token_that_expires_in_10_days(rollout):
     tests = ctrf_tests(report)
     token = tests["tray03/multus-token"]
     assert token["status"] == "passed" and token["extra"].get("warning") is True, token      # CTRF: a warning passes
-    assert re.match(r"tray03: the multus token in /etc/cni/net\.d/multus\.d/multus\.kubeconfig expires on "
+    assert re.match(r"The multus token in /etc/cni/net\.d/multus\.d/multus\.kubeconfig expires on "
                     r"\d{4}-\d\d-\d\d \d\d:\d\d UTC \(in (9|10) days\)\.$", token["message"]), token["message"]
     assert "rollout restart daemonset kube-multus-ds" in token["extra"]["fix"]
     for tray in ("tray01", "tray02"):
