@@ -49,7 +49,7 @@ class MaintenanceOperator(object):
     def event(self, what, obj):
         meta, spec = obj["metadata"], obj.get("spec") or {}
         self.log.write("%.3f %s %s/%s %s %s\n" % (time.time(), what, meta["namespace"], meta["name"],
-                                                   spec.get("nodeName"), spec.get("requestorID")))
+                                                  spec.get("nodeName"), spec.get("requestorID")))
 
     def set_ready(self, obj, status, reason):
         now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
