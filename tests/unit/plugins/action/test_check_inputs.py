@@ -160,7 +160,15 @@ def test_a_helm_without_helm_diff_is_a_warning(tmp_path):
     """deploy_stack's check with a helm that runs but has no helm-diff plugin: kubernetes.core.helm works without it,
     but cannot preview a release in check mode - said, not refused."""
     helm = tmp_path / 'helm'
-    helm.write_text('#!/bin/sh\nprintf "NAME\\tVERSION\\tDESCRIPTION\\nsecrets\\t4.6.0\\tSecrets\\n"\n')
+    # `helm version` as Helm 3 prints it (kubernetes.core 6 asks for it before the plugin list), `helm plugin list`
+    # without diff
+    helm.write_text('#!/bin/sh\n'
+                    'if [ "$1" = version ]; then\n'
+                    '  echo \'version.BuildInfo{Version:"v3.17.2", GitCommit:"cc0bbbd6", GitTreeState:"clean", '
+                    'GoVersion:"go1.23.7"}\'\n'
+                    '  exit 0\n'
+                    'fi\n'
+                    'printf "NAME\\tVERSION\\tDESCRIPTION\\nsecrets\\t4.6.0\\tSecrets\\n"\n')
     helm.chmod(0o755)
     play, inventory = the_playbooks_check(tmp_path, 'deploy_stack.yml')
     proc = run(tmp_path, play, '-e', 'stack_helm_binary=%s' % helm, inventory=inventory)
