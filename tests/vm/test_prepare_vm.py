@@ -29,12 +29,14 @@ EXTRA = [{"rdma_modules_load": RDMA_MODULES}]
 
 
 def expected_args():
-    """The tuning arguments the vr200 profile asks for, from the platform profile (the inventory's recipe, its
-    nvidia-tuned intent) and the VM inventory's huge page pools."""
+    """The tuning arguments the vr200 profile asks for, from the platform profile and the recipe registry (the
+    inventory's recipe, its nvidia-tuned intent) and the VM inventory's huge page pools."""
     group_vars = yaml.safe_load((ROOT / "inventories" / PLATFORM / "group_vars" / "rke2_vr200.yml").read_text())
     platforms = ROOT / "plugins" / "plugin_utils" / "platforms"
     platform = yaml.safe_load((platforms / ("%s.yml" % PLATFORM)).read_text())
-    intent = platform["recipes"][group_vars["gpu_tray_recipe"]]["tuned_intent"]
+    # the recipe's facts are in the recipe registry (plugins/plugin_utils/stack_data/recipes.yml), not the profile
+    registry = yaml.safe_load((ROOT / "plugins" / "plugin_utils" / "stack_data" / "recipes.yml").read_text())
+    intent = registry["recipes"][group_vars["gpu_tray_recipe"]]["tuned_intent"]
     tuned = yaml.safe_load((platforms / "_nvidia-tuned.yml").read_text())
     profile = dict(platform["tuning"]["intents"][intent], cmdline=tuned["cmdline"][intent])
     hosts = yaml.safe_load((STATE / "inventory" / "hosts.yml").read_text())
