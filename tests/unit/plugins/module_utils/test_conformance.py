@@ -53,6 +53,22 @@ def test_gpu_operator_health():
     assert missing['status'] == 'failed' and missing['message'] == 'no Deployment gpu-operator/gpu-operator'
     assert missing['object'] == 'Deployment gpu-operator/gpu-operator'
     assert [item['status'] for item in missing['data']['checks']] == ['failed', 'passed', 'passed']
+    # no ClusterPolicy at all: the finding names the API group a user looks it up in (kubectl get clusterpolicies.nvidia.com)
+    no_policy = cf.gpu_operator_health('gpu-operator', deployment('gpu-operator', 'gpu-operator'), None,
+                                       daemonset('nvidia-dcgm-exporter', 'gpu-operator'))
+    assert no_policy['status'] == 'failed'
+    assert no_policy['message'] == 'ClusterPolicy cluster-policy (nvidia.com/v1) does not exist'
+
+
+def test_dra_support_fails_on_what_other_checks_only_warn_about():
+    """A DRA driver controller rolling out (1 of 2 replicas: a warning where check_deployment judges alone) cannot
+    serve claims reliably: dra-support turns it into a failure, with the controller as the object."""
+    slices = [{'spec': {'driver': 'gpu.nvidia.com'}}]
+    rolling = dict(deployment('nvidia-dra-driver-gpu-controller', 'ns'), spec={'replicas': 2})
+    result = cf.dra_support('v1.34.2', 'v1', 'ns', rolling, daemonset('k', 'ns'), slices)
+    assert result['status'] == 'failed' and result['object'] == 'Deployment ns/nvidia-dra-driver-gpu-controller'
+    assert [item['status'] for item in result['data']['checks']] == ['passed', 'failed', 'passed', 'passed']
+    assert 'warning' not in [item['status'] for item in result['data']['checks']]
 
 
 def test_served_version_and_dra_support():
