@@ -1,15 +1,15 @@
 # Copyright: (c) 2026, gpu_tray.cluster contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Which tests may run beside which, when `make test` runs the suite on two pytest-xdist workers.
+"""Which tests use the machine's one rehearsal lab and one test cluster: the ``machine`` mark.
 
-The machine has ONE rehearsal lab and ONE test cluster (docs/testing.md): every test that boots lab trays, runs
-molecule, starts the lab's BMC emulators or uses the test cluster is put in one xdist group, ``machine``, which
-`--dist loadgroup` hands whole to a single worker, in collection order (so module fixtures that bring a lab up stay
-together, and the lab and cluster tests never overlap). The offline tests (units, quality, upstream, the offline
-cluster files) go to the other worker meanwhile. A tests/cluster module is a machine module when any of its tests
-asks for the ``kcluster`` fixture (directly or through ``kubeconfig``/``k8s_api``).
+`make test` (tools/run-tests.sh) runs the suite as two pytest processes side by side: ``-m machine`` (the tests
+that boot lab trays, run molecule, start the lab's BMC emulators or use the test cluster, one after another in
+collection order, as before) and ``-m "not machine"`` (units, quality, upstream, the offline cluster files), which
+never touch the lab or the cluster. The mark is set here, not by hand, so a new test file cannot be forgotten:
 
-Without xdist (``pytest tests/unit``, the support matrix) the mark is inert.
+- every test under tests/lab, tests/molecule and tests/unit/lab_infra;
+- every test of a tests/cluster module any of whose tests asks for the ``kcluster`` fixture (directly or through
+  ``kubeconfig``/``k8s_api``): the module's fixtures stay in one process.
 """
 
 import pathlib
@@ -19,11 +19,10 @@ import pytest
 HERE = pathlib.Path(__file__).resolve().parent
 # whole directories that use the machine's one lab (trays, BMC emulators, molecule scenarios)
 MACHINE_DIRS = ('lab', 'molecule', 'unit/lab_infra')
-GROUP = 'machine'
 
 
 def pytest_configure(config):
-    config.addinivalue_line('markers', 'xdist_group(name): tests of one group run in one pytest-xdist worker')
+    config.addinivalue_line('markers', 'machine: uses the machine\'s one lab or test cluster (set by tests/conftest.py)')
 
 
 def machine_item(item, cluster_modules):
@@ -33,15 +32,15 @@ def machine_item(item, cluster_modules):
         rel = path.relative_to(HERE).as_posix()
     except ValueError:
         return False
-    if any(rel == d or rel.startswith(d + '/') for d in MACHINE_DIRS):
+    if any(rel.startswith(d + '/') for d in MACHINE_DIRS):
         return True
     return rel.startswith('cluster/') and path in cluster_modules
 
 
-@pytest.hookimpl(tryfirst=True)   # before xdist's own hook, which reads the mark
+@pytest.hookimpl(tryfirst=True)   # before pytest's own -m selection, which reads the mark
 def pytest_collection_modifyitems(config, items):
     cluster_modules = set(pathlib.Path(str(item.fspath)).resolve() for item in items
                           if 'kcluster' in getattr(item, 'fixturenames', ()))
     for item in items:
         if machine_item(item, cluster_modules):
-            item.add_marker(pytest.mark.xdist_group(GROUP))
+            item.add_marker(pytest.mark.machine)
