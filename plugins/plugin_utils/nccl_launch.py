@@ -338,7 +338,6 @@ def _check_spec(spec):
     for name in out.get('extra_env') or {}:
         if not _ENV_NAME.match(str(name)):
             raise PlanError('extra_env: %r is not an environment variable name' % (name,))
-    run_namespace(out['variant'], out['run_id'])
     return out
 
 
@@ -656,12 +655,19 @@ def tray_driver_files(state, proc_root='/proc'):
     if not state or state.get('unreachable') or state.get('failed') or not isinstance(state.get('files'), dict):
         why = (state or {}).get('msg') or 'the tray was not read in this run'
         return None, None, why
-    root = (proc_root or '/proc').rstrip('/') or '/'
+    # the role asks tray_state for validate_proc_root ~ '/driver/nvidia/params' (tasks/tray_read.yml), so a
+    # proc_root of '/' or '/host/proc/' gives '//driver/...' or '/host/proc//driver/...': compare with the slashes
+    # squeezed on both sides, whatever the spelling of proc_root
+    files = dict((_squeeze(path), entry) for path, entry in state['files'].items())
 
     def content(name):
-        entry = state['files'].get(root + '/driver/nvidia/' + name) or {}
+        entry = files.get(_squeeze('%s/driver/nvidia/%s' % (proc_root or '/proc', name))) or {}
         return entry.get('content') if entry.get('exists') else None
     return content('params'), content('version'), None
+
+
+def _squeeze(path):
+    return re.sub('/+', '/', str(path))
 
 
 def net_preflight(trays):
