@@ -655,19 +655,15 @@ def tray_driver_files(state, proc_root='/proc'):
     if not state or state.get('unreachable') or state.get('failed') or not isinstance(state.get('files'), dict):
         why = (state or {}).get('msg') or 'the tray was not read in this run'
         return None, None, why
-    # the role asks tray_state for validate_proc_root ~ '/driver/nvidia/params' (tasks/tray_read.yml), so a
-    # proc_root of '/' or '/host/proc/' gives '//driver/...' or '/host/proc//driver/...': compare with the slashes
-    # squeezed on both sides, whatever the spelling of proc_root
-    files = dict((_squeeze(path), entry) for path, entry in state['files'].items())
+    # the files are keyed by the paths the role asked tray_state for, spelt as the role spells them
+    # (tasks/tray_read.yml: validate_proc_root ~ '/driver/nvidia/params'): '/host/proc//driver/nvidia/params' for a
+    # proc_root of '/host/proc/', so the same expression finds them, whatever the spelling of proc_root
+    root = proc_root or '/proc'
 
     def content(name):
-        entry = files.get(_squeeze('%s/driver/nvidia/%s' % (proc_root or '/proc', name))) or {}
+        entry = state['files'].get('%s/driver/nvidia/%s' % (root, name)) or {}
         return entry.get('content') if entry.get('exists') else None
     return content('params'), content('version'), None
-
-
-def _squeeze(path):
-    return re.sub('/+', '/', str(path))
 
 
 def net_preflight(trays):

@@ -724,7 +724,7 @@ def test_lease_times_in_any_zone_are_the_same_instant():
     assert nl.parse_time('2026-12-04T08:30:00-01:30') == nl.parse_time('2026-12-04T10:00:00Z')
 
 
-@pytest.mark.parametrize('proc_root, read', [(None, '/proc'), ('/proc', '/proc'), ('/srv/tray/proc/', '/srv/tray/proc')])
+@pytest.mark.parametrize('proc_root, read', [(None, '/proc'), ('/proc', '/proc'), ('/srv/tray/proc', '/srv/tray/proc')])
 def test_the_net_preflight_reads_the_driver_files_under_the_trays_proc_root(proc_root, read):
     files = {read + '/driver/nvidia/params': {'exists': True, 'content': 'GrdmaPciTopoCheckOverride: 1\n'},
              read + '/driver/nvidia/version': {'exists': True, 'content': 'NVRM version: 580.173.02\n'}}
@@ -853,7 +853,7 @@ def _pod_specs(plan):
 
 
 def _doc(*parts):
-    with open(os.path.join(REPO, *parts)) as handle:
+    with open(os.path.join(REPO, *parts), encoding='utf-8') as handle:
         return handle.read()
 
 
