@@ -338,7 +338,6 @@ def _check_spec(spec):
     for name in out.get('extra_env') or {}:
         if not _ENV_NAME.match(str(name)):
             raise PlanError('extra_env: %r is not an environment variable name' % (name,))
-    run_namespace(out['variant'], out['run_id'])
     return out
 
 
@@ -656,10 +655,13 @@ def tray_driver_files(state, proc_root='/proc'):
     if not state or state.get('unreachable') or state.get('failed') or not isinstance(state.get('files'), dict):
         why = (state or {}).get('msg') or 'the tray was not read in this run'
         return None, None, why
-    root = (proc_root or '/proc').rstrip('/') or '/'
+    # the files are keyed by the paths the role asked tray_state for, spelt as the role spells them
+    # (tasks/tray_read.yml: validate_proc_root ~ '/driver/nvidia/params'): '/host/proc//driver/nvidia/params' for a
+    # proc_root of '/host/proc/', so the same expression finds them, whatever the spelling of proc_root
+    root = proc_root or '/proc'
 
     def content(name):
-        entry = state['files'].get(root + '/driver/nvidia/' + name) or {}
+        entry = state['files'].get('%s/driver/nvidia/%s' % (root, name)) or {}
         return entry.get('content') if entry.get('exists') else None
     return content('params'), content('version'), None
 

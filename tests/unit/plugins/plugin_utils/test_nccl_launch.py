@@ -724,7 +724,7 @@ def test_lease_times_in_any_zone_are_the_same_instant():
     assert nl.parse_time('2026-12-04T08:30:00-01:30') == nl.parse_time('2026-12-04T10:00:00Z')
 
 
-@pytest.mark.parametrize('proc_root, read', [(None, '/proc'), ('/proc', '/proc'), ('/srv/tray/proc/', '/srv/tray/proc')])
+@pytest.mark.parametrize('proc_root, read', [(None, '/proc'), ('/proc', '/proc'), ('/srv/tray/proc', '/srv/tray/proc')])
 def test_the_net_preflight_reads_the_driver_files_under_the_trays_proc_root(proc_root, read):
     files = {read + '/driver/nvidia/params': {'exists': True, 'content': 'GrdmaPciTopoCheckOverride: 1\n'},
              read + '/driver/nvidia/version': {'exists': True, 'content': 'NVRM version: 580.173.02\n'}}
@@ -832,3 +832,413 @@ def test_a_passed_run_has_nothing_to_fix_and_a_failed_one_says_what():
     passed, failed = nl.run_check(_run()), nl.run_check(_run(nccl={'busbw': 5.0, 'passed': False, 'msg': 'slow'}))
     assert (passed['status'], passed['fix']) == ('passed', '')
     assert failed['status'] == 'failed' and failed['fix'] == nl.FIX_FAILED
+
+
+# ------------------------------------------------------------------------------------------------- consequences
+# What the string and constant mutants of nccl_launch.py showed unpinned (issue 38): each test asserts what a value
+# does - against the objects it must match, the program that reads it, or the contract on the other side (the
+# collection's name in galaxy.yml, OpenSSH's default port, the API's own field descriptions, the role's argument
+# spec and docs/validation.md).
+
+def _plans():
+    """(variant, workload, plan) of every variant and workload."""
+    for variant, workload in SELECTOR_PLANS:
+        keys = {'ssh_private_key': None, 'ssh_public_key': None} if workload == 'trainjob' else {}
+        yield variant, workload, nccl_run_plan(spec(variant=variant, workload=workload, **keys))
+
+
+def _pod_specs(plan):
+    """(role, pod spec) of every pod a plan's workload makes."""
+    return [(role, template['spec']) for role, templates in _templates(plan).items() for template in templates]
+
+
+def _doc(*parts):
+    with open(os.path.join(REPO, *parts), encoding='utf-8') as handle:
+        return handle.read()
+
+
+def test_every_object_a_run_writes_names_the_collection_as_its_manager():
+    """app.kubernetes.io/managed-by (Kubernetes' recommended label) names the tool that manages an object: this
+    collection, as galaxy.yml names it (<namespace>.<name>) - on every object of every run and on the Lease."""
+    galaxy = yaml.safe_load(_doc('galaxy.yml'))
+    ours = '%s.%s' % (galaxy['namespace'], galaxy['name'])
+    objects = [nl.lease_decision(None, 'r1@api', 60, NOW, 'default')['body']]
+    for _variant, _workload, plan in _plans():
+        objects += plan['prepare'] + plan['workload']
+    assert len(objects) > 20
+    assert [obj['kind'] for obj in objects if obj['metadata']['labels'].get('app.kubernetes.io/managed-by') != ours] == []
+
+
+def _documented_net_worker():
+    """The worker pod template docs/validation.md shows ("The NVKE GB200 NET runtime")."""
+    text = _doc('docs', 'validation.md')
+    return yaml.safe_load(re.search(r'### The NVKE GB200 NET runtime\n.*?```yaml\n(.*?)```', text, re.S).group(1))
+
+
+@pytest.mark.parametrize('workload', ['job', 'trainjob'])
+def test_the_documented_net_worker_pod_is_the_one_a_run_writes(workload):
+    """docs/validation.md shows the NET worker pod of the NVKE guide - what a reader compares a stuck run with:
+    every field it shows is the plan's (labels with a <placeholder> value by key only). The job workload mounts the
+    run's key where the docs say; Kubeflow Trainer mounts its own keys (not in our template)."""
+    doc = _documented_net_worker()
+    keys = {'ssh_private_key': None, 'ssh_public_key': None} if workload == 'trainjob' else {}
+    plan = nccl_run_plan(spec(workload=workload, **keys))
+    pod = worker_pod(plan)
+    assert pod['metadata']['annotations'] == doc['metadata']['annotations']
+    assert sorted(pod['metadata']['labels']) == sorted(doc['metadata']['labels'])
+    assert all(pod['metadata']['labels'][key] == value for key, value in doc['metadata']['labels'].items()
+               if not value.startswith('<'))
+    assert pod['spec']['restartPolicy'] == doc['spec']['restartPolicy']
+    if workload == 'job':
+        assert pod['spec']['subdomain'] == doc['spec']['subdomain']
+    term = pod['spec']['affinity']['podAntiAffinity']['requiredDuringSchedulingIgnoredDuringExecution']
+    doc_term = doc['spec']['affinity']['podAntiAffinity']['requiredDuringSchedulingIgnoredDuringExecution']
+    assert [t['topologyKey'] for t in term] == [t['topologyKey'] for t in doc_term]
+    assert sorted(term[0]['labelSelector']['matchLabels']) == sorted(doc_term[0]['labelSelector']['matchLabels'])
+    container, doc_container = pod['spec']['containers'][0], doc['spec']['containers'][0]
+    for field in ('name', 'command', 'securityContext', 'readinessProbe'):
+        assert container[field] == doc_container[field], field
+    assert container['resources']['limits'] == doc_container['resources']['limits'] == container['resources']['requests']
+    documented = [re.search(r'(/[^ )]+)', mount).group(1) for mount in doc_container['volumeMounts']]
+    mounted = [mount['mountPath'] for mount in container['volumeMounts']]
+    if workload == 'job':
+        assert sorted(mounted) == sorted(documented)
+    else:
+        assert sorted(mounted) == sorted(path for path in documented if not path.endswith('/ssh'))
+
+
+@pytest.mark.skipif(not shutil.which('sh'), reason='needs a POSIX sh')
+def test_the_launcher_gives_each_workers_sshd_the_documented_time_and_says_so(tmp_path):
+    """launch.sh (as the ConfigMap holds it) against a worker whose sshd never answers, with ssh and sleep stubbed:
+    the time it waits (ssh attempts x the sleep between them) is what its message says and what docs/validation.md
+    promises ("up to 10 minutes for each"), and shorter than the role's default wait (validate_nccl_timeout), so
+    the launcher's log names the worker before the role gives up on the run."""
+    stubs = tmp_path / 'bin'
+    stubs.mkdir()
+    (stubs / 'ssh').write_text('#!/bin/sh\necho "$*" >> "%s"\nexit 255\n' % (tmp_path / 'ssh.calls'))
+    (stubs / 'sleep').write_text('#!/bin/sh\necho "$1" >> "%s"\n' % (tmp_path / 'slept'))
+    for stub in ('ssh', 'sleep'):
+        (stubs / stub).chmod(0o755)
+    keys = tmp_path / 'keys'
+    keys.mkdir()
+    (keys / 'id_ed25519').write_text('key\n')
+    (keys / 'id_ed25519.pub').write_text('ssh-ed25519 AAAA\n')
+    hostfile = tmp_path / 'hostfile'
+    hostfile.write_text(nl.hostfile(dict(trays=1, gpus_per_tray=4)))
+    text = by_kind(nccl_run_plan(spec()))['ConfigMap'][0]['data']['launch.sh']
+    script = tmp_path / 'launch.sh'
+    script.write_text(text.replace('/root/', str(tmp_path / 'root') + '/'))       # the pod's root home, here
+    env = dict(os.environ, PATH='%s:%s' % (stubs, os.environ['PATH']), SSH_KEYS=str(keys), HOSTFILE=str(hostfile))
+    res = subprocess.run(['sh', str(script)], capture_output=True, text=True, env=env, check=False, timeout=60)
+    assert res.returncode == 1, res.stderr
+    assert (tmp_path / 'root' / '.ssh' / 'id_ed25519').is_file()
+    assert not (tmp_path / 'root' / '.ssh' / 'id_ed25519.pub').exists()
+    attempts = (tmp_path / 'ssh.calls').read_text().splitlines()
+    assert set(line.split()[-2] for line in attempts) == {'nccl-workers-0.nccl-workers'}
+    pauses = set((tmp_path / 'slept').read_text().split())
+    assert len(pauses) == 1
+    said = re.search(r'^worker nccl-workers-0\.nccl-workers: sshd did not answer in (\d+) s$', res.stderr, re.M)
+    assert said, res.stderr
+    assert int(said.group(1)) == len(attempts) * int(pauses.pop())
+    minutes = re.search(r'up to (\d+) minutes for each', ' '.join(_doc('docs', 'validation.md').split())).group(1)
+    assert int(said.group(1)) == int(minutes) * 60
+    defaults = yaml.safe_load(_doc('roles', 'validate', 'meta', 'argument_specs.yml'))
+    timeout = defaults['argument_specs']['main']['options']['validate_nccl_timeout']['default']
+    assert int(said.group(1)) < timeout
+
+
+def _protocols(model):
+    """The protocols the API supports for a port, from the kubernetes client's own description of the field."""
+    import kubernetes.client as k8s
+    cls = getattr(k8s, model)
+    fields = getattr(cls, 'model_fields', None)
+    text = fields['protocol'].description if fields else getattr(cls, 'protocol').__doc__
+    return set(re.findall(r'"([A-Z]+)"', text or ''))
+
+
+@pytest.mark.parametrize('variant, workload', SELECTOR_PLANS)
+def test_every_port_that_reaches_sshd_is_the_port_sshd_listens_on(variant, workload):
+    """worker.sh starts sshd with no -p, and the launcher's ssh and mpirun's ssh name no port: both use OpenSSH's
+    default, 22. The readiness probe (the worker is Ready once sshd listens), the container's ssh port and the
+    headless Service's port (the DNS SRV record of the workers) must be that one, with a protocol the API supports
+    (the kubernetes client's V1ContainerPort / V1ServicePort: TCP, UDP, SCTP) - sshd's, TCP."""
+    openssh_default = 22
+    keys = {'ssh_private_key': None, 'ssh_public_key': None} if workload == 'trainjob' else {}
+    plan = nccl_run_plan(spec(variant=variant, workload=workload, **keys))
+    data = by_kind(plan)['ConfigMap'][0]['data']
+    sshd = [line for line in data['worker.sh'].splitlines() if line.startswith('exec /usr/sbin/sshd')]
+    assert len(sshd) == 1 and not re.search(r' -p|Port', sshd[0])
+    assert not re.search(r'ssh [^|]*(-p |Port=)', data['launch.sh'])
+    container = worker_pod(plan)['spec']['containers'][0]
+    ports = dict((port['name'], port) for port in container['ports'])
+    assert ports['ssh']['containerPort'] == openssh_default
+    assert ports['ssh']['protocol'] == 'TCP' and 'TCP' in _protocols('V1ContainerPort')
+    assert container['readinessProbe']['tcpSocket']['port'] in (openssh_default, 'ssh')
+    for service in by_kind(plan).get('Service', []):
+        port = service['spec']['ports'][0]
+        assert (port['port'], port['targetPort']) == (openssh_default, openssh_default)
+        assert port['protocol'] == 'TCP' and 'TCP' in _protocols('V1ServicePort')
+
+
+def test_the_scripts_are_readable_and_executable_by_any_user_and_the_key_by_its_owner_only():
+    """The scripts ConfigMap: every class (an image whose user is not root too) reads and executes them, nobody
+    writes them (0o555). The SSH key Secret: OpenSSH refuses a private key that group or others can read or write
+    ("UNPROTECTED PRIVATE KEY FILE"); its owner reads it (0o400)."""
+    seen = set()
+    for _variant, workload, plan in _plans():
+        for role, pod in _pod_specs(plan):
+            for volume in pod['volumes']:
+                if 'configMap' in volume:
+                    mode = volume['configMap']['defaultMode']
+                    assert mode & 0o555 == 0o555 and not mode & ~0o555, (workload, role, oct(mode))
+                    seen.add('scripts')
+                if 'secret' in volume:
+                    mode = volume['secret']['defaultMode']
+                    assert mode & 0o400 and not mode & ~0o600, (role, oct(mode))
+                    seen.add('key')
+    assert seen == {'scripts', 'key'}
+
+
+def test_no_pod_of_a_run_gets_an_api_token():
+    """The role makes every API call; a pod that runs sshd with the run's key and mounted the service account's
+    token would hand the namespace's API access to anyone with the key: no pod mounts a token, none names an account."""
+    for _variant, _workload, plan in _plans():
+        for role, pod in _pod_specs(plan):
+            assert pod.get('automountServiceAccountToken') is False, role
+            assert 'serviceAccountName' not in pod and 'serviceAccount' not in pod
+
+
+def test_the_launcher_runs_the_programs_the_image_contract_names_and_the_ranks_find_cuda():
+    """What the image must hold is a contract stated to the user (validate_nccl_image's argument spec and
+    docs/validation.md): the launcher runs exactly those paths, and the fix of a failed run names them. mpirun -x
+    LD_LIBRARY_PATH hands the launcher's value to every rank, replacing the image's: it keeps the library directories
+    of NVIDIA's CUDA images - the driver's (/usr/local/nvidia/lib64, in the nvidia/cuda images' own LD_LIBRARY_PATH)
+    and CUDA's (/usr/local/cuda/lib64)."""
+    options = yaml.safe_load(_doc('roles', 'validate', 'meta', 'argument_specs.yml'))['argument_specs']['main']['options']
+    image_text = ' '.join(options['validate_nccl_image']['description'])
+    named = re.findall(r'C\((/[^)]+)\)', image_text)
+    mpirun = [path for path in named if path.endswith('/mpirun')]
+    binary = [path for path in named if path.endswith('/all_reduce_perf_mpi')]
+    assert len(mpirun) == 1 and len(binary) == 1
+    docs = _doc('docs', 'validation.md')
+    for _variant, _workload, plan in _plans():
+        line = [t for t in by_kind(plan)['ConfigMap'][0]['data']['launch.sh'].splitlines() if t.startswith('exec ')][0]
+        argv = line.split()
+        assert argv[1] == mpirun[0] and binary[0] in argv and '`%s`' % mpirun[0] in docs
+        assert argv[argv.index('LD_LIBRARY_PATH') - 1] == '-x'
+        launcher = _templates(plan)['launcher'][0]['spec']['containers'][0]
+        path = dict((e['name'], e['value']) for e in launcher['env'])['LD_LIBRARY_PATH'].split(':')
+        assert {'/usr/local/nvidia/lib64', '/usr/local/cuda/lib64'} <= set(path)
+    assert mpirun[0] in nl.FIX_FAILED and binary[0] in nl.FIX_FAILED
+
+
+def test_a_namespace_of_63_characters_is_a_dns_label_and_one_of_64_is_not():
+    fits = 'a' * (63 - len('%s-nvls-' % nl.PREFIX))
+    assert len(nl.run_namespace('nvls', fits)) == 63
+    with pytest.raises(nl.PlanError, match='not a DNS label'):
+        nl.run_namespace('nvls', fits + 'b')
+
+
+def test_the_filters_defaults_are_the_roles():
+    """A plan without sizes or step factor runs what the role's argument spec documents as the defaults (AICR's
+    -b 1K -e 16G -f 2), also with the step factor given as null."""
+    options = yaml.safe_load(_doc('roles', 'validate', 'meta', 'argument_specs.yml'))['argument_specs']['main']['options']
+    wanted = '-b %s -e %s -f %s' % tuple(options['validate_nccl_%s' % key]['default']
+                                         for key in ('min_bytes', 'max_bytes', 'step_factor'))
+    base = dict((key, value) for key, value in spec().items() if key not in ('min_bytes', 'max_bytes', 'step_factor'))
+    for extra in ({}, {'step_factor': None}, {'min_bytes': '', 'max_bytes': None}):
+        plan = nccl_run_plan(dict(base, **extra))
+        assert plan['summary']['sizes'] == wanted
+        assert by_kind(plan)['ConfigMap'][0]['data']['launch.sh'].rstrip().endswith(wanted + ' -g 1')
+
+
+@pytest.mark.parametrize('over, message', [
+    ({'trays': 1}, 'option trays must be at least 2, got 1 (a fabric test needs two trays)'),
+    ({'gpus_per_tray': 0}, 'option gpus_per_tray must be at least 1, got 0$'),
+    ({'timeout': 29}, 'option timeout must be at least 30, got 29$'),
+    ({'step_factor': 1}, 'option step_factor must be at least 2, got 1$'),
+    ({'rails': ['rail0']}, 'each rail needs resource and network'),
+    ({'rails': [{'network': 'default/sriov-network-rail-0'}]}, 'each rail needs resource and network'),
+    ({'rails': [{'resource': 'nvidia.com/sriov_resource_rail_0', 'network': ''}]}, 'each rail needs resource'),
+])
+def test_each_refusal_of_a_plan_names_its_rule(over, message):
+    with pytest.raises(nl.PlanError, match=message.replace('(', r'\(').replace(')', r'\)')):
+        nl.run_plan(spec(**over))
+
+
+def test_one_message_size_is_a_valid_sweep_and_sizes_are_binary():
+    plan = nccl_run_plan(spec(min_bytes='1G', max_bytes='1G'))
+    assert plan['summary']['sizes'] == '-b 1G -e 1G -f 2'
+    assert nl.size_bytes('256M') == 256 * 1024 * 1024 and nl.size_bytes('3K') == 3072
+    with pytest.raises(nl.PlanError, match='above max_bytes'):
+        nl.run_plan(spec(min_bytes='1025', max_bytes='1K'))
+
+
+@pytest.mark.parametrize('trays', [2, 3])
+def test_the_compute_domain_never_waits_for_a_node_count_other_than_the_runs(trays):
+    """numNodes 0: the ComputeDomain's IMEX daemons follow the pods that claim its channel (what AICR pins); any
+    other count than the run's trays would hold the channel until that many nodes joined, or release it early."""
+    domain = by_kind(nccl_run_plan(spec(variant='nvls', rails=[], trays=trays)))['ComputeDomain'][0]
+    assert domain['spec']['numNodes'] in (0, trays)
+
+
+def test_no_job_of_a_run_retries_a_pod_the_launcher_runs_once_and_each_job_carries_its_pods_role():
+    """Both workloads: no Job retries a pod (a retried launcher measures again and the first failure's log is lost,
+    a retried worker comes back with no rank); each Job carries its pods' role label, so the role's selector that
+    finds the pods finds their Job too. The TrainingRuntime's JobSet: one launcher (replicas 1 - 0 never runs
+    mpirun, 2 would run it twice on the same workers); the runtime's framework label (how the Trainer SDK lists
+    runtimes) names its ML policy; the pods get the DNS host names the Trainer's hostfile names."""
+    for variant, workload, plan in _plans():
+        if workload == 'job':
+            jobs = [(job['metadata']['labels'], job['spec'], job['spec']['template']) for job in by_kind(plan)['Job']]
+        else:
+            runtime = by_kind(plan)['TrainingRuntime'][0]
+            replicated = runtime['spec']['template']['spec']['replicatedJobs']
+            jobs = [(job['template']['metadata']['labels'], job['template']['spec'], job['template']['spec']['template'])
+                    for job in replicated]
+            launchers = [job for job in replicated if job['template']['spec']['template']['metadata']['labels'][
+                nl.LABEL_ROLE] == 'launcher']
+            assert [job.get('replicas', 1) for job in launchers] == [1]
+            assert runtime['metadata']['labels']['trainer.kubeflow.org/framework'] in runtime['spec']['mlPolicy']
+            assert runtime['spec']['template']['spec']['network']['enableDNSHostnames'] is True
+        assert len(jobs) == 2
+        for labels, job_spec, template in jobs:
+            assert job_spec['backoffLimit'] == 0, (variant, workload)
+            assert labels[nl.LABEL_ROLE] == template['metadata']['labels'][nl.LABEL_ROLE]
+            role = labels[nl.LABEL_ROLE]
+            selectors = plan['workers' if role == 'worker' else 'launcher']['label_selectors']
+            assert _selects(_parse(selectors), labels), (workload, role)
+
+
+def test_pod_findings_report_an_unscheduled_pod_only():
+    """Only PodScheduled=False is the scheduler's refusal: a scheduled pod whose Ready is False is not unschedulable."""
+    pod = {'metadata': {'name': 'nccl-workers-0-a', 'labels': {nl.LABEL_ROLE: 'worker'}}, 'spec': {'nodeName': 't1'},
+           'status': {'phase': 'Running', 'conditions': [
+               {'type': 'PodScheduled', 'status': 'True'},
+               {'type': 'Ready', 'status': 'False', 'reason': 'ContainersNotReady', 'message': 'not ready'}]}}
+    assert nl.pod_findings([pod]) == ['worker nccl-workers-0-a: Running on t1']
+
+
+def test_a_lease_nobody_holds_is_free_and_taken_without_force():
+    """A Lease whose holder is empty (released by hand) is free: the role takes a free lock with server-side
+    apply and no force, so a concurrent taker conflicts; 'expired' would force it."""
+    for holder in (None, ''):
+        released = lease(holder, '2026-12-04T09:59:00Z')
+        assert nccl_lease(released, 'r1@ctl', 60, NOW, 'default')['state'] == 'free'
+
+
+def test_a_lease_expires_by_its_renew_or_acquire_time_and_its_own_duration():
+    only_acquired = {'metadata': {'resourceVersion': '7'},
+                     'spec': {'holderIdentity': 'r0@other', 'leaseDurationSeconds': 600,
+                              'acquireTime': '2026-12-04T09:58:00Z'}}
+    held = nl.lease_decision(only_acquired, 'r1@ctl', 60, NOW, 'default')
+    assert held['state'] == 'held' and held['expires'] == '2026-12-04T10:08:00.000000Z'
+    no_duration = lease('r0@other', '2026-12-04T09:59:59.500000Z', duration=None)
+    assert nl.lease_decision(no_duration, 'r1@ctl', 60, NOW, 'default')['state'] == 'expired'
+    ends_now = lease('r0@other', '2026-12-04T09:50:00Z', duration=600)
+    assert nl.lease_decision(ends_now, 'r1@ctl', 60, NOW, 'default')['state'] == 'expired'
+    unreadable = nl.lease_decision(lease('r0@other', 'soon'), 'r1@ctl', 60, NOW, 'default')
+    assert unreadable['state'] == 'expired' and 'expired at an unknown time' in unreadable['message']
+
+
+def test_the_grdma_rule_reads_that_parameter_only_and_checks_up_to_its_last_branch():
+    # a parameter whose name merely ends in it is another one
+    verdict = nl.grdma_topo_override('RmGrdmaPciTopoCheckOverride: 1\nGrdmaPciTopoCheckOverride: 0\n',
+                                     'NVRM version: NVIDIA UNIX Open Kernel Module for aarch64  580.173.02  Release\n')
+    assert (verdict['status'], verdict['value']) == ('failed', '0')
+    last = 'NVRM version: NVIDIA UNIX Open Kernel Module for aarch64  %d.10  Release\n' % nl.GRDMA_LAST_BRANCH
+    assert nl.grdma_topo_override('GrdmaPciTopoCheckOverride: 0\n', last)['status'] == 'failed'
+    after = last.replace(str(nl.GRDMA_LAST_BRANCH), str(nl.GRDMA_LAST_BRANCH + 1))
+    assert nl.grdma_topo_override('GrdmaPciTopoCheckOverride: 0\n', after)['status'] == 'skipped'
+    unknown = nl.grdma_topo_override('EnableGpuFirmware: 18\n', None)
+    assert unknown['status'] == 'failed' and unknown['message'].startswith('driver (version unknown) has no ')
+
+
+@pytest.mark.parametrize('state, why', [
+    (None, 'the tray was not read in this run'),
+    ({'unreachable': True, 'msg': 'ssh: timeout', 'files': {}}, 'ssh: timeout'),
+    ({'failed': True, 'msg': 'tray_state: boom', 'files': {}}, 'tray_state: boom'),
+    ({'changed': False}, 'the tray was not read in this run'),
+    ({'changed': False, 'files': ['/proc/driver/nvidia/params']}, 'the tray was not read in this run'),
+])
+def test_a_tray_whose_read_failed_is_not_read(state, why):
+    assert nl.tray_driver_files(state) == (None, None, why)
+
+
+@pytest.mark.parametrize('proc_root', ['/proc', '/proc/', '/', '/host/proc/', '/srv//tray/proc'])
+def test_the_preflight_finds_the_driver_files_the_role_asked_for_whatever_proc_roots_spelling(proc_root):
+    """roles/validate/tasks/tray_read.yml asks tray_state for ``validate_proc_root ~ '/driver/nvidia/params'``
+    (and version): the files are keyed by exactly those strings, slashes and all."""
+    task = yaml.safe_load(_doc('roles', 'validate', 'tasks', 'tray_read.yml'))[0]
+    asked = [template.split(' ~ ')[1].strip("'") for template in
+             re.findall(r"validate_proc_root ~ '[^']+'", task['gpu_tray.cluster.tray_state']['files'])]
+    assert asked == ['/driver/nvidia/params', '/driver/nvidia/version']
+    files = {proc_root + asked[0]: {'exists': True, 'content': 'GrdmaPciTopoCheckOverride: 1\n'},
+             proc_root + asked[1]: {'exists': True, 'content': 'NVRM version: 580.173.02\n'}}
+    params, version, error = nl.tray_driver_files({'files': files}, proc_root)
+    assert (params, version, error) == ('GrdmaPciTopoCheckOverride: 1\n', 'NVRM version: 580.173.02\n', None)
+
+
+def test_net_preflight_goes_on_after_a_tray_it_could_not_read(tmp_path):
+    check = nccl_net_preflight({'tray01': {'state': None},
+                                'tray02': tray_read(tmp_path, 'tray02', 'params-r580-override')})
+    assert check['object'] == 'tray01'
+    assert check['details'] == ['tray01: not read (the tray was not read in this run)',
+                                'tray02: driver 580.173.02 runs with GrdmaPciTopoCheckOverride: 1']
+
+
+def test_capacity_judges_every_node_and_lists_the_eligible_in_order():
+    nodes = [node('tray09'), node('tray03', labels={'other': 'x'}), {'metadata': {'name': 'bare'}, 'status': {
+        'allocatable': {'nvidia.com/gpu': '4'}, 'conditions': [{'type': 'Ready', 'status': 'True'}]}},
+        node('tray01', labels={'nvidia.com/gpu.clique': 'a.1'}), node('tray02', gpus='1'),
+        node('tray05', labels={'nvidia.com/gpu.clique': 'a.1'})]
+    selected = nl.eligible_nodes(nodes, 'nvls', {'gpus_per_tray': 4, 'node_selector': {'nvidia.com/gpu.clique': 'a.1'}})
+    assert selected['eligible'] == ['tray01', 'tray05']
+    every = nl.eligible_nodes(nodes, 'nvls', {'gpus_per_tray': 4})
+    assert every['eligible'] == ['bare', 'tray01', 'tray03', 'tray05', 'tray09']
+    # a GPU node with one GPU is short of GPUs (not a node without GPUs)
+    assert every['message'].endswith('; GPU nodes short of a resource: tray02 (nvidia.com/gpu)')
+    none = nl.eligible_nodes(nodes, 'nvls', {'gpus_per_tray': 8})
+    assert none['eligible'] == [] and none['message'].startswith('0 node(s) can take a nvls worker (8 nvidia.com/gpu): none;')
+
+
+def test_run_check_details_name_the_workers_resources_and_nccl_settings():
+    check = nl.run_check(_run())
+    assert 'worker resources: nvidia.com/gpu=4, nvidia.com/sriov_resource_rail_0=1, nvidia.com/sriov_resource_rail_1=1, ' \
+           'nvidia.com/sriov_resource_rail_2=1, nvidia.com/sriov_resource_rail_3=1' in check['details']
+    assert 'NCCL: NCCL_DEBUG=INFO NCCL_SOCKET_IFNAME=eth0 NCCL_IGNORE_DISABLED_P2P=1 NCCL_NVLS_ENABLE=0 ' \
+           'NCCL_MNNVL_ENABLE=0 NCCL_NET_PLUGIN=none NCCL_IB_DISABLE=0' in check['details']
+    # a summary without them (a run that could not be planned) still makes a check
+    for summary in ({}, {'worker_resources': {}}, {'worker_resources': {'requests': {}}, 'nccl_env': None}):
+        bare = nl.run_check(_run(summary=summary, error='no plan', launcher=None, nccl=None, log=None))
+        assert 'worker resources: ' in bare['details'] and 'NCCL: ' in bare['details']
+
+
+def test_run_check_names_the_namespace_of_the_run_or_of_its_plan():
+    plan_ns = _run()['summary']['namespace']
+    assert nl.run_check(_run(namespace=None))['object'] == plan_ns
+    summary = dict(_run()['summary'], namespace=None)
+    assert nl.run_check(_run(summary=summary, namespace='gpu-tray-nccl-net-r2'))['object'] == 'gpu-tray-nccl-net-r2'
+    assert nl.run_check(_run(summary={}, namespace=None, error='x', launcher=None))['object'] == ''
+
+
+def test_run_check_trusts_a_measurement_only_from_a_launcher_that_succeeded():
+    failed = nl.run_check(_run(launcher={'kind': 'Job', 'status': {'failed': 1}}))
+    assert failed['status'] == 'failed' and failed['message'] == 'The NCCL net launcher failed (1 launcher pod(s) failed)'
+    no_rows = nl.run_check(_run(nccl={'busbw': None, 'passed': False, 'msg': 'all_reduce_perf net check failed',
+                                      'problems': ['the log has no all_reduce_perf result rows']}))
+    assert no_rows['message'] == 'The NCCL net launcher ended: the log has no all_reduce_perf result rows'
+    unjudged = nl.run_check(_run(nccl=None))
+    assert (unjudged['status'], unjudged['message']) == ('failed', 'The NCCL net launcher ended')
+
+
+def test_run_check_shows_the_documented_tail_of_a_failed_launchers_log_only():
+    """docs/validation.md: the details hold "the last N lines of the launcher's log of a failed run"."""
+    lines = int(re.search(r"the last (\d+) lines of the launcher's log of a failed run",
+                          ' '.join(_doc('docs', 'validation.md').split())).group(1))
+    log = ''.join('line %d\n' % index for index in range(40))
+    failed = nl.run_check(_run(log=log, nccl={'busbw': 5.0, 'passed': False, 'msg': 'slow'}))
+    assert [d for d in failed['details'] if d.startswith('launcher log: ')] == [
+        'launcher log: line %d' % index for index in range(40 - lines, 40)]
+    passed = nl.run_check(_run(log=log))
+    assert passed['status'] == 'passed' and not [d for d in passed['details'] if d.startswith('launcher log: ')]
