@@ -210,10 +210,11 @@ def test_nvke_net_run_launches_the_guides_pod_shape_judges_its_log_and_cleans_up
     assert _gone(api, runs[0]) and _gone(api, 'gpu-tray-nccl-net-old-run')
 
 
-def test_a_bad_log_a_failed_launcher_and_a_timeout_fail_and_are_cleaned_up(api, kubeconfig, tmp_path):
+def test_a_failed_launcher_and_a_timeout_fail_and_are_cleaned_up(api, kubeconfig, tmp_path):
+    # (a launcher that ends well with a log that fails the judgement - the TCP fallback - takes the path of the
+    # passing run above up to the judgement, which tests/unit/plugins/module_utils/test_nccl.py and run_check's unit
+    # tests hold on the same log: one ansible-playbook run less here)
     cases = {
-        # the launcher ends well, the log shows the TCP fallback
-        'registry.test/nccl-tests:socket': ('gb200_net_socket.log', 120),
         # the launcher fails (exit 1); what it printed is still judged
         'registry.test/nccl-tests:broken': ('vr200_truncated.log', 120),
         # the workers and the launcher never end
@@ -231,8 +232,6 @@ def test_a_bad_log_a_failed_launcher_and_a_timeout_fail_and_are_cleaned_up(api, 
             checks = _performance(evidence)
             assert 'nccl-all-reduce-bw-net' in checks, checks
             results[image] = (checks['nccl-all-reduce-bw-net'], seen)
-    socket, seen = results['registry.test/nccl-tests:socket']
-    assert socket['status'] == 'failed' and 'NCCL used the Socket transport' in socket['message']
     broken, seen = results['registry.test/nccl-tests:broken']
     assert broken['status'] == 'failed' and broken['message'].startswith('The NCCL net launcher failed (')
     assert 'truncated' in broken['message']
