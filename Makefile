@@ -159,10 +159,10 @@ MUTATE_CONTROLLER ?= plugins/filter plugins/plugin_utils plugins/action \
 # choices, the generated inventory spec, vars data, platform profiles, recipe data), run against the unit tests and
 # the offline layers that read each file (quality, upstream, offline stack/NCCL); and the string constants that
 # decide behaviour (labels, selectors, env names, file names, compared values) in the files named here.
-# (roles/stack/vars/catalog.yml - chart versions and values, held against the real charts by tests/upstream - is
-# left out: its 250 mutants cost a bundle render each; name it to run it. docs/testing.md says why.)
-MUTATE_YAML ?= $(filter-out roles/stack/vars/catalog.yml,$(wildcard roles/*/defaults/main.yml roles/*/vars/*.yml \
-	roles/*/meta/argument_specs.yml)) plugins/plugin_utils/platforms
+# (the chart catalog, plugins/plugin_utils/stack_data/catalog.yml - chart versions and values, held against the real
+# charts by tests/upstream - is left out: its 250 mutants cost a bundle render each; name it to run it.)
+MUTATE_YAML ?= $(wildcard roles/*/defaults/main.yml roles/*/vars/*.yml roles/*/meta/argument_specs.yml) \
+	plugins/plugin_utils/platforms plugins/plugin_utils/stack_data/recipes.yml
 MUTATE_STRINGS ?= plugins/plugin_utils/nccl_launch.py plugins/plugin_utils/planners/imex.py \
 	$(addprefix plugins/module_utils/,conformance.py kube.py)
 MUTATE_JOBS ?= 1
