@@ -112,3 +112,24 @@ def test_every_file_the_roles_write_is_one_its_reader_reads():
     assert expression('imex', '{{ imex_local_unit_dir }}', **host) in (
         '/usr/local/lib/systemd/system', '/usr/lib/systemd/system', '/lib/systemd/system')
     assert render('rolling_reboot', 'rolling_reboot_grub_dropin', **host) == tuning['grub_dropin']
+
+
+def test_an_inventory_without_a_recipe_is_told_to_set_gpu_tray_recipe():
+    """No gpu_tray_recipe on the API host nor on a tray: the stack role's recipe stays empty, and the planner refuses
+    it naming the variable to set and the recipes it takes - not "unknown recipe" of some placeholder."""
+    from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import stack_plan
+    recipe = render('stack', 'stack_recipe', groups={'gpu_trays': ['tray01']}, hostvars={'tray01': {}})
+    with pytest.raises(stack_plan.StackError, match=r'^no recipe: set gpu_tray_recipe .* gb200-nvke-ubuntu-training'):
+        stack_plan.recipe_name({'recipe': recipe, 'extra_recipes': {}}, {})
+
+
+def test_a_failed_tuning_lookup_requests_no_hugepage_pools():
+    """The preflight reads the pools kernel_tuning will request through the role_inputs lookup (errors ignored: the
+    input check reports a bad tuning input itself). When that lookup gives nothing (here: no platform to read a
+    tuning profile from), the preflight checks no pool - it does not fail the run on a template error of its own."""
+    assert render('preflight', '__preflight_kernel_tuning') == {}
+    assert render('preflight', 'preflight_hugepages_requested') == []
+    # and with the platform's profile, the pools kernel_tuning requests (VR200 training: 2M pages)
+    pools = render('preflight', 'preflight_hugepages_requested', gpu_tray_platform='rke2-vr200')
+    assert pools == render('kernel_tuning', '__kernel_tuning_inputs', gpu_tray_platform='rke2-vr200')['hugepages']
+    assert pools and all(pool['size'] == '2M' for pool in pools)
