@@ -114,11 +114,16 @@ def test_every_file_the_roles_write_is_one_its_reader_reads():
     assert render('rolling_reboot', 'rolling_reboot_grub_dropin', **host) == tuning['grub_dropin']
 
 
-def test_an_inventory_without_a_recipe_is_told_to_set_gpu_tray_recipe():
-    """No gpu_tray_recipe on the API host nor on a tray: the stack role's recipe stays empty, and the planner refuses
-    it naming the variable to set and the recipes it takes - not "unknown recipe" of some placeholder."""
+@pytest.mark.parametrize('role, name', [('stack', 'stack_recipe'), ('validate', 'validate_recipe')])
+@pytest.mark.parametrize('groups', [{'gpu_trays': ['tray01']}, {}], ids=['trays', 'no-trays'])
+def test_an_inventory_without_a_recipe_is_told_to_set_gpu_tray_recipe(role, name, groups):
+    """No gpu_tray_recipe on the API host nor on a tray (or no tray in the inventory at all, as for a cluster
+    validated from the API host alone): the role's recipe stays empty, and the planner (validate plans through the
+    stack role) refuses it naming the variable to set and the recipes it takes - not "unknown recipe" of some
+    placeholder, nor a template error."""
     from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import stack_plan
-    recipe = render('stack', 'stack_recipe', groups={'gpu_trays': ['tray01']}, hostvars={'tray01': {}})
+    recipe = render(role, name, groups=groups, hostvars={'tray01': {}})
+    assert recipe == ''
     with pytest.raises(stack_plan.StackError, match=r'^no recipe: set gpu_tray_recipe .* gb200-nvke-ubuntu-training'):
         stack_plan.recipe_name({'recipe': recipe, 'extra_recipes': {}}, {})
 
@@ -133,3 +138,12 @@ def test_a_failed_tuning_lookup_requests_no_hugepage_pools():
     pools = render('preflight', 'preflight_hugepages_requested', gpu_tray_platform='rke2-vr200')
     assert pools == render('kernel_tuning', '__kernel_tuning_inputs', gpu_tray_platform='rke2-vr200')['hugepages']
     assert pools and all(pool['size'] == '2M' for pool in pools)
+
+
+def test_without_a_platform_the_vfs_per_rail_are_the_guides():
+    """A site recipe on a cluster without trays in the inventory has no platform profile to take numVfs from: the
+    stack role falls back to the NVKE GB200 guide's NUM_OF_VFS (16), the value the NVKE profile carries - not a
+    number the preflight's firmware check would then refuse on every tray."""
+    fallback = render('stack', 'stack_num_vfs', groups={}, hostvars={})
+    assert int(fallback) == 16
+    assert int(fallback) == int(render('stack', 'stack_num_vfs', gpu_tray_platform='nvke-gb200', groups={}, hostvars={}))
