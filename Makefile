@@ -1,7 +1,7 @@
 # gpu_tray.cluster — one entry point for developers, users rehearsing on the lab, and CI.
 #   make setup      venv + dependency collections (offline, from the ansible wheel) + apt packages
 #   make lab        setup, boot the rehearsal lab, run the site playbook against it, print the report path
-#   make test       every test layer (units, lint, sanity, lab, molecule, test cluster) in one pytest run
+#   make test       every test layer (units, lint, sanity, lab, molecule, test cluster): lab+cluster and offline side by side
 #   make matrix     per supported ansible-core (2.19/2.20/2.21): units, sanity, lab smoke; deprecations fail
 #   make lab-up / lab-down / lab-status      the rehearsal lab alone (PLATFORM, TRAYS, FAULTS="name[@N] ...", BMC=0 without the trays' BMCs)
 #   make cluster-up / cluster-down           the test Kubernetes cluster (kube-apiserver 1.20 + simulated kubelet)
