@@ -147,3 +147,12 @@ def test_without_a_platform_the_vfs_per_rail_are_the_guides():
     fallback = render('stack', 'stack_num_vfs', groups={}, hostvars={})
     assert int(fallback) == 16
     assert int(fallback) == int(render('stack', 'stack_num_vfs', gpu_tray_platform='nvke-gb200', groups={}, hostvars={}))
+
+
+def test_a_tray_without_a_platform_has_its_netns_mode_reported_not_judged():
+    """validate reads the ib_core netns_mode rdma_netns sets, through the role_inputs lookup (errors ignored). Where
+    that gives nothing (no platform: the API host, or a tray the preflight already refused), the mode is reported
+    without a judgement ('unmanaged') - never judged against a mode nothing set; with the platform, the profile's."""
+    assert render('validate', 'validate_netns_mode') == 'unmanaged'
+    assert render('validate', 'validate_netns_mode', gpu_tray_platform='rke2-vr200') == 'exclusive'
+    assert render('validate', 'validate_netns_mode', gpu_tray_platform='nvke-gb200') == 'unmanaged'
