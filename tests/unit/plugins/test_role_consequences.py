@@ -8,6 +8,7 @@ effect, rendered in this process with ansible-core's Templar (tests/unit/roletem
 * the safety switches' effective defaults: each at its safe value when the inventory says nothing.
 """
 
+import os
 import re
 
 import pytest
@@ -156,3 +157,53 @@ def test_a_tray_without_a_platform_has_its_netns_mode_reported_not_judged():
     assert render('validate', 'validate_netns_mode') == 'unmanaged'
     assert render('validate', 'validate_netns_mode', gpu_tray_platform='rke2-vr200') == 'exclusive'
     assert render('validate', 'validate_netns_mode', gpu_tray_platform='nvke-gb200') == 'unmanaged'
+
+
+def test_the_preflight_judges_the_containerd_configuration_of_every_tray():
+    """The preflight's spec (as the role renders it) keeps the containerd check on: a tray whose containerd
+    configuration cannot be read fails the preflight, it is not skipped as 'disabled'."""
+    from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import preflight
+    spec = render('preflight', '__preflight_spec', gpu_tray_platform='nvke-gb200', inventory_hostname='tray01')
+    state = {'ansible_facts': {'gpu_tray': {'container_runtime': 'containerd'}},
+             'containerd': {'present': True, 'error': 'permission denied', 'config_path': '/etc/containerd/config.toml'}}
+    result = preflight.check_containerd(state, spec)
+    assert result['status'] == 'failed', result
+
+
+SUMMARY = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))),
+                       'roles', 'preflight', 'templates', 'summary.md.j2')
+
+
+@pytest.mark.parametrize('plan, shown, line', [
+    ({'unreachable': True, 'msg': 'Failed to connect to the host via ssh'}, 'UNREACHABLE', 'Unreachable: tray02.'),
+    ({'failed': True, 'msg': 'tray_state: /sys is not mounted'}, 'NOT READ', 'Read failed: tray02.'),
+], ids=['unreachable', 'read-failed'])
+def test_a_tray_the_preflight_could_not_read_is_never_shown_as_passed(plan, shown, line):
+    """The record of a tray the read did not reach (__preflight_unread, what the evidence, the summary and the AWX
+    artifact carry): not passed, tray_read failed, unreachable only when it was; the summary counts it and names it
+    under the right heading, and its row says UNREACHABLE or NOT READ - never PASS."""
+    unread = render('preflight', '__preflight_unread', gpu_tray_platform='nvke-gb200', inventory_hostname='tray02',
+                    __preflight_plan=plan)
+    assert unread['passed'] is False and unread['failed_checks'] == ['tray_read']
+    assert unread['unreachable'] is bool(plan.get('unreachable'))
+    passing = {'host': 'tray01', 'platform': 'nvke-gb200', 'passed': True, 'unreachable': False, 'failed_checks': [],
+               'skipped_checks': [], 'checks': []}
+    summary = expression('preflight', "{{ lookup('ansible.builtin.template', '%s') }}" % SUMMARY,
+                         ansible_play_hosts_all=['tray01', 'tray02'],
+                         hostvars={'tray01': {'preflight_report': passing}, 'tray02': {'preflight_report': unread}})
+    assert '**1 of 2 trays not read - nothing was checked on them.**' in summary and line in summary
+    row = [text for text in summary.splitlines() if text.startswith('| tray02 |')]
+    assert row and '| %s | tray_read |' % shown in row[0], row
+
+
+def test_an_optional_bmc_that_does_not_answer_warns_and_a_required_one_fails():
+    """The BMC part of the preflight's spec carries the inventory's settings to the check: with gpu_tray_bmc_required
+    false, a configured BMC that does not answer is a warning (the tray is still prepared); required, it fails."""
+    from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import bmc
+    for required, status in ((False, 'warning'), (True, 'failed')):
+        spec = render('preflight', '__preflight_spec', gpu_tray_platform='nvke-gb200', inventory_hostname='tray01',
+                      gpu_tray_bmc_required=required, gpu_tray_bmc_address='10.0.0.11', gpu_tray_bmc_username='admin',
+                      gpu_tray_bmc_password='secret')
+        assert spec['bmc']['settings']['password'] is True                 # whether it is set, never the password
+        record = bmc.preflight_check(spec['bmc']['settings'], {'failed': True, 'msg': 'connection refused'})
+        assert record['status'] == status, record
