@@ -186,6 +186,13 @@ def test_a_tray_the_preflight_could_not_read_is_never_shown_as_passed(plan, show
                     __preflight_plan=plan)
     assert unread['passed'] is False and unread['failed_checks'] == ['tray_read']
     assert unread['unreachable'] is bool(plan.get('unreachable'))
+    # the shape of every tray's report and check record (readers of preflight.json and the AWX artifact take both)
+    from ansible_collections.gpu_tray.cluster.plugins.module_utils import check_record
+    from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import preflight
+    assert set(unread) == set(preflight.report('tray02', 'nvke-gb200', [])) | {'unreachable'}
+    assert unread['skipped_checks'] == []
+    assert set(unread['checks'][0]) == set(check_record.record('tray_read', 'failed', 'x'))
+    assert unread['checks'][0]['data'] == {'unreachable': unread['unreachable']}
     passing = {'host': 'tray01', 'platform': 'nvke-gb200', 'passed': True, 'unreachable': False, 'failed_checks': [],
                'skipped_checks': [], 'checks': []}
     summary = expression('preflight', "{{ lookup('ansible.builtin.template', '%s') }}" % SUMMARY,
