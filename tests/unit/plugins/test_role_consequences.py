@@ -203,8 +203,8 @@ def test_a_tray_the_preflight_could_not_read_is_never_shown_as_passed(plan, show
     assert row and '| %s | tray_read |' % shown in row[0], row
     # below the table, the tray's failed check with what happened and the fix; the same message ends the run
     section = summary.split('## tray02', 1)[1]
-    assert '- **tray_read**: tray02 %s: %s' % ('is unreachable' if plan.get('unreachable') else 'could not be read',
-                                              plan['msg']) in section
+    what = 'is unreachable' if plan.get('unreachable') else 'could not be read'
+    assert '- **tray_read**: tray02 %s: %s' % (what, plan['msg']) in section
     assert '  - Fix: Nothing was checked on the tray.' in section
     assert '## tray01' not in summary
 
