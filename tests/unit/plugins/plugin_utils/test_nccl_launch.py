@@ -41,6 +41,12 @@ def spec(**over):
     return out
 
 
+def workload_spec(workload, **over):
+    """spec() for ``workload`` as the role gives it: a TrainJob gets no key pair (Kubeflow Trainer makes its own)."""
+    keys = {'ssh_private_key': None, 'ssh_public_key': None} if workload == 'trainjob' else {}
+    return spec(workload=workload, **dict(keys, **over))
+
+
 def by_kind(plan):
     out = {}
     for obj in plan['prepare'] + plan['workload']:
@@ -128,7 +134,7 @@ def test_net_without_rails_requests_no_vf():
 
 @pytest.mark.parametrize('variant', ['nvls', 'net'])
 def test_trainjob_runs_the_same_workers_through_a_training_runtime(variant):
-    plan = nccl_run_plan(spec(variant=variant, workload='trainjob', ssh_private_key=None, ssh_public_key=None))
+    plan = nccl_run_plan(workload_spec('trainjob', variant=variant))
     kinds = by_kind(plan)
     assert [o['kind'] for o in plan['workload']] == ['TrainingRuntime', 'TrainJob']
     assert 'Secret' not in kinds and 'Service' not in kinds and 'hostfile' not in kinds['ConfigMap'][0]['data']
@@ -185,9 +191,8 @@ SELECTOR_PLANS = [(variant, workload) for variant in ('nvls', 'net') for workloa
 
 @pytest.mark.parametrize('variant, workload', SELECTOR_PLANS)
 def test_every_selector_of_a_run_selects_its_own_pods_and_only_those(variant, workload):
-    keys = {'ssh_private_key': None, 'ssh_public_key': None} if workload == 'trainjob' else {}
-    plan = nccl_run_plan(spec(variant=variant, workload=workload, **keys))
-    other = nccl_run_plan(spec(variant=variant, workload=workload, run_id='20261204111500-zz9zz', **keys))
+    plan = nccl_run_plan(workload_spec(workload, variant=variant))
+    other = nccl_run_plan(workload_spec(workload, variant=variant, run_id='20261204111500-zz9zz'))
     pods, others = _pods(plan), _pods(other)
     assert len(pods['worker']) == 1 and len(pods['launcher']) == 1
     worker, launcher = pods['worker'][0], pods['launcher'][0]
@@ -217,11 +222,10 @@ def test_every_selector_of_a_run_selects_its_own_pods_and_only_those(variant, wo
 def test_net_workers_take_one_vf_and_the_attachment_of_every_rail_and_nvls_workers_none(workload):
     """NVKE GB200 guide: an NCCL NET worker takes one SR-IOV VF per rail and the rail's network attachment; the
     NVLS run stays inside the NVLink domain (no rail)."""
-    keys = {'ssh_private_key': None, 'ssh_public_key': None} if workload == 'trainjob' else {}
     rails = [{'resource': 'nvidia.com/sriov_resource_rail_%d' % i, 'network': 'default/sriov-network-rail-%d' % i}
              for i in (3, 0, 2, 1)]                              # the role's order, whatever it is, is kept
     for variant in ('nvls', 'net'):
-        plan = nccl_run_plan(spec(variant=variant, workload=workload, rails=rails, **keys))
+        plan = nccl_run_plan(workload_spec(workload, variant=variant, rails=rails))
         template = worker_pod(plan)
         resources = template['spec']['containers'][0]['resources']
         attached = (template['metadata'].get('annotations') or {}).get('k8s.v1.cni.cncf.io/networks', '')
@@ -607,8 +611,7 @@ def _pod_problems(pod, where):
 
 @pytest.mark.parametrize('variant, workload', SELECTOR_PLANS)
 def test_every_object_of_a_run_has_names_and_labels_the_api_server_accepts(variant, workload):
-    keys = {'ssh_private_key': None, 'ssh_public_key': None} if workload == 'trainjob' else {}
-    plan = nccl_run_plan(spec(variant=variant, workload=workload, **keys))
+    plan = nccl_run_plan(workload_spec(workload, variant=variant))
     problems = []
     for obj in plan['prepare'] + plan['workload']:
         meta, where = obj['metadata'], '%s %s' % (obj['kind'], obj['metadata'].get('name'))
@@ -653,8 +656,7 @@ def test_every_file_and_variable_the_pods_scripts_use_is_in_the_pod(variant, wor
     """The scripts run from the ConfigMap mounted where the command looks for them; each variable a script reads is
     in the container's environment; the key directory and the hostfile the launcher reads are mounted or made by the
     workload (the job's Secret and ConfigMap, Kubeflow Trainer's keys and hostfile for a TrainJob)."""
-    keys = {'ssh_private_key': None, 'ssh_public_key': None} if workload == 'trainjob' else {}
-    plan = nccl_run_plan(spec(variant=variant, workload=workload, **keys))
+    plan = nccl_run_plan(workload_spec(workload, variant=variant))
     config = by_kind(plan)['ConfigMap'][0]
     secret = (by_kind(plan).get('Secret') or [{'stringData': {}}])[0]['stringData']
     for role, templates in _templates(plan).items():
@@ -762,8 +764,7 @@ CORE_MODELS = {('v1', 'Namespace'): 'V1Namespace', ('v1', 'ConfigMap'): 'V1Confi
 
 @pytest.mark.parametrize('variant, workload', SELECTOR_PLANS)
 def test_every_field_of_the_core_objects_of_a_run_is_one_the_api_knows(variant, workload):
-    keys = {'ssh_private_key': None, 'ssh_public_key': None} if workload == 'trainjob' else {}
-    plan = nccl_run_plan(spec(variant=variant, workload=workload, **keys))
+    plan = nccl_run_plan(workload_spec(workload, variant=variant))
     objects = plan['prepare'] + plan['workload'] + [nl.lease_decision(None, 'r1@api', 60, NOW, 'default')['body']]
     problems, core = [], 0
     for obj in objects:
@@ -793,8 +794,7 @@ def test_the_workers_get_memory_backed_shared_memory():
     """NCCL's shared-memory transport between the ranks of a tray uses /dev/shm; the container runtime's default is
     64 MiB, so the workers mount a memory-backed emptyDir there."""
     for workload in ('job', 'trainjob'):
-        keys = {'ssh_private_key': None, 'ssh_public_key': None} if workload == 'trainjob' else {}
-        pod = _templates(nccl_run_plan(spec(workload=workload, **keys)))['worker'][0]['spec']
+        pod = _templates(nccl_run_plan(workload_spec(workload)))['worker'][0]['spec']
         volumes = dict((v['name'], v) for v in pod['volumes'])
         shm = [m for m in pod['containers'][0]['volumeMounts'] if m['mountPath'] == '/dev/shm']
         assert len(shm) == 1 and volumes[shm[0]['name']]['emptyDir'] == {'medium': 'Memory'}
@@ -843,8 +843,7 @@ def test_a_passed_run_has_nothing_to_fix_and_a_failed_one_says_what():
 def _plans():
     """(variant, workload, plan) of every variant and workload."""
     for variant, workload in SELECTOR_PLANS:
-        keys = {'ssh_private_key': None, 'ssh_public_key': None} if workload == 'trainjob' else {}
-        yield variant, workload, nccl_run_plan(spec(variant=variant, workload=workload, **keys))
+        yield variant, workload, nccl_run_plan(workload_spec(workload, variant=variant))
 
 
 def _pod_specs(plan):
@@ -881,8 +880,7 @@ def test_the_documented_net_worker_pod_is_the_one_a_run_writes(workload):
     every field it shows is the plan's (labels with a <placeholder> value by key only). The job workload mounts the
     run's key where the docs say; Kubeflow Trainer mounts its own keys (not in our template)."""
     doc = _documented_net_worker()
-    keys = {'ssh_private_key': None, 'ssh_public_key': None} if workload == 'trainjob' else {}
-    plan = nccl_run_plan(spec(workload=workload, **keys))
+    plan = nccl_run_plan(workload_spec(workload))
     pod = worker_pod(plan)
     assert pod['metadata']['annotations'] == doc['metadata']['annotations']
     assert sorted(pod['metadata']['labels']) == sorted(doc['metadata']['labels'])
@@ -963,8 +961,7 @@ def test_every_port_that_reaches_sshd_is_the_port_sshd_listens_on(variant, workl
     headless Service's port (the DNS SRV record of the workers) must be that one, with a protocol the API supports
     (the kubernetes client's V1ContainerPort / V1ServicePort: TCP, UDP, SCTP) - sshd's, TCP."""
     openssh_default = 22
-    keys = {'ssh_private_key': None, 'ssh_public_key': None} if workload == 'trainjob' else {}
-    plan = nccl_run_plan(spec(variant=variant, workload=workload, **keys))
+    plan = nccl_run_plan(workload_spec(workload, variant=variant))
     data = by_kind(plan)['ConfigMap'][0]['data']
     sshd = [line for line in data['worker.sh'].splitlines() if line.startswith('exec /usr/sbin/sshd')]
     assert len(sshd) == 1 and not re.search(r' -p|Port', sshd[0])
