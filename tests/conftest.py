@@ -25,9 +25,8 @@ def pytest_configure(config):
     config.addinivalue_line('markers', 'machine: uses the machine\'s one lab or test cluster (set by tests/conftest.py)')
 
 
-def machine_item(item, cluster_modules):
-    """Whether ``item`` needs the machine's lab or test cluster (see the module docstring)."""
-    path = pathlib.Path(str(item.fspath)).resolve()
+def machine_path(path, cluster_modules):
+    """Whether the test module at ``path`` needs the machine's lab or test cluster (see the module docstring)."""
     try:
         rel = path.relative_to(HERE).as_posix()
     except ValueError:
@@ -39,8 +38,8 @@ def machine_item(item, cluster_modules):
 
 @pytest.hookimpl(tryfirst=True)   # before pytest's own -m selection, which reads the mark
 def pytest_collection_modifyitems(config, items):
-    cluster_modules = set(pathlib.Path(str(item.fspath)).resolve() for item in items
-                          if 'kcluster' in getattr(item, 'fixturenames', ()))
-    for item in items:
-        if machine_item(item, cluster_modules):
+    paths = [pathlib.Path(str(item.fspath)).resolve() for item in items]
+    cluster_modules = set(path for item, path in zip(items, paths) if 'kcluster' in getattr(item, 'fixturenames', ()))
+    for item, path in zip(items, paths):
+        if machine_path(path, cluster_modules):
             item.add_marker(pytest.mark.machine)

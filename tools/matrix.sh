@@ -214,7 +214,7 @@ for core in $MATRIX_CORES; do
   export ANSIBLE_LOG_PATH="$d/ansible.log"
   res=""
   core_steps=$steps
-  if [ "$ci" = 1 ] && [ "$core" != "$newest_core" ]; then   # CI: sanity on the newest core only
+  if [ "$ci" = 1 ] && [ "$core" != "$newest_core" ]; then   # CI: units and sanity on the newest core only
     core_steps=$(echo ",$steps," | sed 's/,sanity,/,/')
     # units on the newest core only: the pinned core's ran in make test just before, and the cores between run the
     # same code paths as the newest (the full `make matrix` runs them all)
