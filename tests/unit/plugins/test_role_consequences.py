@@ -220,3 +220,129 @@ def test_an_optional_bmc_that_does_not_answer_warns_and_a_required_one_fails():
         assert spec['bmc']['settings']['password'] is True                 # whether it is set, never the password
         record = bmc.preflight_check(spec['bmc']['settings'], {'failed': True, 'msg': 'connection refused'})
         assert record['status'] == status, record
+
+
+def _tray_facts(reasons, state=None):
+    """What the role sets on a tray before the plan: the roles that asked for its reboot, its group, node name,
+    idle/busy state (None: not read) and report row."""
+    return {'__rolling_reboot_reasons': reasons, '__rolling_reboot_group': '', '__rolling_reboot_node': None,
+            '__rolling_reboot_state': state, '__rolling_reboot_result': {}}
+
+
+@pytest.mark.parametrize('drain, why', [('auto', 'no cluster configured'), ('never', 'rolling_reboot_drain is never')])
+def test_a_run_without_a_cluster_read_says_why_its_trays_are_not_drained(drain, why):
+    """The plan's inputs as the role renders them, planned by reboot_plan: no cluster was read (none configured, or
+    rolling_reboot_drain never), so no tray is drained - and the plan line and every tray's row say why, in the
+    words of the inventory setting that decided it."""
+    from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import reboot_plan
+    hostvars = {'tray01': _tray_facts(['kernel_tuning']), 'tray02': _tray_facts(['kernel_tuning'])}
+    inputs = render('rolling_reboot', '__rolling_reboot_plan_inputs', rolling_reboot_drain=drain,
+                    __rolling_reboot_hosts=['tray01', 'tray02'], __rolling_reboot_via='drain',
+                    __rolling_reboot_waves_done=[], ansible_check_mode=False, hostvars=hostvars)
+    assert inputs['cluster'] == {'read': False, 'why': why}
+    out = reboot_plan.plan(inputs)
+    assert out['refuse'] is None and out['pending'] == ['tray01', 'tray02']
+    assert '%s: every tray counts as %s' % (why, 'busy' if drain == 'never' else 'idle') in out['summary']
+    for tray in ('tray01', 'tray02'):
+        assert out['trays'][tray]['via'] is None and why in out['trays'][tray]['why'], out['trays'][tray]
+        assert out['trays'][tray]['drain'] == ('not drained: ' + ('no cluster' if drain == 'auto' else why))
+
+
+def test_a_run_with_the_cluster_read_drains_its_busy_trays():
+    """With the cluster's nodes read (the registered k8s_info), the trays of the plan that are nodes are drained
+    before their reboot: the busy one, rolling, through the way the role chose; the idle one directly."""
+    from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import reboot_plan
+    busy = {'node': True, 'idle': False, 'why': '1 workload pod(s)', 'workloads': ['default/train-0']}
+    idle = {'node': True, 'idle': True, 'why': 'no workload pod', 'workloads': []}
+    hostvars = {'tray01': _tray_facts(['kernel_tuning'], idle), 'tray02': _tray_facts(['kernel_tuning'], busy)}
+    inputs = render('rolling_reboot', '__rolling_reboot_plan_inputs',
+                    __rolling_reboot_nodes={'resources': [{'metadata': {'name': 'tray01'}}]},
+                    __rolling_reboot_hosts=['tray01', 'tray02'], __rolling_reboot_via='drain',
+                    __rolling_reboot_waves_done=[], ansible_check_mode=False, hostvars=hostvars)
+    assert inputs['cluster'] == {'read': True, 'why': ''}
+    out = reboot_plan.plan(inputs)
+    assert out['busy'] == ['tray02'] and out['trays']['tray02']['role'] == 'rolling', out['trays']
+    assert out['trays']['tray02']['via'] == 'drain' and out['trays']['tray01']['via'] == 'drain', out['trays']
+    inputs['via'] = 'maintenance_operator'
+    assert reboot_plan.plan(inputs)['trays']['tray02']['via'] == 'maintenance_operator'
+
+
+@pytest.mark.parametrize('via, left', [
+    (None, 'cordoned (left cordoned)'),
+    ('drain', 'cordoned (left cordoned)'),
+    ('maintenance_operator', 'cordoned by NodeMaintenance nvidia-maintenance/gpu-tray-rolling-reboot-node07'),
+], ids=['not-chosen', 'drain', 'maintenance-operator'])
+def test_a_failed_tray_is_described_as_the_way_it_was_drained_left_it(via, left):
+    """How the failure message and the report describe a failed tray's node: cordoned by kubernetes.core.k8s_drain
+    (also when the run failed before it chose a way: no NodeMaintenance was ever created), or held by the role's
+    NodeMaintenance, named, with what releases it."""
+    given = {} if via is None else {'__rolling_reboot_via': via}
+    text = render('rolling_reboot', '__rolling_reboot_left', rolling_reboot_node_name='node07',
+                  rolling_reboot_maintenance_namespace='nvidia-maintenance', **given)
+    assert text.startswith(left), text
+    assert ('NodeMaintenance' in text) is (via == 'maintenance_operator')
+
+
+def _task_var(role, tasks, task_name, var):
+    """A task's vars: entry, as written in roles/<role>/tasks/<tasks> (the tests follow the task, not a copy)."""
+    import yaml
+    with open(os.path.join(REPO, 'roles', role, 'tasks', tasks)) as handle:
+        for task in yaml.safe_load(handle):
+            if task.get('name') == task_name:
+                return task['vars'][var]
+    raise AssertionError('no task %r in roles/%s/tasks/%s' % (task_name, role, tasks))
+
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+# the finalizer the Maintenance Operator puts on every NodeMaintenance (maintenance.nvidia.com API group) and removes
+# when it released the node; the Deployment the network-operator chart's maintenance-operator-chart subchart installs
+# is named by its fullname helper: <release>-maintenance-operator-chart
+FINALIZER = 'maintenance.nvidia.com/finalizer'
+
+
+def _node_maintenance(name, node, finalizers):
+    return {'metadata': {'name': name, 'namespace': 'default', 'finalizers': finalizers}, 'spec': {'nodeName': node}}
+
+
+def test_the_nodemaintenance_recovery_finds_what_the_maintenance_operator_left():
+    """Recovery (stack_action recover) and the teardown's orphan check select the NodeMaintenances that still carry
+    the Maintenance Operator's finalizer - and only those: one with another requestor's finalizer, or none, is left
+    alone."""
+    nm = {'resources': [_node_maintenance('a', 'tray01', [FINALIZER]),
+                        _node_maintenance('b', 'tray02', ['example.com/other']),
+                        {'metadata': {'name': 'c', 'namespace': 'default'}, 'spec': {'nodeName': 'tray03'}}]}
+    recover = _task_var('stack', 'recover.yml', 'Remember what to recover', '__stack_orphans')
+    found = expression('stack', recover, __stack_nm=nm, stack_recover_nodes=[])
+    assert [item['metadata']['name'] for item in found] == ['a']
+    teardown = _task_var('stack', 'teardown.yml', 'Stop when the teardown orphaned a NodeMaintenance (its node stays '
+                         'cordoned)', '__stack_orphans')
+    assert expression('stack', teardown, __stack_nm=nm) == ['a']
+
+
+@pytest.mark.parametrize('name, running', [
+    ('network-operator-maintenance-operator-chart', True),
+    ('maintenance-operator', True),
+    ('network-operator', False),
+])
+def test_the_recovery_refuses_while_a_maintenance_operator_runs(name, running):
+    """The recovery deletes orphaned NodeMaintenances only when no Maintenance Operator runs (one that runs
+    releases its nodes itself): its Deployment, as the network-operator chart names it, is recognised; the network
+    operator's own is not one."""
+    deployments = {'resources': [{'metadata': {'name': name, 'namespace': 'nvidia-network-operator'}}]}
+    operators = _task_var('stack', 'recover.yml', 'Refuse while a Maintenance Operator runs (it releases its nodes '
+                          'itself)', '__stack_operators')
+    found = expression('stack', operators, __stack_deployments=deployments)
+    assert found == (['nvidia-network-operator/' + name] if running else [])
+
+
+def test_a_gitops_bundle_the_role_renders_retries_as_docs_stack_md_says():
+    """The settings the stack role hands the argocd and flux formats: the Argo CD sync retries and the Flux
+    install/upgrade remediation retries are the 5 docs/stack.md states (with the role's settings, as with none)."""
+    from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import bundle
+    given = render('stack', '__stack_gitops_settings', gpu_tray_platform='nvke-gb200')
+    cfg = bundle.settings(given)
+    assert cfg['retries'] == bundle.settings()['retries'] == 5
+    with open(os.path.join(REPO, 'docs', 'stack.md')) as handle:
+        text = handle.read()
+    assert '(`syncPolicy.retry`, %d times' % cfg['retries'] in text
+    assert 'remediation retries (%d)' % cfg['retries'] in text
