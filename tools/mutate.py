@@ -113,11 +113,20 @@ DESELECTED = ('tests/quality/test_collection.py::test_ansible_test_sanity',
               'tests/quality/test_collection.py::test_build_excludes_dev_content',
               # asks git what is committed: the private copy is no checkout
               'tests/upstream/test_upstream_crds.py::test_the_crds_the_tests_take_are_in_the_upstream_data_and_none_is_committed')
-# Files generated from a mutated file: a person who edits an argument spec or a role default regenerates them (and the
-# tests that compare them with their sources would otherwise kill every such mutant without seeing its consequence).
-GENERATORS = (('roles/*/meta/argument_specs.yml', ['tools/inventory_spec.py', 'tools/awx_surveys.py']),
-              ('roles/*/defaults/main.yml', ['tools/inventory_spec.py', 'tools/awx_surveys.py']))
-GENERATED = ('roles/preflight/vars/inventory_spec.yml', 'playbooks/files/awx_surveys/*.json')
+# Files generated from a mutated file: a person who edits an argument spec, a role default, the recipe registry or a
+# platform profile regenerates them (and the tests that compare them with their sources would otherwise kill every
+# such mutant without seeing its consequence). (mutated file pattern, generator scripts, the files they write)
+_INVENTORY = (['tools/inventory_spec.py', 'tools/awx_surveys.py'],
+              ['roles/preflight/vars/inventory_spec.yml', 'playbooks/files/awx_surveys/*.json'])
+# tools/recipes.py: the API-host modules' copy of the registry (module_utils/recipes.py) and the recipe choices
+_RECIPES = (['tools/recipes.py'],
+            ['plugins/module_utils/recipes.py', 'roles/validate/meta/argument_specs.yml',
+             'plugins/modules/cluster_preflight.py', 'plugins/modules/component_version.py',
+             'plugins/modules/conformance.py'])
+GENERATORS = (('roles/*/meta/argument_specs.yml',) + _INVENTORY,
+              ('roles/*/defaults/main.yml',) + _INVENTORY,
+              ('plugins/plugin_utils/stack_data/recipes.yml',) + _RECIPES,
+              ('plugins/plugin_utils/platforms/*.yml',) + _RECIPES)
 
 COMPARE_SWAP = {ast.Eq: '!=', ast.NotEq: '==', ast.Lt: '<=', ast.LtE: '<', ast.Gt: '>=', ast.GtE: '>',
                 ast.In: 'not in', ast.NotIn: 'in', ast.Is: 'is not', ast.IsNot: 'is'}
@@ -923,9 +932,9 @@ class Worker(object):
 
 def generators(path):
     """(generator scripts, generated file patterns) for a mutated file."""
-    for pattern, scripts in GENERATORS:
+    for pattern, scripts, generated in GENERATORS:
         if fnmatch.fnmatch(path, pattern):
-            return list(scripts), list(GENERATED)
+            return list(scripts), list(generated)
     return [], []
 
 
@@ -934,7 +943,7 @@ def reading_tests(mutant, reads, in_process=True):
     module- or session-scoped fixture (then every test of the file that uses that fixture), in the test process
     itself or while their file was imported (every test of the file: the code may keep what it read) - as node ids,
     file by file, the cheapest file first."""
-    wanted = [mutant.path] + (list(GENERATED) if generators(mutant.path)[0] else [])
+    wanted = [mutant.path] + generators(mutant.path)[1]
 
     def hit(files):
         return any(fnmatch.fnmatch(name, pattern) for name in files for pattern in wanted)
