@@ -166,6 +166,8 @@ GUIDE_SETTINGS = [
     (VR200, "nvidia-dra-driver-gpu", "nvidiaDriverRoot", "/", "host-installed driver root"),
     (VR200, "kube-prometheus-stack", "prometheus-node-exporter.service.port", 9110,
      "charts/prometheus-node-exporter: RKE2 host images may hold 9100"),
+    (VR200, "kube-prometheus-stack", "prometheus-node-exporter.service.targetPort", 9110,
+     "charts/prometheus-node-exporter: targetPort must refer to an open container port (port moves it)"),
     # every recipe
     (NVKE + VR200, "gpu-operator", "driver.kernelModuleType", "open",
      "ClusterPolicy spec.driver.kernelModuleType (useOpenKernelModules is a no-op in v26.7)"),

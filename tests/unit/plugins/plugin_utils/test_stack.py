@@ -211,6 +211,47 @@ def test_inference_recipes_switch_the_tuning_intent_and_add_the_gateway(data):
     assert 'dynamo-platform' in _names(stack.resolve(catalog, recipes, 'vr200-rke2-ubuntu-inference-dynamo', files=files))
 
 
+VR200 = ['vr200-rke2-ubuntu-training', 'vr200-rke2-ubuntu-inference', 'vr200-rke2-ubuntu-inference-dynamo']
+
+
+@pytest.mark.parametrize('recipe', RECIPES)
+def test_where_the_host_holds_the_driver_the_components_look_for_it_there(data, recipe):
+    """VR200 trays carry a host-installed driver (the GPU Operator's driver off): NVSentinel's labeler is told the
+    driver is installed and the DRA driver looks at / for it; on NVKE the operator installs the driver, and neither
+    is set so."""
+    catalog, recipes, files = data
+    comps = dict((c['name'], c) for c in stack.resolve(catalog, recipes, recipe, files=files)['components'])
+    host_driver = comps['gpu-operator']['values']['driver']['enabled'] is False
+    assert host_driver is (recipe in VR200)
+    labeler = (comps['nvsentinel']['values'].get('labeler') or {}) if 'nvsentinel' in comps else {}
+    assert labeler.get('assumeDriverInstalled', False) is host_driver, (recipe, labeler)
+    root = comps['nvidia-dra-driver-gpu']['values']['nvidiaDriverRoot']
+    assert root == ('/' if host_driver else '/run/nvidia/driver')
+
+
+@pytest.mark.parametrize('recipe', VR200)
+def test_the_node_exporter_moves_off_9100_with_its_service_on_rke2(data, recipe):
+    """RKE2 host images may run node_exporter on 9100: the chart's port moves the container to 9110, and the
+    Service's targetPort must name that open container port (the chart's values: "Must refer to an open container
+    port"), or Prometheus scrapes a closed port on every VR200 node."""
+    catalog, recipes, files = data
+    comps = dict((c['name'], c) for c in stack.resolve(catalog, recipes, recipe, files=files)['components'])
+    service = comps['kube-prometheus-stack']['values']['prometheus-node-exporter']['service']
+    assert service['port'] == service['targetPort'] == 9110
+
+
+@pytest.mark.parametrize('recipe', VR200)
+def test_every_vr200_recipe_with_nodewright_tunes_with_its_intent(data, recipe):
+    """With stack_use_nodewright on, each VR200 recipe installs the NodeWright operator and one tuning CR with the
+    nvidia-tuned intent of its recipe (the registry's tuned_intent)."""
+    catalog, recipes, files = data
+    res = stack.resolve(catalog, recipes, recipe, files=files, options={'use_nodewright': True})
+    comps = dict((c['name'], c) for c in res['components'])
+    assert 'nodewright-operator' in comps
+    assert comps['nodewright-customizations']['values']['intent'] == recipes[recipe]['tuned_intent']
+    assert recipes[recipe]['tuned_intent'] == {'vr200-rke2-ubuntu-training': 'multiNodeTraining'}.get(recipe, 'inference')
+
+
 def test_nvke_values_follow_the_guide(data):
     catalog, recipes, files = data
     res = stack.resolve(catalog, recipes, 'gb200-nvke-ubuntu-training', files=files)
