@@ -201,6 +201,38 @@ def test_vr200_training_with_nodewright_is_aicrs_bundle(data):
     assert comps['nodewright-customizations']['values']['intent'] == 'multiNodeTraining'
 
 
+# gb200-nvke-ubuntu-training's edges (the NVKE recipe files are not public: the collection's composition,
+# docs/stack.md): rdma-modules (NodeWright, when stack_use_nodewright) takes the VR200 tuning CR's place - the GPU
+# Operator and the Network Operator start only after the IB modules load; without NodeWright the host roles load
+# them before the stack is installed, and the edge is gone with the component
+NVKE_TRAINING_DEPS = {
+    'cert-manager': [], 'nfd': [], 'nodewright-operator': [], 'prometheus-operator-crds': [],
+    'kube-prometheus-stack': ['prometheus-operator-crds'], 'rdma-modules': ['nodewright-operator'],
+    'gpu-operator': ['nfd', 'cert-manager', 'kube-prometheus-stack', 'rdma-modules'],
+    'network-operator': ['nfd', 'rdma-modules'], 'sriov-ib-networks': ['network-operator'],
+    'k8s-ephemeral-storage-metrics': ['kube-prometheus-stack', 'prometheus-operator-crds'],
+    'kai-scheduler': ['gpu-operator'], 'nvidia-dra-driver-gpu': ['gpu-operator'],
+    'nvsentinel': ['cert-manager', 'gpu-operator', 'prometheus-operator-crds'],
+    'prometheus-adapter': ['kube-prometheus-stack'],
+}
+
+
+@pytest.mark.parametrize('recipe', ['gb200-nvke-ubuntu-training', 'gb200-nvke-ubuntu-training-kubeflow'])
+@pytest.mark.parametrize('nodewright', [True, False])
+def test_nvke_components_wait_for_what_they_need(data, recipe, nodewright):
+    """Each component's direct dependencies (what a Flux HelmRelease's dependsOn and the helmfile's needs carry, not
+    only the tier it lands in)."""
+    catalog, recipes, files = data
+    res = stack.resolve(catalog, recipes, recipe, files=files, options={'use_nodewright': nodewright})
+    comps = dict((c['name'], c['depends_on']) for c in res['components'])
+    nodewright_only = {'nodewright-operator', 'rdma-modules'}
+    expected = dict((name, sorted(d for d in deps if nodewright or d not in nodewright_only))
+                    for name, deps in NVKE_TRAINING_DEPS.items() if nodewright or name not in nodewright_only)
+    if recipe.endswith('-kubeflow'):
+        expected['kubeflow-trainer'] = ['gpu-operator', 'kube-prometheus-stack']
+    assert comps == expected
+
+
 def test_inference_recipes_switch_the_tuning_intent_and_add_the_gateway(data):
     catalog, recipes, files = data
     for recipe in ('vr200-rke2-ubuntu-inference', 'vr200-rke2-ubuntu-inference-dynamo'):
