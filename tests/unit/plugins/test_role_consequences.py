@@ -12,8 +12,9 @@ import os
 import re
 
 import pytest
+import yaml
 
-from roletemplar import expression, render
+from roletemplar import REPO, expression, render
 
 
 @pytest.mark.parametrize('groups', [['control_plane'], ['kube_control_plane'], ['gpu_trays', 'control_plane']])
@@ -170,8 +171,7 @@ def test_the_preflight_judges_the_containerd_configuration_of_every_tray():
     assert result['status'] == 'failed', result
 
 
-SUMMARY = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))),
-                       'roles', 'preflight', 'templates', 'summary.md.j2')
+SUMMARY = os.path.join(REPO, 'roles', 'preflight', 'templates', 'summary.md.j2')
 
 
 @pytest.mark.parametrize('plan, shown, line', [
@@ -285,7 +285,6 @@ def test_a_failed_tray_is_described_as_the_way_it_was_drained_left_it(via, left)
 
 def _task_var(role, tasks, task_name, var):
     """A task's vars: entry, as written in roles/<role>/tasks/<tasks> (the tests follow the task, not a copy)."""
-    import yaml
     with open(os.path.join(REPO, 'roles', role, 'tasks', tasks)) as handle:
         for task in yaml.safe_load(handle):
             if task.get('name') == task_name:
@@ -293,7 +292,6 @@ def _task_var(role, tasks, task_name, var):
     raise AssertionError('no task %r in roles/%s/tasks/%s' % (task_name, role, tasks))
 
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 # the finalizer the Maintenance Operator puts on every NodeMaintenance (maintenance.nvidia.com API group) and removes
 # when it released the node; the Deployment the network-operator chart's maintenance-operator-chart subchart installs
 # is named by its fullname helper: <release>-maintenance-operator-chart
