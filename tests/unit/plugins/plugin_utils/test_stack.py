@@ -147,6 +147,13 @@ def _names(resolved):
     return [c['name'] for c in resolved['components']]
 
 
+def _components(data, recipe, **kwargs):
+    """{name: component} of the recipe as stack.resolve composes it (keyword arguments: options, overrides)."""
+    catalog, recipes, files = data
+    resolved = stack.resolve(catalog, recipes, recipe, files=files, **kwargs)
+    return dict((c['name'], c) for c in resolved['components'])
+
+
 @pytest.mark.parametrize('recipe', RECIPES)
 @pytest.mark.parametrize('variant', ['default', 'nodewright'])
 def test_each_recipe_resolves_to_its_expected_order(data, recipe, variant):
@@ -186,9 +193,7 @@ AICR_VR200_TRAINING_VERSIONS = {
 
 
 def test_vr200_training_with_nodewright_is_aicrs_bundle(data):
-    catalog, recipes, files = data
-    res = stack.resolve(catalog, recipes, 'vr200-rke2-ubuntu-training', files=files, options={'use_nodewright': True})
-    comps = dict((c['name'], c) for c in res['components'])
+    comps = _components(data, 'vr200-rke2-ubuntu-training', options={'use_nodewright': True})
     assert sorted(comps) == sorted(AICR_VR200_TRAINING_DEPS)
     for name, deps in AICR_VR200_TRAINING_DEPS.items():
         assert comps[name]['depends_on'] == sorted(deps), name
@@ -222,9 +227,8 @@ NVKE_TRAINING_DEPS = {
 def test_nvke_components_wait_for_what_they_need(data, recipe, nodewright):
     """Each component's direct dependencies (what a Flux HelmRelease's dependsOn and the helmfile's needs carry, not
     only the tier it lands in)."""
-    catalog, recipes, files = data
-    res = stack.resolve(catalog, recipes, recipe, files=files, options={'use_nodewright': nodewright})
-    comps = dict((c['name'], c['depends_on']) for c in res['components'])
+    resolved = _components(data, recipe, options={'use_nodewright': nodewright})
+    comps = dict((name, component['depends_on']) for name, component in resolved.items())
     nodewright_only = {'nodewright-operator', 'rdma-modules'}
     expected = dict((name, sorted(d for d in deps if nodewright or d not in nodewright_only))
                     for name, deps in NVKE_TRAINING_DEPS.items() if nodewright or name not in nodewright_only)
@@ -236,8 +240,7 @@ def test_nvke_components_wait_for_what_they_need(data, recipe, nodewright):
 def test_inference_recipes_switch_the_tuning_intent_and_add_the_gateway(data):
     catalog, recipes, files = data
     for recipe in ('vr200-rke2-ubuntu-inference', 'vr200-rke2-ubuntu-inference-dynamo'):
-        res = stack.resolve(catalog, recipes, recipe, files=files, options={'use_nodewright': True})
-        comps = dict((c['name'], c) for c in res['components'])
+        comps = _components(data, recipe, options={'use_nodewright': True})
         assert comps['nodewright-customizations']['values']['intent'] == 'inference'
         assert comps['agentgateway']['depends_on'] == ['agentgateway-crds', 'cert-manager']
     assert 'dynamo-platform' in _names(stack.resolve(catalog, recipes, 'vr200-rke2-ubuntu-inference-dynamo', files=files))
@@ -251,8 +254,7 @@ def test_where_the_host_holds_the_driver_the_components_look_for_it_there(data, 
     """VR200 trays carry a host-installed driver (the GPU Operator's driver off): NVSentinel's labeler is told the
     driver is installed and the DRA driver looks at / for it; on NVKE the operator installs the driver, and neither
     is set so."""
-    catalog, recipes, files = data
-    comps = dict((c['name'], c) for c in stack.resolve(catalog, recipes, recipe, files=files)['components'])
+    comps = _components(data, recipe)
     host_driver = comps['gpu-operator']['values']['driver']['enabled'] is False
     assert host_driver is (recipe in VR200)
     labeler = (comps['nvsentinel']['values'].get('labeler') or {}) if 'nvsentinel' in comps else {}
@@ -266,9 +268,7 @@ def test_the_node_exporter_moves_off_9100_with_its_service_on_rke2(data, recipe)
     """RKE2 host images may run node_exporter on 9100: the chart's port moves the container to 9110, and the
     Service's targetPort must name that open container port (the chart's values: "Must refer to an open container
     port"), or Prometheus scrapes a closed port on every VR200 node."""
-    catalog, recipes, files = data
-    comps = dict((c['name'], c) for c in stack.resolve(catalog, recipes, recipe, files=files)['components'])
-    service = comps['kube-prometheus-stack']['values']['prometheus-node-exporter']['service']
+    service = _components(data, recipe)['kube-prometheus-stack']['values']['prometheus-node-exporter']['service']
     assert service['port'] == service['targetPort'] == 9110
 
 
@@ -276,18 +276,16 @@ def test_the_node_exporter_moves_off_9100_with_its_service_on_rke2(data, recipe)
 def test_every_vr200_recipe_with_nodewright_tunes_with_its_intent(data, recipe):
     """With stack_use_nodewright on, each VR200 recipe installs the NodeWright operator and one tuning CR with the
     nvidia-tuned intent of its recipe (the registry's tuned_intent)."""
-    catalog, recipes, files = data
-    res = stack.resolve(catalog, recipes, recipe, files=files, options={'use_nodewright': True})
-    comps = dict((c['name'], c) for c in res['components'])
+    recipes = data[1]
+    comps = _components(data, recipe, options={'use_nodewright': True})
     assert 'nodewright-operator' in comps
-    assert comps['nodewright-customizations']['values']['intent'] == recipes[recipe]['tuned_intent']
-    assert recipes[recipe]['tuned_intent'] == {'vr200-rke2-ubuntu-training': 'multiNodeTraining'}.get(recipe, 'inference')
+    expected = 'multiNodeTraining' if recipe == 'vr200-rke2-ubuntu-training' else 'inference'
+    assert comps['nodewright-customizations']['values']['intent'] == recipes[recipe]['tuned_intent'] == expected
 
 
 def test_nvke_values_follow_the_guide(data):
     catalog, recipes, files = data
-    res = stack.resolve(catalog, recipes, 'gb200-nvke-ubuntu-training', files=files)
-    comps = dict((c['name'], c) for c in res['components'])
+    comps = _components(data, 'gb200-nvke-ubuntu-training')
     gpu = comps['gpu-operator']
     env = dict((e['name'], e['value']) for e in gpu['values']['toolkit']['env'])
     assert env == {'RUNTIME_CONFIG_SOURCE': 'file', 'ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED': 'false'}
