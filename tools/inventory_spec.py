@@ -18,13 +18,21 @@ import re
 import sys
 import textwrap
 
+import importlib.util
+
 import jinja2
 import jinja2.nodes
 import yaml
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
+# the run context's table of shared inputs (pure Python, no collection imports)
+_spec = importlib.util.spec_from_file_location("run_context", ROOT / "plugins" / "plugin_utils" / "run_context.py")
+run_context = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(run_context)
 OUT = ROOT / "roles" / "preflight" / "vars" / "inventory_spec.yml"
 FEEDS = re.compile(r'^\{\{\s*(gpu_tray_[a-z0-9_]+)\s*\|\s*default\(')
+# a default that reads the run context (plugins/plugin_utils/run_context.py): the key's inventory variable feeds it
+CONTEXT = re.compile(r"^\{\{\s*lookup\('gpu_tray\.cluster\.run_context',\s*'([a-z_]+)'\)\s*\}\}$")
 ENV = jinja2.Environment()
 KEYS = ("type", "elements", "choices")
 # read by playbooks (not by a role default), each with the spec its `| bool` / use asks for and the default the
@@ -33,6 +41,12 @@ EXTRA = {
     "gpu_tray_skip_preflight": {"type": "bool", "default": False},
     "gpu_tray_stack_deploy": {"type": "bool", "default": True},
     "gpu_tray_validate": {"type": "bool", "default": True},
+}
+# read by the run context alone (plugins/plugin_utils/run_context.py): the cluster connection every play that talks to
+# the API uses (module_defaults)
+CONTEXT_ONLY = {
+    "gpu_tray_kubeconfig": {"type": "str", "default": ""},
+    "gpu_tray_kube_context": {"type": "str", "default": ""},
 }
 # read by the lookup gpu_tray.cluster.report_dir, which the roles' report directories default to
 LOOKUP = {
@@ -87,17 +101,28 @@ def feeds():
         defaults = yaml.safe_load(defaults_file.read_text()) or {}
         options = yaml.safe_load(spec_file.read_text())["argument_specs"]["main"]["options"]
         for option, value in defaults.items():
-            match = FEEDS.match(str(value)) if isinstance(value, str) else None
-            if not match:
+            text = value.strip() if isinstance(value, str) else ""
+            match, shared = FEEDS.match(text), CONTEXT.match(text)
+            if not match and not shared:
                 continue
             if option not in options:
                 raise SpecError("%s: default %s has no argument spec" % (role_dir.name, option))
             spec = dict((key, options[option][key]) for key in KEYS if key in options[option])
             spec.setdefault("type", "str")
-            is_literal, default = literal_default(value)
+            if shared and shared.group(1) == "report_dir":
+                continue      # gpu_tray_report_dir / gpu_tray_run_id: LOOKUP below
+            if shared:
+                if shared.group(1) not in run_context.VARIABLES:
+                    raise SpecError("%s: default %s reads run context key %s, which it has not"
+                                    % (role_dir.name, option, shared.group(1)))
+                name = run_context.VARIABLES[shared.group(1)]
+                is_literal, default = run_context.DEFAULTS[shared.group(1)] is not None, run_context.DEFAULTS[shared.group(1)]
+            else:
+                name = match.group(1)
+                is_literal, default = literal_default(value)
             if is_literal:
                 spec["default"] = default
-            out.setdefault(match.group(1), []).append((role_dir.name, option, spec))
+            out.setdefault(name, []).append((role_dir.name, option, spec))
     return out
 
 
@@ -153,13 +178,17 @@ def render():
         lines.append("  # read by the playbooks")
         lines.append("  %s:" % name)
         lines += _entry(EXTRA[name])
+    for name in sorted(CONTEXT_ONLY):
+        lines.append("  # read by the run context (the cluster connection of every play that talks to the API)")
+        lines.append("  %s:" % name)
+        lines += _entry(CONTEXT_ONLY[name])
     for name in sorted(LOOKUP):
         lines.append("  # read by the lookup report_dir (preflight_report_dir, rolling_reboot_report_dir, validate_report_dir)")
         lines.append("  %s:" % name)
         lines += _entry(LOOKUP[name])
     lines.append("# every gpu_tray_* variable of the collection: the spec's, and the facts its roles set")
     lines.append("__preflight_known_variables:")
-    for name in sorted(set(uses) | set(EXTRA) | set(LOOKUP) | set(FACTS)):
+    for name in sorted(set(uses) | set(EXTRA) | set(CONTEXT_ONLY) | set(LOOKUP) | set(FACTS)):
         lines.append("  - %s" % name)
     lines.append("# gpu_tray_* variables the collection no longer reads, and why")
     lines.append("__preflight_removed_variables:")

@@ -24,7 +24,7 @@ from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
 from ansible.utils.vars import load_extra_vars
 
-from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import inputs
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import inputs, platform, report_dir, run_context
 
 ARGUMENT_SPEC = dict(
     hosts=dict(type='list', elements='str'),
@@ -108,6 +108,38 @@ class ActionModule(ActionBase):
                           % host)
         return None, None
 
+    def _contexts(self, checked, me, task_vars, hostvars):
+        """The run context of every checked host and of the API host (plugin_utils/run_context.py), and a clause per
+        run value the trays disagree on."""
+        groups = task_vars.get('groups') or {}
+        cache = {}
+
+        def values_of(host):
+            if host not in cache:
+                if host == me:
+                    variables = task_vars
+                elif hostvars is not None and host in hostvars:
+                    variables = hostvars.raw_get(host)
+                else:
+                    variables = None
+                cache[host] = None if variables is None else run_context.host_values(self._templar, variables)
+            return cache[host]
+
+        def locate(values):
+            return report_dir.locate(*[values.get(name) for name in run_context.REPORT_INPUTS])['dir']
+
+        contexts = {}
+        clauses = []
+        for host in list(checked) + [run_context.api_host(groups)]:
+            if host in contexts or values_of(host) is None:
+                continue
+            try:
+                contexts[host] = run_context.for_host(host, values_of, groups, platform.load, locate)
+            except (platform.ProfileError, report_dir.ReportDirError, AnsibleError) as exc:
+                clauses.append('the run context of %s cannot be resolved: %s' % (host, first_line(to_native(exc))))
+        clauses.extend(run_context.disagreements(contexts, run_context.trays(groups)))
+        return contexts, clauses
+
     def run(self, tmp=None, task_vars=None):
         result = super(ActionModule, self).run(tmp, task_vars)
         _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
@@ -149,6 +181,11 @@ class ActionModule(ActionBase):
         clauses, answers = inputs.run_findings(extra_vars, allowed_everywhere or ())
         for clause in clauses:
             findings.setdefault(clause, []).extend(checked)
+        contexts = {}
+        if not findings:
+            contexts, clauses = self._contexts(checked, me, task_vars, hostvars)
+            for clause in clauses:
+                findings.setdefault(clause, []).extend(checked)
         if not findings:
             helm_problem, warning = self._helm(args['helm'], task_vars)
             if helm_problem:
@@ -160,6 +197,7 @@ class ActionModule(ActionBase):
         # what the playbook sets next (ansible.builtin.set_fact over this list, run_once: every host of the play):
         # the survey's answers, and that the inputs were checked (later plays of the run skip the check)
         kept = [{'key': name, 'value': answers[name]} for name in sorted(answers)]
+        kept.append({'key': run_context.FACT, 'value': {'hosts': contexts}})
         result['facts'] = [] if findings else kept + [{'key': CHECKED, 'value': True}]
         if findings:
             result.update(failed=True, msg=inputs.refusal(findings, len(checked)))

@@ -190,28 +190,35 @@ def gpu_nodes(nodes):
     return [node for node in nodes if gpu_present(node) and not is_control_plane(node)]
 
 
-def check_sriov_rails(nodes, rails, num_vfs):
-    """Every GPU node's allocatable has nvidia.com/sriov_resource_rail_0..rails-1 equal to num_vfs."""
+def sriov_resources(rails, num_vfs):
+    """The node resources ``rails`` rails of ``num_vfs`` VFs each are advertised as: [(resource, count)]."""
+    return [('%s%d' % (SRIOV_PREFIX, index), num_vfs) for index in range(rails)]
+
+
+def check_sriov_rails(nodes, expected):
+    """Every GPU node's allocatable has each ``(resource, count)`` of ``expected`` (the stack plan's SR-IOV policies:
+    their resource and numVfs) at exactly that count."""
     workers = gpu_nodes(nodes)
     if not workers:
         return [_result('sriov-rails', False, 'no worker node is labelled nvidia.com/gpu.present=true (NFD/GFD not '
                         'running, or the GPU Operator has not labelled the trays yet)', 'Nodes')]
+    counts = sorted(set(int(count) for _resource, count in expected))
+    want = ('%d VFs' % counts[0]) if len(counts) == 1 else 'the VFs of its policy'
     out = []
     for node in workers:
         name = _meta(node).get('name')
         allocatable = (node.get('status') or {}).get('allocatable') or {}
         wrong = []
-        for index in range(rails):
-            key = '%s%d' % (SRIOV_PREFIX, index)
+        for key, count in expected:
             value = allocatable.get(key)
-            if str(value) != str(num_vfs):
-                wrong.append('%s=%s' % (key, 'missing' if value is None else value))
+            if str(value) != str(count):
+                wrong.append('%s=%s (expected %d)' % (key, 'missing' if value is None else value, int(count)))
         if wrong:
-            out.append(_result('sriov-rails', False, 'node %s: %s (expected %d VFs on each of %d rails: check the '
+            out.append(_result('sriov-rails', False, 'node %s: %s (the recipe asks %s on each of %d rails: check the '
                                'SriovNetworkNodeState of the node, the sriov-device-plugin pod and the rail\'s '
-                               'NUM_OF_VFS)' % (name, ', '.join(wrong), num_vfs, rails), 'Node %s' % name))
+                               'NUM_OF_VFS)' % (name, ', '.join(wrong), want, len(expected)), 'Node %s' % name))
         else:
-            out.append(_result('sriov-rails', True, 'node %s advertises %d VFs on each of %d rails' % (name, num_vfs, rails),
+            out.append(_result('sriov-rails', True, 'node %s advertises %s on each of %d rails' % (name, want, len(expected)),
                                'Node %s' % name))
     return out
 

@@ -20,8 +20,9 @@ description:
   - A component's workloads and pods are those of its Helm release (annotation C(meta.helm.sh/release-name) C(<release>),
     C(<release>-pre) or C(<release>-post), or label C(app.kubernetes.io/instance)) in its namespace, or those matching
     its C(label_selector).
-  - With I(sriov_rails) (NVKE GB200) - every GPU worker node's allocatable has C(nvidia.com/sriov_resource_rail_0..N-1)
-    equal to I(num_vfs), a multus DaemonSet is rolled out and every C(SriovNetworkNodeState) is C(Succeeded).
+  - With I(sriov_resources) (NVKE GB200, the stack plan's, one per rail) - every GPU worker node's allocatable has each
+    resource at its count (the policy's C(numVfs)), a multus DaemonSet is rolled out and every
+    C(SriovNetworkNodeState) is C(Succeeded).
   - With I(timeout) the checks repeat every I(poll_interval) seconds until they pass I(stable_polls) times in a row
     (nodes that reboot flap) or the time is up; the last evaluation is returned.
 author:
@@ -81,14 +82,33 @@ options:
             description: Value that means ready.
             type: str
             default: ready
+  sriov_resources:
+    description:
+      - The node resources of the SR-IOV rails and the VFs each must advertise, as the recipe's
+        SriovNetworkNodePolicies ask (C(resourceName) with the C(nvidia.com/) prefix, C(numVfs)); role validate
+        passes the stack plan's C(sriov_resources). Every GPU worker node's allocatable must hold each at exactly
+        its count. Empty (and no O(sriov_rails)) skips the fabric checks.
+    type: list
+    elements: dict
+    default: []
+    suboptions:
+      name:
+        description: The node resource, for example C(nvidia.com/sriov_resource_rail_0).
+        type: str
+        required: true
+      count:
+        description: VFs the resource must advertise.
+        type: int
+        required: true
   sriov_rails:
-    description: Number of SR-IOV rails each GPU worker node must advertise (4 on NVKE GB200). 0 skips the fabric checks.
+    description:
+      - Number of SR-IOV rails (C(nvidia.com/sriov_resource_rail_0..N-1)), a short form of O(sriov_resources) for a
+        call without a plan; needs O(num_vfs). 0 skips it.
     type: int
     default: 0
   num_vfs:
-    description: VFs expected on each rail (C(nvidia.com/sriov_resource_rail_N) in the node's allocatable).
+    description: VFs expected on each rail with O(sriov_rails) (no default - the recipe's C(numVfs) decides).
     type: int
-    default: 16
   pending_timeout:
     description: Seconds a pod may stay Pending before it counts as a failure.
     type: int
@@ -129,8 +149,7 @@ EXAMPLES = r'''
         crds: [nicclusterpolicies.mellanox.com]
         ready:
           - {api_version: mellanox.com/v1alpha1, kind: NicClusterPolicy, name: nic-cluster-policy}
-    sriov_rails: 4
-    num_vfs: 16
+    sriov_resources: "{{ __stack_plan.sriov_resources }}"
     timeout: 600
 '''
 
@@ -198,8 +217,12 @@ def build_module():
     spec = dict(AUTH_ARG_SPEC)
     spec.update(
         components=dict(type='list', elements='dict', required=True, options=COMPONENT_SPEC),
+        sriov_resources=dict(type='list', elements='dict', default=[], options=dict(
+            name=dict(type='str', required=True),
+            count=dict(type='int', required=True),
+        )),
         sriov_rails=dict(type='int', default=0),
-        num_vfs=dict(type='int', default=16),
+        num_vfs=dict(type='int'),
         pending_timeout=dict(type='int', default=300),
         timeout=dict(type='int', default=0),
         poll_interval=dict(type='int', default=10),
@@ -275,8 +298,10 @@ def evaluate(reader, params):
         for item in own:
             item['data']['component'] = name
         checks += own
-    if params['sriov_rails']:
-        fabric = resources.check_sriov_rails(reader.nodes(), params['sriov_rails'], params['num_vfs'])
+    expected = [(item['name'], item['count']) for item in params['sriov_resources']]
+    expected += resources.sriov_resources(params['sriov_rails'], params['num_vfs']) if params['sriov_rails'] else []
+    if expected:
+        fabric = resources.check_sriov_rails(reader.nodes(), expected)
         fabric += resources.check_multus(reader.all_daemonsets())
         fabric += resources.check_sriov_node_states(reader.sriov_states())
         for item in fabric:
@@ -298,8 +323,10 @@ def _owned_by(pod, workloads):
 def main():
     module = build_module()
     params = module.params
+    if params['sriov_rails'] and params['num_vfs'] is None:
+        module.fail_json(msg='option num_vfs is required with sriov_rails (the VFs each rail must advertise)')
     for option in ('sriov_rails', 'num_vfs', 'pending_timeout', 'timeout'):
-        if params[option] < 0:
+        if params[option] is not None and params[option] < 0:
             module.fail_json(msg='option %s must be 0 or more, got %d' % (option, params[option]))
     for option in ('poll_interval', 'stable_polls'):
         if params[option] < 1:

@@ -350,7 +350,7 @@ _BDF = re.compile(r'^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$')
 RAIL_PCI_VARIABLE = 'gpu_tray_rail_pci_addresses'
 
 
-def sriov_rails(rails, rail_pci, num_vfs=16):
+def sriov_rails(rails, rail_pci, num_vfs):
     """Per rail index: the rail device, its PF PCI address(es) on the trays, and the VF count to request.
 
     ``rail_pci`` maps each rail device to the PCI address of its PF (a string, or a list when tray models differ) -
@@ -359,6 +359,9 @@ def sriov_rails(rails, rail_pci, num_vfs=16):
     is not a rail is refused: without rootDevices every policy would select every ConnectX-7 PF, and the SR-IOV
     operator gives all VFs to one rail's resource.
     """
+    if num_vfs is None or num_vfs == '':
+        raise StackError('the recipe builds SR-IOV VFs on every rail, but no VF count is set: set gpu_tray_num_vfs '
+                         '(the platform profile gives it for its own recipes)')
     num_vfs = int(num_vfs)
     if num_vfs < 1:
         raise StackError('the SR-IOV VF count must be at least 1 (got %d; gpu_tray_num_vfs)' % num_vfs)

@@ -22,7 +22,7 @@ import hashlib
 import json
 import re
 
-from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import bundle, manifests, registry, stack
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import bundle, manifests, platform, registry, stack
 from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.stack import StackError
 
 DEFAULT_SITE = {
@@ -36,7 +36,8 @@ DEFAULT_SITE = {
     'serial': False,
     'rails': [],
     'rail_pci': {},
-    'num_vfs': 16,
+    # the run context's (plugin_utils/run_context.py: the platform profile's sriov.num_vfs or gpu_tray_num_vfs)
+    'num_vfs': None,
     'ippool_base': '10.255.0.0/16',
     'ippool_prefix': 22,
     'ippool_per_node_block_size': 50,
@@ -137,6 +138,19 @@ def _site_manifests(comp, render_template, template_vars):
     return objects
 
 
+def _num_vfs(site):
+    """The VFs per rail: the site's (the run context's: gpu_tray_num_vfs, else the platform profile's), else - a
+    plan asked without it - the profile of the recipe's platform, the one default. None for a site recipe of no
+    platform (the SR-IOV rails then refuse, naming gpu_tray_num_vfs)."""
+    if site['num_vfs'] is not None and site['num_vfs'] != '':
+        return site['num_vfs']
+    try:
+        name = registry.facts(site['recipe'])['platform']
+    except registry.RegistryError:
+        return None
+    return platform.load(name)['sriov']['num_vfs'] or None
+
+
 def _fabric(site, components):
     """The site's rail pools and SR-IOV rails, built only when a component's manifests need them."""
     wanted = set(path for comp in components for path in comp['manifests'])
@@ -213,6 +227,11 @@ def _derived(components):
                       'crds': list(c['readiness'].get('wait_for_crds') or []),
                       'ready': list(c['readiness'].get('ready') or [])} for c in components],
         'sriov_policies': policies,
+        # the node resource each rail's VFs are advertised as and how many (the policy's numVfs): what the deployment
+        # phase expects in every GPU node's allocatable
+        'sriov_resources': [{'name': '%s/%s' % (RESOURCE_PREFIX, p['spec']['resourceName']),
+                             'count': int(p['spec']['numVfs'])}
+                            for p in sorted(policies, key=lambda o: o['metadata']['name'])],
         'sriov_networks': [{'resource': '%s/%s' % (RESOURCE_PREFIX, n['spec']['resourceName']),
                             'network': '%s/%s' % (n['spec']['networkNamespace'], n['metadata']['name'])}
                            for n in networks],
@@ -235,7 +254,7 @@ def plan(raw_site, files=None, render_template=None):
                          'the 64k Grace kernel'
                          % '; '.join('component %s carries %s' % (f['component'], f['path']) for f in forbidden))
     components = resolved['components']
-    pools, sriov = _fabric(site, components)
+    pools, sriov = _fabric(dict(site, num_vfs=_num_vfs(site)), components)
     built = manifests.Site(pools, sriov, site['registries'])
     template_vars = {'stack_ippools': pools, 'stack_sriov_rails': sriov}
     for comp in components:

@@ -54,7 +54,7 @@ def stack_run(kubeconfig, helm, playbook, *extra):
     t0 = time.monotonic()
     rc, out = run_playbook("gpu_tray.cluster.%s" % playbook, "-e", "@" + os.path.join(HERE, "files", "stacktest", "vars.yml"),
                            "-e", "stack_test_dir=%s" % HERE, "-e", "gpu_tray_recipe=stacktest",
-                           "-e", "stack_kubeconfig=%s" % kubeconfig, "-e", "stack_helm_binary=%s" % helm,
+                           "-e", "gpu_tray_kubeconfig=%s" % kubeconfig, "-e", "stack_helm_binary=%s" % helm,
                            "-e", "stack_settle_seconds=2", *extra)
     return rc, out, time.monotonic() - t0
 

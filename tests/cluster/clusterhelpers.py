@@ -94,6 +94,34 @@ def kube_config(kubeconfig):
     return cfg
 
 
+def closed_port():
+    """A loopback TCP port nothing listens on (bound for a moment, then released)."""
+    import socket
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def two_context_kubeconfig(kubeconfig, dest, name="gpu-tray-test"):
+    """A kubeconfig with two contexts: the current one points at a closed loopback port, the second (``name``) at the
+    test cluster. A run that reaches the test cluster used the context the inventory named (gpu_tray_kube_context);
+    a module that fell back to the current context or to K8S_AUTH_* / ~/.kube/config fails with "connection
+    refused". Returns ``(path, name)``."""
+    import yaml
+    with open(kubeconfig) as handle:
+        cfg = yaml.safe_load(handle)
+    real = next(c for c in cfg["contexts"] if c["name"] == cfg["current-context"])
+    server = next(c for c in cfg["clusters"] if c["name"] == real["context"]["cluster"])
+    closed = {"name": "closed", "cluster": dict(server["cluster"], server="https://127.0.0.1:%d" % closed_port())}
+    cfg["clusters"].append(closed)
+    cfg["contexts"] = [{"name": "first-closed", "context": dict(real["context"], cluster="closed")},
+                       {"name": name, "context": real["context"]}]
+    cfg["current-context"] = "first-closed"
+    with open(str(dest), "w") as handle:
+        yaml.safe_dump(cfg, handle)
+    return str(dest), name
+
+
 def check_down(pids, env=None):
     """`kcluster down`, then prove it: rc 0, status shows nothing running, no recorded process alive."""
     down = subprocess.run([KCLUSTER, "down"], capture_output=True, text=True, env=env, check=False)

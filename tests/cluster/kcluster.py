@@ -9,6 +9,7 @@
   kcluster env                             shell exports: KUBECONFIG, K8S_AUTH_KUBECONFIG, KCLUSTER_HELM
   kcluster fault node-notready NODE        the simulated kubelet reports Ready=False for NODE
   kcluster fault node-unreachable NODE     the simulated kubelet stops heartbeating NODE
+  kcluster fault sriov-vfs NODE --count N  NODE advertises N VFs on each SR-IOV rail (another numVfs applied)
   kcluster fault clear NODE|all
 
 Pieces: etcd (Debian etcd-server), kube-apiserver + kube-controller-manager (built by build.sh from
@@ -519,6 +520,7 @@ def cmd_fault(args):
     except (OSError, ValueError):
         faults = {}
     known = ["tray%02d" % i for i in range(1, meta["nodes"] + 1)] + ["cp01"]
+    known += ["all"] if args.action == "sriov-vfs" else []
     if args.action == "clear":
         if args.node == "all":
             faults = {}
@@ -527,7 +529,13 @@ def cmd_fault(args):
     else:
         if args.node not in known:
             raise Fail("no simulated node %r (nodes: %s)" % (args.node, ", ".join(known)))
-        faults[args.node] = {"node-notready": "notready", "node-unreachable": "unreachable"}[args.action]
+        if args.action == "sriov-vfs":
+            if args.count is None or args.count < 0:
+                raise Fail("sriov-vfs needs --count N (0 or more)")
+            for node in (known[:-2] if args.node == "all" else [args.node]):     # all: every tray
+                faults[node] = "sriov-vfs=%d" % args.count
+        else:
+            faults[args.node] = {"node-notready": "notready", "node-unreachable": "unreachable"}[args.action]
     tmp = path + ".tmp"
     with open(tmp, "w") as fh:
         json.dump(faults, fh)
@@ -549,8 +557,9 @@ def main(argv=None):
     sub.add_parser("kubeconfig")
     sub.add_parser("env")
     fa = sub.add_parser("fault")
-    fa.add_argument("action", choices=("node-notready", "node-unreachable", "clear"))
+    fa.add_argument("action", choices=("node-notready", "node-unreachable", "sriov-vfs", "clear"))
     fa.add_argument("node")
+    fa.add_argument("--count", type=int, default=None, help="sriov-vfs: the VFs each rail advertises")
     args = ap.parse_args(argv)
     if args.cmd == "up" and not 1 <= args.nodes <= 64:
         ap.error("--nodes must be between 1 and 64")

@@ -32,6 +32,7 @@ import argparse
 import datetime
 import json
 import logging
+import re
 import signal
 import sys
 import time
@@ -105,7 +106,7 @@ def provider_id(platform, name):
     return "rke2://%s" % name
 
 
-def _resources(cpu, memory_gi, gpus, rails):
+def _resources(cpu, memory_gi, gpus, rails, vfs=None):
     res = {
         "cpu": cpu,
         "memory": "%dGi" % memory_gi,
@@ -116,7 +117,7 @@ def _resources(cpu, memory_gi, gpus, rails):
     if gpus:
         res["nvidia.com/gpu"] = str(gpus)
     for rail in range(rails):
-        res["nvidia.com/sriov_resource_rail_%d" % rail] = str(SRIOV_VFS_PER_RAIL)
+        res["nvidia.com/sriov_resource_rail_%d" % rail] = str(SRIOV_VFS_PER_RAIL if vfs is None else vfs)
     return res
 
 
@@ -180,7 +181,7 @@ def build_node(platform, name, index, control_plane=False):
 
 
 def node_status(platform, name, index, control_plane, now, ready=True, message=None, previous=None,
-                kubelet_endpoint=None):
+                kubelet_endpoint=None, sriov_vfs=None):
     """The node's status as its kubelet would post it at `now`.
 
     `previous`: the conditions the node has on the server; like the kubelet, a condition whose status did
@@ -193,7 +194,7 @@ def node_status(platform, name, index, control_plane, now, ready=True, message=N
     if control_plane:
         capacity = _resources("32", 256, 0, 0)
     else:
-        capacity = _resources(facts["cpu"], facts["memory_gi"], GPUS_PER_TRAY, facts["sriov_rails"])
+        capacity = _resources(facts["cpu"], facts["memory_gi"], GPUS_PER_TRAY, facts["sriov_rails"], sriov_vfs)
     ts = rfc3339(now)
     conditions = [
         _node_cond("MemoryPressure", "False", "KubeletHasSufficientMemory", "kubelet has sufficient memory available", ts),
@@ -569,7 +570,8 @@ def status_digest(status):
 
 
 def read_faults(path):
-    """{"node": "notready"|"unreachable"} from the fault file; missing/garbled file = no faults."""
+    """{"node": "notready"|"unreachable"|"sriov-vfs=N"} from the fault file; missing/garbled file = no faults.
+    sriov-vfs=N: the node advertises N VFs on each SR-IOV rail (the SR-IOV config daemon applied another numVfs)."""
     try:
         with open(path) as fh:
             data = json.load(fh)
@@ -577,7 +579,8 @@ def read_faults(path):
         return {}
     if not isinstance(data, dict):
         return {}
-    return {str(k): str(v) for k, v in data.items() if v in ("notready", "unreachable")}
+    return {str(k): str(v) for k, v in data.items()
+            if v in ("notready", "unreachable") or re.match(r"^sriov-vfs=[0-9]+$", str(v))}
 
 
 def read_log_map(path):
@@ -631,6 +634,7 @@ class SimKubelet(object):
         self.fault_file = fault_file
         self.last_beat = {}
         self.reported_ready = {}
+        self.reported_vfs = {}
         self.stop = False
         self.ip_alloc = {}
         self.log = logging.getLogger("simkubelet")
@@ -652,9 +656,10 @@ class SimKubelet(object):
                                             "spec": body["spec"]})
             self.heartbeat(name, index, cp, ready=True, force=True)
 
-    def heartbeat(self, name, index, cp, ready, force=False):
+    def heartbeat(self, name, index, cp, ready, force=False, vfs=None):
         now = time.time()
-        if not force and self.reported_ready.get(name) == ready and now - self.last_beat.get(name, 0) < HEARTBEAT_EVERY:
+        if not force and self.reported_ready.get(name) == ready and self.reported_vfs.get(name) == vfs \
+                and now - self.last_beat.get(name, 0) < HEARTBEAT_EVERY:
             return
         try:
             previous = (self._json(self.core.read_node_status(name, _preload_content=False)).get("status") or {}).get("conditions")
@@ -663,13 +668,14 @@ class SimKubelet(object):
                 raise
             previous = None
         status = node_status(self.platform, name, index, cp, now, ready=ready, previous=previous,
-                             kubelet_endpoint=self.kubelet_endpoint)
+                             kubelet_endpoint=self.kubelet_endpoint, sriov_vfs=vfs)
         self.core.patch_node_status(name, {"status": status})
         self._renew_lease(name, now)
         self.last_beat[name] = now
         if self.reported_ready.get(name) != ready:
             self.log.info("node %s reports Ready=%s", name, ready)
         self.reported_ready[name] = ready
+        self.reported_vfs[name] = vfs
 
     def _renew_lease(self, name, now):
         api = self.client_mod
@@ -700,7 +706,8 @@ class SimKubelet(object):
             fault = faults.get(name)
             if fault == "unreachable":
                 continue          # no heartbeat at all: the node lifecycle controller notices
-            self.heartbeat(name, index, cp, ready=(fault != "notready"))
+            vfs = int(fault.split("=", 1)[1]) if fault and fault.startswith("sriov-vfs=") else None
+            self.heartbeat(name, index, cp, ready=(fault != "notready"), vfs=vfs)
         nodes = self._json(self.core.list_node(_preload_content=False))["items"]
         ours = {n["metadata"]["name"]: n for n in nodes
                 if (n["metadata"].get("annotations") or {}).get(SIM_ANNOTATION) == "true"}

@@ -220,7 +220,7 @@ def _helm_releases(kcluster):
 
 def _deploy(served, kcluster, playbook, *extra):
     return run_playbook("gpu_tray.cluster.%s" % playbook, *(served.args() + [
-        "-e", "stack_kubeconfig=%s" % kcluster.kubeconfig, "-e", "stack_helm_binary=%s" % kcluster.helm,
+        "-e", "gpu_tray_kubeconfig=%s" % kcluster.kubeconfig, "-e", "stack_helm_binary=%s" % kcluster.helm,
         "-e", "stack_wait_timeout=120", "-e", "stack_api_retries=0"] + list(extra)), **served.ansible_env())
 
 

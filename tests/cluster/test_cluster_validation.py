@@ -17,6 +17,7 @@ import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
+from clusterhelpers import two_context_kubeconfig
 from stackhelpers import RAIL_PCI
 from upstreamdata import upstream_crd
 
@@ -503,9 +504,13 @@ def test_conformance_secure_accelerator_access(run, core, namespace):
 # ---- playbooks/validate.yml -----------------------------------------------------------------------
 
 def _validate(kubeconfig, home, *extra):
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, 'ansible.cfg'), ANSIBLE_HOME=home,
+    """validate.yml on localhost; ``kubeconfig`` None: no K8S_AUTH_* at all (the extra vars name the cluster)."""
+    env = dict((k, v) for k, v in os.environ.items() if not k.startswith('K8S_AUTH_') and k != 'KUBECONFIG')
+    env.update(ANSIBLE_CONFIG=os.path.join(REPO, 'ansible.cfg'), ANSIBLE_HOME=home,
                ANSIBLE_LOCAL_TEMP=os.path.join(home, 'tmp'), ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, '.collections'),
-               ANSIBLE_NOCOLOR='1', K8S_AUTH_KUBECONFIG=kubeconfig)
+               ANSIBLE_NOCOLOR='1')
+    if kubeconfig:
+        env['K8S_AUTH_KUBECONFIG'] = kubeconfig
     argv = [os.path.join(os.path.dirname(sys.executable), 'ansible-playbook'), '-i', 'localhost,', '-c', 'local',
             '-e', 'ansible_python_interpreter=%s' % sys.executable, os.path.join(REPO, 'playbooks', 'validate.yml'),
             # the NVKE recipes' SR-IOV policies select each rail by its PF address on the tray model (the stack plan
@@ -592,6 +597,30 @@ def test_validate_playbook_writes_evidence(kubeconfig, tmp_path):
     assert 'STALE: this evidence was recorded for recipe digest sha256:aaaa, the recipe is now %s' % digest in report
     assert json.loads((evidence_dir / 'summary.json').read_text())['phases'] == {'readiness': 'failed'}   # fail fast
     assert sorted(os.listdir(str(evidence_dir / 'ctrf'))) == ['readiness.json']      # no leftover of the first run
+
+
+def test_validate_reaches_the_cluster_and_context_the_inventory_names(kubeconfig, tmp_path):
+    """Issue 44: gpu_tray_kubeconfig + gpu_tray_kube_context reach every API module of validate (module_defaults),
+    with no K8S_AUTH_* in the environment: the kubeconfig's current context is a closed port, the named one the test
+    cluster. The readiness phase reads the API server's version and the deployment phase its nodes' SR-IOV
+    resources - from the test cluster, never "connection refused"."""
+    path, context = two_context_kubeconfig(kubeconfig, tmp_path / 'two-contexts.kubeconfig')
+    evidence_dir = tmp_path / 'evidence'
+    res = _validate(None, str(tmp_path), {'gpu_tray_kubeconfig': path, 'gpu_tray_kube_context': context,
+                                          'validate_recipe': NVKE, 'validate_evidence_dir': str(evidence_dir),
+                                          'validate_phases': ['readiness', 'deployment']})
+    assert 'Connection refused' not in res.stdout and 'connection refused' not in res.stdout, res.stdout[-3000:]
+    assert (evidence_dir / 'ctrf' / 'readiness.json').is_file(), res.stdout[-4000:]
+    readiness = json.loads((evidence_dir / 'ctrf' / 'readiness.json').read_text())['results']['tests']
+    version = [t for t in readiness if t['name'] == 'server-version']
+    assert version and 'v1.20' in version[0]['message'], readiness
+    deployment = json.loads((evidence_dir / 'ctrf' / 'deployment.json').read_text())['results']['tests']
+    assert [t['name'] for t in deployment if t['name'] == 'sriov-rails'], deployment
+    # the same run without the context: the current context's closed port, for every phase
+    res = _validate(None, str(tmp_path), {'gpu_tray_kubeconfig': path, 'validate_recipe': NVKE,
+                                          'validate_evidence_dir': str(tmp_path / 'closed'),
+                                          'validate_phases': ['readiness']})
+    assert res.returncode != 0 and re.search(r'(?i)connection refused|max retries', res.stdout), res.stdout[-3000:]
 
 
 def test_validate_playbook_rejects_bad_input(kubeconfig, tmp_path):

@@ -18,6 +18,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import time
 
 import pytest
@@ -25,6 +26,7 @@ import yaml
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
+from clusterhelpers import two_context_kubeconfig
 from stackhelpers import recap, run_playbook
 from upstreamdata import upstream_crd
 
@@ -36,12 +38,25 @@ RELEASES = {"st-alpha": "stacktest-a", "st-beta": "stacktest-b", "st-operator": 
             "st-dra": "stacktest-dra", "st-broken": "stacktest-b", "st-after-broken": "stacktest-b"}
 
 
+def _connection(kcluster):
+    """The run's cluster connection as a site sets it (issue 44): a kubeconfig whose current context is a closed
+    port and gpu_tray_kube_context naming the test cluster's, with no K8S_AUTH_* in the environment - every module
+    of deploy, teardown and recovery must take both from the run context (module_defaults) to reach the cluster."""
+    path, context = two_context_kubeconfig(kcluster.kubeconfig, os.path.join(TMP, "two-contexts.kubeconfig"))
+    return ["-e", "gpu_tray_kubeconfig=%s" % path, "-e", "gpu_tray_kube_context=%s" % context]
+
+
+TMP = tempfile.mkdtemp(prefix="gpu-tray-stack-live-")
+NO_ENV = dict((name, "") for name in ("K8S_AUTH_KUBECONFIG", "K8S_AUTH_CONTEXT", "K8S_AUTH_HOST", "KUBECONFIG"))
+
+
 def _stack(kcluster, playbook, recipe, *extra, **kw):
-    args = ["-e", "@" + VARS, "-e", "stack_test_dir=%s" % HERE, "-e", "gpu_tray_recipe=%s" % recipe,
-            "-e", "stack_kubeconfig=%s" % kw.pop("kubeconfig", kcluster.kubeconfig),
+    dead = kw.pop("kubeconfig", None)
+    connection = ["-e", "gpu_tray_kubeconfig=%s" % dead] if dead else _connection(kcluster)
+    args = ["-e", "@" + VARS, "-e", "stack_test_dir=%s" % HERE, "-e", "gpu_tray_recipe=%s" % recipe] + connection + [
             "-e", "stack_helm_binary=%s" % kcluster.helm, "-e", "stack_wait_timeout=120",
             "-e", "stack_settle_seconds=2"] + list(extra)
-    return run_playbook("gpu_tray.cluster.%s" % playbook, *args)
+    return run_playbook("gpu_tray.cluster.%s" % playbook, *args, **NO_ENV)
 
 
 def _releases(kcluster):
@@ -232,13 +247,13 @@ def test_orphaned_node_maintenance_is_recovered(kcluster, k8s_api, controller):
         "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "mo"}},
                  "template": {"metadata": {"labels": {"app": "mo"}},
                               "spec": {"containers": [{"name": "m", "image": "registry.invalid/mo:1"}]}}}})
-    extra = ["-e", "stack_kubeconfig=%s" % kcluster.kubeconfig, "-e", '{"stack_recover_nodes": ["%s"]}' % tray1]
-    rc, out = run_playbook("gpu_tray.cluster.recover_node_maintenance", *extra)
+    extra = _connection(kcluster) + ["-e", '{"stack_recover_nodes": ["%s"]}' % tray1]
+    rc, out = run_playbook("gpu_tray.cluster.recover_node_maintenance", *extra, **NO_ENV)
     assert rc != 0 and "Maintenance Operator Deployment(s) stacktest-maint/maintenance-operator exist" in out, out[-4000:]
     assert core.read_node(tray1).spec.unschedulable is True
     apps.delete_namespaced_deployment("maintenance-operator", "stacktest-maint")
 
-    rc, out = run_playbook("gpu_tray.cluster.recover_node_maintenance", *extra)
+    rc, out = run_playbook("gpu_tray.cluster.recover_node_maintenance", *extra, **NO_ENV)
     assert rc == 0, out[-6000:]
     left = [o["metadata"]["name"] for o in custom.list_namespaced_custom_object(
         "maintenance.nvidia.com", "v1alpha1", "stacktest-maint", "nodemaintenances")["items"]]
@@ -246,6 +261,6 @@ def test_orphaned_node_maintenance_is_recovered(kcluster, k8s_api, controller):
     assert not core.read_node(tray1).spec.unschedulable
     assert core.read_node(tray2).spec.unschedulable is True
     # a second run finds nothing more for that node
-    rc, out = run_playbook("gpu_tray.cluster.recover_node_maintenance", *extra)
+    rc, out = run_playbook("gpu_tray.cluster.recover_node_maintenance", *extra, **NO_ENV)
     assert rc == 0 and "Nothing to recover" in out, out[-4000:]
     core.patch_node(tray2, {"spec": {"unschedulable": False}})

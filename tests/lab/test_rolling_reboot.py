@@ -31,7 +31,7 @@ from labtools import BIN, ROOT, STATE, ansible_env, lab, lab_up, ssh, tray_statu
 
 sys.path.insert(0, str(ROOT / "tests" / "cluster"))
 sys.path.insert(0, str(ROOT / "lab"))
-from clusterhelpers import running_cluster  # noqa: E402  (tests/cluster is not a package)
+from clusterhelpers import running_cluster, two_context_kubeconfig  # noqa: E402  (tests/cluster is not a package)
 from gpu_tray_lab import powerlog  # noqa: E402  (the lab's own reading of the power logs)
 
 PLAYBOOK = ROOT / "tests" / "lab" / "playbooks" / "fake_prepare.yml"
@@ -45,14 +45,21 @@ K8S_ENV = ("K8S_AUTH_KUBECONFIG", "K8S_AUTH_HOST", "K8S_AUTH_CONTEXT", "KUBECONF
 
 
 def run(inventory, extra_vars, *args, report=None, kubeconfig=None):
-    """ansible-playbook fake_prepare.yml; ``kubeconfig`` None = no cluster configured (no K8S_AUTH_* at all)."""
+    """ansible-playbook fake_prepare.yml; ``kubeconfig`` None = no cluster configured (no K8S_AUTH_* at all). The test
+    cluster is named as a site names it (issue 44): gpu_tray_kubeconfig, a kubeconfig whose current context is a
+    closed port, and gpu_tray_kube_context naming the cluster's - the drain and the node reads reach it only through
+    the run's connection. BROKEN_KUBECONFIG comes as an AWX credential does (K8S_AUTH_KUBECONFIG)."""
     argv = [str(BIN / "ansible-playbook"), "-i", str(inventory)]
     for extra in args:
         argv += list(extra) if isinstance(extra, (list, tuple)) else [extra]
-    argv += [str(PLAYBOOK), "-e", json.dumps(dict(FAST, gpu_tray_report_dir=str(report), **extra_vars))]
+    connection = {}
     env = dict((k, v) for k, v in ansible_env().items() if k not in K8S_ENV)
-    if kubeconfig is not None:
+    if kubeconfig == BROKEN_KUBECONFIG:
         env["K8S_AUTH_KUBECONFIG"] = kubeconfig
+    elif kubeconfig is not None:
+        path, context = two_context_kubeconfig(kubeconfig, report / "two-contexts.kubeconfig")
+        connection = {"gpu_tray_kubeconfig": path, "gpu_tray_kube_context": context}
+    argv += [str(PLAYBOOK), "-e", json.dumps(dict(FAST, gpu_tray_report_dir=str(report), **dict(connection, **extra_vars)))]
     proc = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
     return proc.returncode, proc.stdout + proc.stderr
 

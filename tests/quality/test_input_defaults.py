@@ -18,6 +18,10 @@ SPEC = yaml.safe_load((ROOT / "roles" / "preflight" / "vars" / "inventory_spec.y
 INVENTORY_SPEC = SPEC["__preflight_inventory_spec"]
 FEEDS = re.compile(r"^\{\{\s*(gpu_tray_[a-z0-9_]+)\s*\|\s*default\((.*)\)\s*\}\}$", re.S)
 QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
+CONTEXT = re.compile(r"^\{\{\s*lookup\('gpu_tray\.cluster\.run_context',\s*'([a-z_]+)'\)\s*\}\}$")
+_SPEC = importlib.util.spec_from_file_location("run_context", ROOT / "plugins" / "plugin_utils" / "run_context.py")
+RUN_CONTEXT = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(RUN_CONTEXT)
 
 
 def literal(text):
@@ -37,8 +41,14 @@ def role_defaults():
     for path in sorted((ROOT / "roles").glob("*/defaults/main.yml")):
         for option, value in (yaml.safe_load(path.read_text()) or {}).items():
             match = FEEDS.match(value.strip()) if isinstance(value, str) else None
+            shared = CONTEXT.match(value.strip()) if isinstance(value, str) else None
             if match:
                 out.append((path.parts[-3], option, match.group(1)) + literal(match.group(2)))
+            elif shared and shared.group(1) in RUN_CONTEXT.VARIABLES:
+                # a shared input (plugin_utils/run_context.py): its one default, where it is a literal
+                default = RUN_CONTEXT.DEFAULTS[shared.group(1)]
+                out.append((path.parts[-3], option, RUN_CONTEXT.VARIABLES[shared.group(1)], default is not None,
+                            default))
     return out
 
 
@@ -70,7 +80,10 @@ def test_the_roles_feed_their_options_from_the_inventory():
     assert len(ROLE_DEFAULTS) >= 60 and len(LITERALS) >= 45, (len(ROLE_DEFAULTS), len(LITERALS))
     assert ("rolling_reboot", "rolling_reboot_foreign_controllers", "gpu_tray_reboot_foreign_controllers", True,
             "refuse") in LITERALS
-    assert ("rolling_reboot", "rolling_reboot_bmc_required", "gpu_tray_bmc_required", True, True) in LITERALS
+    assert ("rolling_reboot", "rolling_reboot_bmc_validate_certs",
+            "gpu_tray_bmc_validate_certs", True, True) in LITERALS
+    # the platform profile decides (issue 44: one value for the preflight and the rolling reboot)
+    assert ("rolling_reboot", "rolling_reboot_bmc_required", "gpu_tray_bmc_required", False, None) in ROLE_DEFAULTS
 
 
 @pytest.mark.parametrize("role, option, name, _literal, value", LITERALS, ids=lambda v: str(v))

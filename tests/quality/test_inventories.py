@@ -101,7 +101,8 @@ def test_intent_presets_win_over_the_platform_vars(group, tmp_path):
     assert "gpu_tray_tuned_intent" not in hostvars[tray], "the inventory keeps site facts only"
     assert recipes[INTENTS[group]]["platform"] == "rke2-vr200"
     assert recipes[INTENTS[group]]["tuned_intent"] in profile["tuning"]["intents"]
+    # the API host follows the trays through the run context (plugin_utils/run_context.py), not inventory copies
     proc = subprocess.run([str(BIN / "ansible"), "-i", str(tmp_path), "k8s_api", "-m", "ansible.builtin.debug",
-                           "-a", "var=gpu_tray_recipe"], cwd=ROOT, env=ENV, capture_output=True, text=True,
-                          check=False)
+                           "-a", "msg={{ lookup('gpu_tray.cluster.run_context', 'recipe') }}"], cwd=ROOT, env=ENV,
+                          capture_output=True, text=True, check=False)
     assert proc.returncode == 0 and INTENTS[group] in proc.stdout, proc.stdout + proc.stderr

@@ -125,8 +125,13 @@ def test_the_documented_default_is_the_one_the_role_applies(role, entry, option,
     # a tray of a platform whose inventory sets nothing else (not the variable that feeds this option either)
     inventory = {'gpu_tray_platform': 'nvke-gb200'}
     feeds = re.match(r'^\{\{\s*(gpu_tray_[a-z0-9_]+)\s*\|\s*default\(', raw) if isinstance(raw, str) else None
+    shared = re.match(r"^\{\{\s*lookup\('gpu_tray\.cluster\.run_context',\s*'([a-z_]+)'\)\s*\}\}$",
+                      raw.strip()) if isinstance(raw, str) else None
     if feeds:
         inventory.pop(feeds.group(1), None)
+    if shared:       # an option that takes a shared input (plugin_utils/run_context.py): its inventory variable
+        from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import run_context
+        inventory.pop(run_context.VARIABLES.get(shared.group(1)), None)
     applied = expression(role, raw, **inventory) if isinstance(raw, str) else raw
     assert applied == documented and type(applied) is type(documented), (
         '%s: %s applies %r, its argument spec (%s) documents %r' % (role, option, applied, entry, documented))

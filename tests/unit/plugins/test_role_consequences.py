@@ -56,7 +56,6 @@ SAFETY_DEFAULTS = [
     ('rolling_reboot', 'rolling_reboot_batch', 1, 'one tray of a group at a time (the guides: one node at a time)'),
     ('rolling_reboot', 'rolling_reboot_foreign_controllers', 'refuse',
      'never reboot a tray another reboot controller also drives'),
-    ('rolling_reboot', 'rolling_reboot_bmc_required', True, 'BMC access must be ready before a reboot (guides)'),
     ('rolling_reboot', 'rolling_reboot_bmc_validate_certs', True, 'the BMC is authenticated over TLS'),
     ('rolling_reboot', 'rolling_reboot_bmc_recover', 'none', 'a power cycle only when the site asks for it'),
     ('rolling_reboot', 'rolling_reboot_drain', 'auto', 'a node of the cluster is drained before its reboot'),
@@ -85,9 +84,16 @@ def test_the_bmc_is_required_by_default_where_the_platform_reboots(platform_name
     """BMC access is checked before the first reboot: required by default on the platform whose kernel arguments
     take one reboot per tray (rke2-vr200), not on nvke-gb200, where nothing the collection prepares reboots; the
     inventory's gpu_tray_bmc_required decides over both."""
-    assert render('preflight', 'preflight_bmc_required', gpu_tray_platform=platform_name) is required
-    assert render('preflight', 'preflight_bmc_required', gpu_tray_platform=platform_name,
-                  gpu_tray_bmc_required=not required) is (not required)
+    for role in ('preflight', 'rolling_reboot'):       # one value for the check and the reboot (issue 44)
+        option = '%s_bmc_required' % role
+        assert render(role, option, gpu_tray_platform=platform_name) is required, role
+        assert render(role, option, gpu_tray_platform=platform_name, gpu_tray_bmc_required=not required) is (not required)
+
+
+def test_without_a_platform_a_bmc_is_required_before_a_reboot():
+    """No platform profile to say otherwise: BMC access must be ready before a reboot (the guides' safe side)."""
+    assert render('rolling_reboot', 'rolling_reboot_bmc_required') is True
+    assert render('preflight', 'preflight_bmc_required') is True
 
 
 def test_the_validate_phases_run_all_five_by_default():
@@ -142,13 +148,18 @@ def test_a_failed_tuning_lookup_requests_no_hugepage_pools():
     assert pools and all(pool['size'] == '2M' for pool in pools)
 
 
-def test_without_a_platform_the_vfs_per_rail_are_the_guides():
-    """A site recipe on a cluster without trays in the inventory has no platform profile to take numVfs from: the
-    stack role falls back to the NVKE GB200 guide's NUM_OF_VFS (16), the value the NVKE profile carries - not a
-    number the preflight's firmware check would then refuse on every tray."""
-    fallback = render('stack', 'stack_num_vfs', groups={}, hostvars={})
-    assert int(fallback) == 16
-    assert int(fallback) == int(render('stack', 'stack_num_vfs', gpu_tray_platform='nvke-gb200', groups={}, hostvars={}))
+def test_the_vfs_per_rail_have_one_default_the_platform_profile():
+    """numVfs has one default, the platform profile's sriov.num_vfs (16 on NVKE GB200, the guide's NUM_OF_VFS): the
+    stack role reads it through the run context; without a platform the role has none, and the planner takes the
+    profile of the recipe's platform - a site recipe of no platform is refused naming gpu_tray_num_vfs."""
+    from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import stack_plan
+    assert render('stack', 'stack_num_vfs', gpu_tray_platform='nvke-gb200', groups={}, hostvars={}) == 16
+    assert render('stack', 'stack_num_vfs', gpu_tray_platform='nvke-gb200', gpu_tray_num_vfs=8, groups={},
+                  hostvars={}) == 8
+    assert render('stack', 'stack_num_vfs', groups={}, hostvars={}) is None
+    assert stack_plan._num_vfs({'num_vfs': None, 'recipe': 'gb200-nvke-ubuntu-training'}) == 16
+    assert stack_plan._num_vfs({'num_vfs': 8, 'recipe': 'gb200-nvke-ubuntu-training'}) == 8
+    assert stack_plan._num_vfs({'num_vfs': None, 'recipe': 'my-site-recipe'}) is None
 
 
 def test_a_tray_without_a_platform_has_its_netns_mode_reported_not_judged():

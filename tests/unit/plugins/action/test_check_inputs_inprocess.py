@@ -50,8 +50,16 @@ def test_good_inputs_pass_and_the_answers_come_back_for_the_playbook(monkeypatch
                                                    'survey_rolling_reboot_batch': None, 'other': 1})
     assert not result.get('failed') and result['changed'] is False and calls == []
     assert result['hosts'] == 2 and result['problems'] == [] and result['survey'] == {'rolling_reboot_timeout': 900}
-    assert result['facts'] == [{'key': 'rolling_reboot_timeout', 'value': 900},
-                               {'key': '__gpu_tray_inputs_checked', 'value': True}]
+    assert [item['key'] for item in result['facts']] == ['rolling_reboot_timeout', '__gpu_tray_run',
+                                                         '__gpu_tray_inputs_checked']
+    assert result['facts'][0]['value'] == 900 and result['facts'][2]['value'] is True
+    # the run context of every host, for the roles (lookup gpu_tray.cluster.run_context): each host's own values
+    # over its platform profile's defaults
+    contexts = result['facts'][1]['value']['hosts']
+    assert sorted(contexts) == ['t1', 't2']
+    assert contexts['t1']['platform'] == 'rke2-vr200' and contexts['t1']['recipe'] == 'vr200-rke2-ubuntu-training'
+    assert contexts['t1']['bmc_required'] is True and contexts['t1']['pkey'] == '0xffff'
+    assert contexts['t2']['pkey'] == '0x8001' and contexts['t2']['platform'] == '' and contexts['t2']['rails'] == []
     assert result['msg'] == 'The inputs of 2 hosts are fine; survey answers: rolling_reboot_timeout.'
     one, _calls = run(monkeypatch, {'t1': {}})
     assert one['msg'] == 'The inputs of 1 host are fine.'

@@ -165,18 +165,30 @@ def test_sriov_rails():
              node('tray03', {'nvidia.com/gpu.present': 'true'}, dict(rails, **{'nvidia.com/sriov_resource_rail_0': '8'})),
              node('cp01', {'nvidia.com/gpu.present': 'true', 'node-role.kubernetes.io/control-plane': ''}, {}),
              node('cpu01', {}, {})]
-    result = rs.check_sriov_rails(nodes, 4, 16)
+    result = rs.check_sriov_rails(nodes, rs.sriov_resources(4, 16))
     assert [(item['object'], item['status']) for item in result] == [
         ('Node tray01', 'passed'), ('Node tray02', 'failed'), ('Node tray03', 'failed')]
-    assert 'nvidia.com/sriov_resource_rail_2=missing' in result[1]['message']
+    assert 'nvidia.com/sriov_resource_rail_2=missing (expected 16)' in result[1]['message']
     assert 'nvidia.com/sriov_resource_rail_0=8' in result[2]['message']
-    assert rs.check_sriov_rails(nodes[3:], 4, 16)[0]['status'] == 'failed'
+    assert rs.check_sriov_rails(nodes[3:], rs.sriov_resources(4, 16))[0]['status'] == 'failed'
     # the highest rail is judged too, and a rail beyond the recipe's count is not
     short = node('tray04', {'nvidia.com/gpu.present': 'true'}, dict(rails, **{'nvidia.com/sriov_resource_rail_3': '15'}))
-    result = rs.check_sriov_rails([short], 4, 16)[0]
+    result = rs.check_sriov_rails([short], rs.sriov_resources(4, 16))[0]
     assert result['status'] == 'failed' and result['message'].startswith('node tray04: nvidia.com/sriov_resource_rail_3=15 ')
     extra = node('tray05', {'nvidia.com/gpu.present': 'true'}, dict(rails, **{'nvidia.com/sriov_resource_rail_4': '2'}))
-    assert rs.check_sriov_rails([extra], 4, 16)[0]['message'] == 'node tray05 advertises 16 VFs on each of 4 rails'
+    assert rs.check_sriov_rails([extra], rs.sriov_resources(4, 16))[0]['message'] == 'node tray05 advertises 16 VFs on each of 4 rails'
+
+
+def test_sriov_rails_judged_against_the_plans_count():
+    """8 VFs asked (gpu_tray_num_vfs: 8): a node advertising 8 passes, one advertising 16 fails naming the rail."""
+    eight = dict(('nvidia.com/sriov_resource_rail_%d' % i, '8') for i in range(4))
+    sixteen = dict(eight, **{'nvidia.com/sriov_resource_rail_1': '16'})
+    asked = [('nvidia.com/sriov_resource_rail_%d' % i, 8) for i in range(4)]
+    good, bad = rs.check_sriov_rails([node('tray01', {'nvidia.com/gpu.present': 'true'}, eight),
+                                      node('tray02', {'nvidia.com/gpu.present': 'true'}, sixteen)], asked)
+    assert good['status'] == 'passed' and good['message'] == 'node tray01 advertises 8 VFs on each of 4 rails'
+    assert bad['status'] == 'failed'
+    assert bad['message'].startswith('node tray02: nvidia.com/sriov_resource_rail_1=16 (expected 8) ')
 
 
 def test_sriov_states_and_multus():
