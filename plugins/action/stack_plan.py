@@ -84,6 +84,19 @@ def vendored_input(raw):
     return {'dir': root, 'provenance': doc if isinstance(doc, dict) else {}, 'digests': digests}
 
 
+def _only_crds(path, url):
+    """A fetched manifest goes to a local chart's crds/ (kept on uninstall): refuse one that holds other kinds."""
+    if not os.path.isfile(path):
+        return
+    with open(path) as handle:
+        kinds = sorted(set(str((doc or {}).get('kind')) for doc in yaml.safe_load_all(handle)
+                           if isinstance(doc, dict)) - {'CustomResourceDefinition'})
+    if kinds:
+        raise StackError('the fetched manifest %s holds %s besides CustomResourceDefinitions: fetched manifests are '
+                         'installed as CRDs (kept when their release is removed); apply other kinds as a component\'s '
+                         'manifests' % (url, ', '.join(kinds)))
+
+
 class ActionModule(ActionBase):
 
     TRANSFERS_FILES = False
@@ -173,6 +186,8 @@ class ActionModule(ActionBase):
                'fetch': [dict(f, dest=os.path.join(root, f['dest'])) for f in fetch],
                'unpack': [dict(v, component=n) for n, v in vendored.items()] if 'argocd' in formats else []}
         if args['step'] == 'bundle_files':
+            for entry in fetch:
+                _only_crds(os.path.join(root, entry['dest']), entry['url'])
             sums = dict((f['path'], bundle_files.sha256_text(f['content'])) for f in text)
             sums.update((f['dest'], f['sha256']) for f in fetch)
             removed = set(os.path.relpath(p, root) for p in out['remove'])

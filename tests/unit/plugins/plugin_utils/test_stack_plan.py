@@ -304,7 +304,10 @@ def test_inference_recipes_install_the_pinned_gateway_and_inferencepool_crds_fir
     fetched = bundle_files.fetches(result, ['helmfile', 'flux'])
     assert sorted(f['dest'] for f in fetched) == sorted(
         ['components/agentgateway-crds-pre/' + f for f in GATEWAY_FILES + INFERENCE_FILES]
-        + ['flux/charts/agentgateway-crds-pre/files/' + f for f in GATEWAY_FILES + INFERENCE_FILES])
+        + ['%s/charts/agentgateway-crds-pre/crds/%s' % (fmt, f) for f in GATEWAY_FILES + INFERENCE_FILES
+           for fmt in ('flux', 'helmfile')])
+    # helmfile gets its chart only with the helmfile format; Flux's wrapper chart only with flux
+    assert not [f for f in bundle_files.fetches(result, ['argocd']) if not f['dest'].startswith('components/')]
     assert all('manifest_urls' not in c or not c['manifest_urls'] for c in plan('vr200-rke2-ubuntu-training')['components'])
 
 
@@ -421,7 +424,9 @@ def test_helmfile_names_its_repositories_and_does_not_wait_for_kai_scheduler():
     assert (releases['kai-scheduler']['wait'], releases['kai-scheduler']['atomic']) == (False, False)
     assert (releases['gpu-operator']['wait'], releases['gpu-operator']['atomic']) == (True, True)
     assert releases['kai-scheduler']['chart'] == 'kai/kai-scheduler'
-    assert releases['agentgateway-crds-pre']['chart'] == './components/agentgateway-crds-pre'
+    # the CRDs in a local chart's crds/, which helm never deletes (a folder of manifests would be templates/)
+    assert releases['agentgateway-crds-pre']['chart'] == './helmfile/charts/agentgateway-crds-pre'
+    assert releases['agentgateway']['chart'] == 'agentgateway/agentgateway'
     assert releases['agentgateway-crds']['needs'] == ['agentgateway-system/agentgateway-crds-pre']
     readme = _files(result)['README.md']
     assert '| agentgateway-crds | `components/agentgateway-crds-pre/gateway.networking.k8s.io_tlsroutes.yaml` |' in readme
