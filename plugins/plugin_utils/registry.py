@@ -68,6 +68,17 @@ def catalog(path=None):
     return out
 
 
+def sources(path=None):
+    """{'repositories': {key: URL or directory}, 'registries': {key: registry}}: the catalog's defaults, which a
+    site's stack_repositories / stack_registries are merged over."""
+    data = _read(path or os.path.join(DATA_DIR, 'catalog.yml'))
+    out = (data.get('sources') if isinstance(data, dict) else None) or {}
+    if not all(isinstance(out.get(k), dict) for k in ('repositories', 'registries')):
+        raise RegistryError('%s: no mappings "sources.repositories" and "sources.registries"'
+                            % (path or 'stack_data/catalog.yml'))
+    return out
+
+
 def deployable(table=None):
     """The names one can deploy (no abstract base), sorted."""
     table = recipes() if table is None else table

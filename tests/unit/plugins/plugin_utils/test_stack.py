@@ -20,9 +20,8 @@ EXPECTED = os.path.join(REPO, 'tests', 'unit', 'fixtures', 'stack', 'expected_or
 @pytest.fixture(scope='module')
 def data():
     """Catalog, recipes and values files of the registry, rendered with the role defaults (as the planner does)."""
-    with open(os.path.join(ROLE, 'defaults', 'main.yml')) as handle:
-        defaults = yaml.safe_load(handle)
-    ctx = {'stack_repositories': defaults['stack_repositories'], 'stack_registries': defaults['stack_registries']}
+    sources = registry.sources()
+    ctx = {'stack_repositories': sources['repositories'], 'stack_registries': sources['registries']}
     catalog = registry.render(registry.catalog(), ctx)
     recipes = registry.render(registry.recipes(), ctx)
     files = dict((os.path.relpath(p, registry.VALUES_DIR),

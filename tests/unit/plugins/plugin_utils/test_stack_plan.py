@@ -389,7 +389,7 @@ def test_a_site_template_is_rendered_by_the_caller_and_a_relative_unknown_manife
 def _files(result, formats=('helmfile',), vendored=None):
     return dict((f['path'], f['content']) for f in bundle_files.files(
         result, list(formats), {'repo_url': 'https://git.example/stack.git'}, vendored, None,
-        DEFAULTS['stack_repositories']))
+        registry.sources()['repositories']))
 
 
 def test_vr200_bundle_says_nothing_of_sriov_and_applies_in_one_step():
@@ -467,3 +467,54 @@ def test_stale_and_layout_keep_what_is_written_and_what_argo_cd_reads():
         'helmfile.yaml', 'components/old/x.yaml', 'components/old', 'charts/b']
     keep, unpacked = bundle_files.layout(written, vendored, ['helmfile'])
     assert unpacked == [] and 'charts/a/a/Chart.yaml' in bundle_files.stale(existing, keep, unpacked)
+
+
+# --- air gap: a partial stack_repositories / stack_registries merges over the catalog's ----------------------------
+
+def docs_airgap_file():
+    """The text of the air-gap file docs/stack.md shows (the YAML block that starts with its path)."""
+    with open(os.path.join(REPO, 'docs', 'stack.md')) as handle:
+        text = handle.read()
+    start = text.index('```yaml\n# group_vars/all/airgap.yml\n') + len('```yaml\n')
+    return text[start:text.index('```', start)]
+
+
+def test_the_docs_airgap_file_merges_over_the_defaults_and_moves_only_what_it_names():
+    airgap = yaml.safe_load(docs_airgap_file())
+    assert sorted(airgap) == ['stack_registries', 'stack_repositories'] and len(airgap['stack_repositories']) == 2
+    result = plan('vr200-rke2-ubuntu-inference', repositories=airgap['stack_repositories'],
+                  registries=airgap['stack_registries'])
+    by_name = comps(result)
+    assert by_name['gpu-operator']['repository'] == 'oci://harbor.example/nvidia'
+    # the keys the file leaves out keep the catalog's default
+    assert by_name['cert-manager']['repository'] == 'https://charts.jetstack.io'
+    assert all(e['url'].startswith('https://artifacts.example/github-raw/kubernetes-sigs/')
+               for e in by_name['agentgateway-crds']['manifest_urls'])
+    assert by_name['nfd']['values']['image']['repository'] == 'harbor.example/k8s/nfd/node-feature-discovery'
+    doc = yaml.safe_load(dict((f['path'], f['content']) for f in bundle_files.files(
+        result, ['helmfile'], {}, None, None, stack_plan.site_inputs(dict(SITE, **{
+            'repositories': airgap['stack_repositories']}))['repositories']))['helmfile.yaml'])
+    names = dict((r['name'], r['url']) for r in doc['repositories'])
+    assert names['ngc'] == 'harbor.example/nvidia' and names['jetstack'] == 'https://charts.jetstack.io'
+    # helmfile writes a key's _ as - (docs/stack.md says so)
+    assert names['prometheus-community'] == 'https://prometheus-community.github.io/helm-charts'
+
+
+@pytest.mark.parametrize('key, value, message', [
+    ('repositories', {'ngc': 'oci://m/nvidia', 'jetstak': 'https://m'},
+     r'^stack_repositories: unknown key stack_repositories\.jetstak: the catalog uses agentgateway, dra, '),
+    ('registries', {'nvcr': 'm', 'quay': 'm', 'docker': 'm'},
+     r'^stack_registries: unknown keys stack_registries\.docker, stack_registries\.quay: the catalog uses ghcr, k8s, '
+     r'nvcr$'),
+    ('repositories', {'ngc': ''}, r"^stack_repositories\.ngc must be a non-empty string, got ''$"),
+    ('registries', ['nvcr'], r"^stack_registries must be a mapping of registry names to locations, got list"),
+])
+def test_an_unknown_or_empty_source_is_refused_naming_it(key, value, message):
+    with pytest.raises(stack.StackError, match=message):
+        plan('vr200-rke2-ubuntu-training', **{key: value})
+
+
+def test_no_site_sources_means_the_catalogs():
+    assert stack_plan.site_inputs({})['repositories'] == registry.sources()['repositories']
+    assert stack_plan.site_inputs({'registries': None})['registries'] == {
+        'nvcr': 'nvcr.io', 'ghcr': 'ghcr.io', 'k8s': 'registry.k8s.io'}
