@@ -104,6 +104,8 @@ def test_role_variables_that_are_options_or_far_from_any_pass():
      'nvke-gb200'),
     ({'gpu_tray_platform': 'rke2-vr300'}, "gpu_tray_platform must be one of: nvke-gb200, rke2-vr200, got 'rke2-vr300'"),
     ({'gpu_tray_bmc_password': ['s3cret']}, 'gpu_tray_bmc_password must be a string, got a list'),
+    ({'gpu_tray_multus_token_warn_days': 'soon'},
+     "gpu_tray_multus_token_warn_days must be an integer, got 'soon'"),
 ])
 def test_a_bad_value_gets_one_clause_naming_the_inventory_variable(values, clause):
     found = findings(values)
@@ -112,7 +114,12 @@ def test_a_bad_value_gets_one_clause_naming_the_inventory_variable(values, claus
 
 def test_a_secret_is_never_repeated_and_long_values_are_cut():
     assert inputs.shown('gpu_tray_bmc_password', 'hunter2') == '(hidden)'
-    assert inputs.shown('survey_api_token', 'x') == '(hidden)'
+    assert inputs.shown('survey_rolling_reboot_bmc_password', 'x') == '(hidden)'
+    assert inputs.shown('preflight_bmc_password', 'x') == '(hidden)'
+    assert inputs.shown('gpu_tray_x', 'x', {'no_log': True}) == '(hidden)'
+    # by the argument spec, not a word in the name: a token's warning days are a number like any other
+    assert inputs.shown('gpu_tray_multus_token_warn_days', 'soon') == "'soon'"
+    assert inputs.shown('survey_api_token', 'x') == "'x'"
     assert inputs.shown('gpu_tray_x', 'a' * 100) == "'" + 'a' * 56 + '...'
     assert inputs.shown('gpu_tray_x', 'a' * 58) == "'" + 'a' * 58 + "'"          # 60 characters: whole
     assert inputs.shown('gpu_tray_x', 'a' * 59) == "'" + 'a' * 56 + '...'        # 61: cut
