@@ -259,6 +259,13 @@ def one_value(label, name, value, spec, extra_choices=()):
     result = ArgumentSpecValidator({name: spec}).validate({name: value})
     for error in result.errors:
         if isinstance(error, ArgumentValueError):
+            aliases = _recipe_aliases(spec['choices'])
+            if aliases and kind != 'list':
+                # a recipe: the registry's old names are accepted (with a warning) but never offered
+                offered = dict(spec, choices=[c for c in spec['choices'] if c not in aliases])
+                close = difflib.get_close_matches(to_native(value), offered['choices'], n=1, cutoff=0.6)
+                return '%s must be %s, got %s%s' % (label, expected(offered), shown(name, value, secret),
+                                                    ' (did you mean %s?)' % close[0] if close else '')
             if kind == 'list':
                 got = [item for item in result.validated_parameters.get(name) or [] if item not in spec['choices']]
                 return '%s must be %s, got %s' % (label, expected(spec), shown(name, ', '.join(map(to_native, got)),
@@ -271,6 +278,12 @@ def one_value(label, name, value, spec, extra_choices=()):
     rule = RULES.get(name)
     problem = rule(value) if rule is not None else None
     return '%s %s' % (label, problem) if problem else None
+
+
+def _recipe_aliases(choices):
+    """The registry's old recipe names among ``choices`` (none for a spec that is not a recipe's)."""
+    from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import registry
+    return set(registry.aliases()) & set(choices or [])
 
 
 def platform_problems(values, extra_recipes=()):
@@ -292,8 +305,10 @@ def platform_problems(values, extra_recipes=()):
         problems.append('gpu_tray_recipe %s is a recipe of platform %s, not of gpu_tray_platform %s'
                         % (recipe, owners[0], name))
     elif recipe is not None and not owners and recipe not in extra_recipes:
-        problems.append('gpu_tray_recipe must be one of: %s, got %s' % (
-            ', '.join(sorted(r for p in profiles.values() for r in p['recipes'])), shown('', recipe)))
+        offered = sorted(r for p in profiles.values() for r in p['recipes'])
+        close = difflib.get_close_matches(to_native(recipe), offered, n=1, cutoff=0.6)
+        problems.append('gpu_tray_recipe must be one of: %s, got %s%s' % (
+            ', '.join(offered), shown('', recipe), ' (did you mean %s?)' % close[0] if close else ''))
     intent = values.get('gpu_tray_tuned_intent')
     if intent and name is not None and intent not in profiles[name]['tuning']['intents']:
         problems.append('gpu_tray_tuned_intent %s is not an nvidia-tuned intent of platform %s (it has: %s)'

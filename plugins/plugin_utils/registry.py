@@ -19,6 +19,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import copy
+import difflib
 import os
 
 import yaml
@@ -96,7 +97,9 @@ def canonical_name(name, table=None, alias_table=None):
                      % (name, new, new))
     if name in table and not (table[name] or {}).get('abstract'):
         return name, ''
-    raise RegistryError('unknown recipe %r: choose one of %s (gpu_tray_recipe)' % (name, ', '.join(deployable(table))))
+    close = difflib.get_close_matches(str(name), deployable(table), n=1, cutoff=0.6)
+    raise RegistryError('unknown recipe %r%s: choose one of %s (gpu_tray_recipe)'
+                        % (name, ' (did you mean %s?)' % close[0] if close else '', ', '.join(deployable(table))))
 
 
 def facts(name, table=None):

@@ -306,3 +306,25 @@ def test_a_broken_installation_is_named(tmp_path):
         inputs.tables(str(tmp_path / 'spec.yml'))
     with pytest.raises(inputs.InputsError, match='cannot read'):
         inputs.tables(str(tmp_path / 'missing.yml'))
+
+
+def test_a_misspelt_recipe_gets_a_did_you_mean_and_the_old_names_are_accepted_but_not_offered():
+    known = ('gb200-nvke-ubuntu-training, gb200-nvke-ubuntu-training-kubeflow, vr200-rke2-ubuntu-inference, '
+             'vr200-rke2-ubuntu-inference-dynamo, vr200-rke2-ubuntu-training')
+    assert findings({'gpu_tray_recipe': 'gb200-nvke-ubuntu-trainig'}) == [
+        "gpu_tray_recipe must be one of: %s, got 'gb200-nvke-ubuntu-trainig' (did you mean gb200-nvke-ubuntu-training?)"
+        % known]
+    assert findings({'gpu_tray_recipe': 'gb200-nvke-ubuntu-kubeflow'}) == []
+    # a role option whose choices hold the alias (validate_recipe): the alias is accepted, never offered
+    spec = inputs.role_options('validate')['validate_recipe']
+    assert 'gb200-nvke-ubuntu-kubeflow' in spec['choices']
+    assert inputs.one_value('validate_recipe', 'validate_recipe', 'gb200-nvke-ubuntu-kubeflow', spec) is None
+    assert inputs.one_value('validate_recipe', 'validate_recipe', 'vr200-rke2-ubuntu-trainin', spec) == (
+        "validate_recipe must be one of: %s, got 'vr200-rke2-ubuntu-trainin' (did you mean vr200-rke2-ubuntu-training?)"
+        % known)
+    assert inputs.one_value('validate_recipe', 'validate_recipe', 'zzz', spec) == (
+        "validate_recipe must be one of: %s, got 'zzz'" % known)
+    # the platform profiles' check (a spec without choices) says the same
+    assert inputs.platform_problems({'gpu_tray_recipe': 'vr200-rke2-ubuntu-trainign'}) == [
+        "gpu_tray_recipe must be one of: %s, got 'vr200-rke2-ubuntu-trainign' (did you mean vr200-rke2-ubuntu-training?)"
+        % known]
