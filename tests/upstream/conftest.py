@@ -52,7 +52,8 @@ def bundles(tmp_path_factory):
     {recipe: bundle dir}."""
     import json
     from stackhelpers import render_bundles
-    from upstream import RECIPES, crd_mirror
+    from upstream import RECIPES
+    from upstreamdata import crd_mirror
     mirror = crd_mirror(tmp_path_factory.mktemp("github-raw"), ROOT)
     # only the key that moves: stack_repositories merges over the catalog's defaults
     extra = json.dumps({"stack_repositories": {"github_raw": mirror}})

@@ -75,7 +75,7 @@ def test_the_docs_airgap_file_renders_the_inference_recipes_offline_against_a_lo
     mirror of the real files (no network): both inference recipes render, the CRDs are the real bytes, the keys the file
     leaves out keep the catalog's defaults and the ones it names move."""
     from stackhelpers import REPO, render_bundles
-    from upstream import crd_mirror
+    from upstreamdata import crd_mirror
     with open(os.path.join(REPO, "docs", "stack.md")) as fh:
         text = fh.read()
     start = text.index("```yaml\n# group_vars/all/airgap.yml\n") + len("```yaml\n")
@@ -86,11 +86,11 @@ def test_the_docs_airgap_file_renders_the_inference_recipes_offline_against_a_lo
     with open(str(tmp_path / "site" / "group_vars" / "all" / "airgap.yml"), "w") as fh:
         fh.write(airgap.replace("https://artifacts.example/github-raw", mirror))
     bundles = render_bundles(tmp_path / "site", INFERENCE, gpu_tray_stack_overrides={})
-    real = sorted(os.path.basename(p) for p in glob.glob(os.path.join(upstream_root, "charts", "gateway-api*", "crds",
-                                                                       "*.yaml")))
+    real = sorted(os.path.basename(p)
+                  for p in glob.glob(os.path.join(upstream_root, "charts", "gateway-api*", "crds", "*.yaml")))
     for recipe, bundle in bundles.items():
-        held = sorted(os.path.basename(p) for p in glob.glob(os.path.join(bundle, "components", "agentgateway-crds-pre",
-                                                                          "*.yaml")))
+        held = sorted(os.path.basename(p)
+                      for p in glob.glob(os.path.join(bundle, "components", "agentgateway-crds-pre", "*.yaml")))
         assert held == real, recipe
         with open(os.path.join(bundle, "helmfile.yaml")) as fh:
             repos = dict((r["name"], r["url"]) for r in yaml.safe_load(fh)["repositories"])

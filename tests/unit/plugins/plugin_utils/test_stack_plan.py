@@ -10,7 +10,7 @@ import os
 import pytest
 import yaml
 
-from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import (bundle_files, manifests, registry, stack,
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import (bundle, bundle_files, manifests, registry, stack,
                                                                        stack_plan)
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..', '..'))
@@ -523,3 +523,41 @@ def test_no_site_sources_means_the_catalogs():
     assert stack_plan.site_inputs({})['repositories'] == registry.sources()['repositories']
     assert stack_plan.site_inputs({'registries': None})['registries'] == {
         'nvcr': 'nvcr.io', 'ghcr': 'ghcr.io', 'k8s': 'registry.k8s.io'}
+
+
+# --- CRDs outlive every removal --------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize('recipe', RECIPES)
+def test_no_object_teardown_deletes_is_a_crd_and_every_crd_release_keeps_them(recipe):
+    """teardown_component.yml deletes a component's built objects and uninstalls its release: no built object of any
+    recipe is a CRD (the fetched CRDs are applied outside any release), and the bundle puts every CRD file of a manifest
+    release in a chart's crds/ for Flux and helmfile."""
+    result = plan(recipe, use_nodewright=True)
+    assert not [o for c in result['components'] for objs in c['objects'].values() for o in objs
+                if o['kind'] == 'CustomResourceDefinition']
+    files = _files(result, ('helmfile', 'flux'))
+    for comp in result['components']:
+        for name in bundle.crd_files(comp):
+            folder = bundle_files.folder(comp)
+            assert [f['dest'] for f in bundle_files.fetches(result, ['helmfile', 'flux'])
+                    if f['dest'].endswith('/' + name)] == [
+                'components/%s/%s' % (folder, name), 'flux/charts/%s/crds/%s' % (folder, name),
+                'helmfile/charts/%s/crds/%s' % (folder, name)]
+            assert 'helmfile/charts/%s/Chart.yaml' % folder in files
+    kept = dict((c['name'], bundle.keeps_crds(c)) for c in result['components'] if bundle.keeps_crds(c))
+    assert kept == {'cert-manager': '`crds.keep: true`', 'prometheus-operator-crds': '`crds.annotations`'}
+
+
+def test_a_site_file_mixing_a_crd_with_other_kinds_is_refused_and_a_crd_file_goes_to_crds():
+    crd = {'apiVersion': 'apiextensions.k8s.io/v1', 'kind': 'CustomResourceDefinition', 'metadata': {'name': 'a.x'}}
+    cm = {'apiVersion': 'v1', 'kind': 'ConfigMap', 'metadata': {'name': 'c'}}
+    comp = {'name': 'site', 'kind': 'manifests', 'objects': {'crds.yaml': [crd], 'cm.yaml': [cm]}, 'manifest_urls': []}
+    assert bundle.crd_files(comp) == ['crds.yaml']
+    assert bundle.local_chart_path('flux/charts/site', comp, 'crds.yaml') == 'flux/charts/site/crds/crds.yaml'
+    assert bundle.local_chart_path('flux/charts/site', comp, 'cm.yaml') == 'flux/charts/site/files/cm.yaml'
+    comp['objects']['both.yaml'] = [crd, cm]
+    with pytest.raises(stack.StackError, match=r'^component site: manifest both\.yaml holds a CustomResourceDefinition '
+                                               r'and other kinds \(ConfigMap\): put the CRDs in a file of their own'):
+        bundle.crd_files(comp)
+    assert bundle.keeps_crds({'kind': 'helm', 'values': {'crds': {'enabled': True, 'keep': False}}}) == ''
+    assert bundle.keeps_crds({'kind': 'helm', 'values': {'crds': {'enabled': False, 'keep': True}}}) == ''
