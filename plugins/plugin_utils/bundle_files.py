@@ -259,14 +259,13 @@ def _crd_keepers(plan):
     return out
 
 
-def _removal(plan, fmt, cfg):
+def _removal(plan, fmt):
     """What removing a release (or disabling its component) deletes in one format, and what stays."""
     keepers = ''.join('\n* `%s`: %s' % item for item in _crd_keepers(plan))
     disabled = 'a component disabled with `gpu_tray_stack_overrides: {<name>: {enabled: false}}` and rendered again'
     if fmt == 'argocd':
         return ['', 'When %s leaves the bundle, the app-of-apps prunes its Application, which deletes its '
-                    'resources (cascading deletion, '
-                    'the `resources-finalizer.argocd.argoproj.io`). Argo CD never deletes a CustomResourceDefinition '
+                    'resources (cascading deletion, the `resources-finalizer.argocd.argoproj.io`). Argo CD never deletes a CustomResourceDefinition '
                     'in a cascading deletion, so the CRDs - and every custom resource the cluster\'s users made of '
                     'them - stay, whichever release brought them; workloads go. Delete a CRD by hand only when no '
                     'one uses it (`kubectl delete crd <name>` deletes every custom resource of that kind).'
@@ -317,6 +316,9 @@ def readme(plan, formats, cfg, vendored=None):
            'component\'s manifests before / after its chart |']
     if 'helmfile' in formats:
         out.append('| `helmfile.yaml` | helmfile: one level per tier (`needs`) |')
+        if any(bundle.crd_files(c) for c in plan['components']):
+            out.append('| `helmfile/charts/<release>/` | the local chart of a manifest release holding CRDs: `crds/` '
+                       '(kept when the release is removed), `files/` (other manifests, never templated) |')
     if 'argocd' in formats:
         out += ['| `argocd/app-of-apps.yaml` | the parent Application `gpu-tray-%s` (reads `%sargocd/apps`) |'
                 % (recipe, prefix),
@@ -332,7 +334,7 @@ def readme(plan, formats, cfg, vendored=None):
         out += ['| `flux/releases/<release>.yaml` | one HelmRelease per release (namespace `%s`), `dependsOn` = the '
                 'recipe\'s dependencies |' % cfg['flux_namespace'],
                 '| `flux/charts/<release>/` | the local chart carrying a manifest release (`files/` = the manifests, '
-                'never templated) |']
+                'never templated; `crds/` = its CRDs, kept when the release is removed) |']
     if vendored:
         out.append('| `charts/<component>/<chart>-<version>.tgz` | every pinned chart, pulled when rendering; '
                    '`provenance.yaml` has its source and sha256 |')
@@ -381,7 +383,7 @@ def readme(plan, formats, cfg, vendored=None):
         else:
             out += ['```bash', 'cd <this directory>', 'helmfile apply', '```']
         out += ['', 'Remove: `helmfile destroy` (every release, in reverse `needs` order)%s.' % _removal_note(plan)]
-        out += _removal(plan, 'helmfile', cfg)
+        out += _removal(plan, 'helmfile')
     gated = _gated(plan)
     if 'argocd' in formats:
         out += ['', '## Apply with Argo CD', '',
@@ -403,7 +405,7 @@ def readme(plan, formats, cfg, vendored=None):
             out += _gate_rows(plan, 'argocd', cfg)
         out += ['', 'Remove: delete the Applications in reverse wave order (highest first)%s;' % _removal_note(plan),
                 'CRDs, namespaces and PVCs stay.']
-        out += _removal(plan, 'argocd', cfg)
+        out += _removal(plan, 'argocd')
     if 'flux' in formats:
         out += ['', '## Apply with Flux', '',
                 'Needs Flux 2.8 or later (helm-controller 1.5: `healthCheckExprs`). Commit this directory to the Git '
@@ -427,7 +429,7 @@ def readme(plan, formats, cfg, vendored=None):
             out += ['flux reconcile helmrelease %s -n %s --reset' % (name, cfg['flux_namespace']), '```']
         out += ['', 'Remove: delete the HelmReleases in reverse install order, then the sources%s.'
                 % _removal_note(plan)]
-        out += _removal(plan, 'flux', cfg)
+        out += _removal(plan, 'flux')
     return '\n'.join(out) + '\n'
 
 
