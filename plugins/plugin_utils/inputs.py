@@ -268,8 +268,8 @@ def one_value(label, name, value, spec, extra_choices=()):
                                                     ' (did you mean %s?)' % close[0] if close else '')
             if kind == 'list':
                 got = [item for item in result.validated_parameters.get(name) or [] if item not in spec['choices']]
-                return '%s must be %s, got %s' % (label, expected(spec), shown(name, ', '.join(map(to_native, got)),
-                                                                                secret))
+                listed = ', '.join(map(to_native, got))
+                return '%s must be %s, got %s' % (label, expected(spec), shown(name, listed, secret))
             return '%s must be %s, got %s' % (label, expected(spec), shown(name, value, secret))
         if isinstance(error, (ArgumentTypeError, ElementError)):
             return '%s must be %s, got %s' % (label, expected(spec), shown(name, value, secret))
