@@ -84,6 +84,24 @@ def vendored_input(raw):
     return {'dir': root, 'provenance': doc if isinstance(doc, dict) else {}, 'digests': digests}
 
 
+def _missing(path, sha256):
+    """True when ``path`` is not there or its sha256 is not the pinned one (it must be fetched)."""
+    return not os.path.isfile(path) or _sha256(path) != sha256
+
+
+def _only_crds(path, url):
+    """A fetched manifest goes to a local chart's crds/ (kept on uninstall): refuse one that holds other kinds."""
+    if not os.path.isfile(path):
+        return
+    with open(path) as handle:
+        kinds = sorted(set(str((doc or {}).get('kind')) for doc in yaml.safe_load_all(handle)
+                           if isinstance(doc, dict)) - {'CustomResourceDefinition'})
+    if kinds:
+        raise StackError('the fetched manifest %s holds %s besides CustomResourceDefinitions: fetched manifests are '
+                         'installed as CRDs (kept when their release is removed); apply other kinds as a component\'s '
+                         'manifests' % (url, ', '.join(kinds)))
+
+
 class ActionModule(ActionBase):
 
     TRANSFERS_FILES = False
@@ -160,7 +178,8 @@ class ActionModule(ActionBase):
         provenance = None
         if vendored and all(v['archive'] in digests for v in vendored.values()):
             provenance = bundle.provenance(plan['recipe'], plan['digest'], vendored, digests)
-        text = bundle_files.files(plan, formats, cfg, vendored, provenance, site.get('repositories'))
+        text = bundle_files.files(plan, formats, cfg, vendored, provenance,
+                                  stack_plan.site_inputs(site)['repositories'])
         fetch = bundle_files.fetches(plan, formats)
         written = [f['path'] for f in text] + [f['dest'] for f in fetch] + ['checksums.txt']
         keep, unpacked = bundle_files.layout(written + (['provenance.yaml'] if vendored else []), vendored, formats)
@@ -170,9 +189,19 @@ class ActionModule(ActionBase):
                'pull': [dict(vendored[n], component=n, pull_argv=(
                    ['package', vendored[n]['pull']['ref']] if vendored[n]['pull'].get('package')
                    else ['pull', vendored[n]['pull']['ref']] + vendored[n]['pull']['args'])) for n in pull],
-               'fetch': [dict(f, dest=os.path.join(root, f['dest'])) for f in fetch],
+               'fetch': [dict(f, dest=os.path.join(root, f['dest']), file=f['url'].rsplit('/', 1)[1],
+                              needed=_missing(os.path.join(root, f['dest']), f['sha256'])) for f in fetch],
                'unpack': [dict(v, component=n) for n, v in vendored.items()] if 'argocd' in formats else []}
+        # the manifests to fetch once each (into a scratch directory, before anything is written): those a
+        # destination lacks or holds with another sha256
+        sources = []
+        for entry in out['fetch']:
+            if entry['needed'] and entry['url'] not in [s['url'] for s in sources]:
+                sources.append(dict((k, entry[k]) for k in ('url', 'sha256', 'file')))
+        out['fetch_sources'] = sources
         if args['step'] == 'bundle_files':
+            for entry in fetch:
+                _only_crds(os.path.join(root, entry['dest']), entry['url'])
             sums = dict((f['path'], bundle_files.sha256_text(f['content'])) for f in text)
             sums.update((f['dest'], f['sha256']) for f in fetch)
             removed = set(os.path.relpath(p, root) for p in out['remove'])

@@ -38,6 +38,8 @@ LABEL_PREFIX = 'gpu-tray.cluster/'
 # the annotation the bundle's Application health check reads: a component installed without waiting (AICR's
 # async kai-scheduler) counts as healthy once it is synced, so the next sync wave does not wait for it
 WAIT_ANNOTATION = LABEL_PREFIX + 'wait'
+# helm keeps an object carrying this annotation (value keep) when it uninstalls the release
+KEEP_ANNOTATION = 'helm.sh/resource-policy'
 DEFAULT_SETTINGS = {
     'repo_url': '', 'revision': 'HEAD', 'path': '', 'argocd_namespace': 'argocd', 'argocd_project': 'default',
     'destination_server': 'https://kubernetes.default.svc', 'flux_namespace': 'flux-system',
@@ -357,6 +359,52 @@ WRAPPER_TEMPLATE = ('{{- /* gpu_tray.cluster: the manifests under files/ as they
                     '{{- end }}\n')
 
 
+def keeps_crds(comp):
+    """How a chart component's values make helm keep the CRDs its templates create ('' when they do not): cert-manager's
+    ``crds.keep`` and prometheus-operator-crds' ``crds.annotations`` put ``helm.sh/resource-policy: keep`` on them."""
+    crds = (comp.get('values') or {}).get('crds') if comp['kind'] == 'helm' else None
+    if not isinstance(crds, dict):
+        return ''
+    if crds.get('enabled') is True and crds.get('keep') is True:
+        return '`crds.keep: true`'
+    if (crds.get('annotations') or {}).get(KEEP_ANNOTATION) == 'keep':
+        return '`crds.annotations`'
+    return ''
+
+
+def crd_files(comp):
+    """The files of a component's manifests that hold CustomResourceDefinitions, sorted: every fetched upstream
+    manifest (``manifest_urls``: the catalog fetches CRDs only; the render checks each file's kinds once it is
+    fetched) and every built or site file whose objects are all CRDs. A local chart carries them in ``crds/``, which
+    helm installs and never deletes: uninstalling the release (a removal, a pruned or disabled component) keeps the
+    CRDs and with them every custom resource of the cluster's users. A file that mixes a CRD with other kinds is
+    refused: its CRD would go with the release."""
+    out = [entry['file'] for entry in comp.get('manifest_urls') or []]
+    for name, objects in sorted((comp.get('objects') or {}).items()):
+        kinds = set(o.get('kind') for o in objects)
+        if 'CustomResourceDefinition' not in kinds:
+            continue
+        if kinds != {'CustomResourceDefinition'}:
+            raise StackError('component %s: manifest %s holds a CustomResourceDefinition and other kinds (%s): put '
+                             'the CRDs in a file of their own, so that removing the release keeps them'
+                             % (comp['name'], name, ', '.join(sorted(k for k in kinds if k != 'CustomResourceDefinition'))))
+        out.append(name)
+    return sorted(out)
+
+
+def local_chart_files(recipe, comp, rel, base):
+    """{path: object or text} of the local chart ``base`` that carries a manifest release (Flux's, and helmfile's for
+    a release with CRDs): Chart.yaml and templates/manifests.yaml (the files under files/ as they are); the files
+    themselves - files/<name>, and crds/<name> for CRDs - are the caller's (local_chart_paths)."""
+    return {'%s/Chart.yaml' % base: wrapper_chart(recipe, comp, rel),
+            '%s/templates/manifests.yaml' % base: WRAPPER_TEMPLATE}
+
+
+def local_chart_path(base, comp, name):
+    """Where a manifest file goes in a local chart: crds/ for a CRD file (kept by helm on uninstall), else files/."""
+    return '%s/%s/%s' % (base, 'crds' if name in crd_files(comp) else 'files', name)
+
+
 def wrapper_chart(recipe, comp, rel):
     """Chart.yaml of the local chart that carries a manifest release for Flux (files/ holds the manifests)."""
     return {'apiVersion': 'v2', 'name': rel['name'], 'version': chart_version(comp['version']), 'type': 'application',
@@ -385,8 +433,11 @@ def flux_files(recipe, components, cfg, vendored=None):
         if rel['kind'] == 'manifests':
             spec['chart'] = {'spec': {'chart': './' + _in_repo(cfg, 'flux/charts/%s' % rel['name']),
                                       'sourceRef': git_ref, 'reconcileStrategy': 'Revision'}}
-            out['flux/charts/%s/Chart.yaml' % rel['name']] = wrapper_chart(recipe, comp, rel)
-            out['flux/charts/%s/templates/manifests.yaml' % rel['name']] = WRAPPER_TEMPLATE
+            out.update(local_chart_files(recipe, comp, rel, 'flux/charts/%s' % rel['name']))
+            if crd_files(comp):
+                # helm installs crds/ but never upgrades it: CreateReplace lets a new pin replace the CRDs
+                spec['install']['crds'] = 'CreateReplace'
+                spec['upgrade']['crds'] = 'CreateReplace'
         else:
             if comp['name'] in vendored:
                 spec['chart'] = {'spec': {'chart': './' + _in_repo(cfg, vendored[comp['name']]['archive']),

@@ -23,7 +23,7 @@ import yaml
 
 from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import bundle, stack_plan
 
-MANAGED_DIRS = ('components', 'argocd', 'flux', 'charts')
+MANAGED_DIRS = ('components', 'argocd', 'flux', 'charts', 'helmfile')
 # top-level files a render writes only for some settings: removed when this render does not write them
 OPTIONAL_ROOT_FILES = ('helmfile.yaml', 'provenance.yaml')
 PROVENANCE_HEADER = ('# Charts vendored by gpu_tray.cluster.render_bundle: the sha256 of each archive as it was pulled '
@@ -78,9 +78,20 @@ def fetches(plan, formats):
     for comp in plan['components']:
         for entry in comp['manifest_urls']:
             dests = ['components/%s/%s' % (folder(comp), entry['file'])]
-            if 'flux' in formats:
-                dests.append('flux/charts/%s/files/%s' % (folder(comp), entry['file']))
+            dests += [bundle.local_chart_path(base, comp, entry['file']) for base in _local_charts(comp, formats)]
             out.extend({'url': entry['url'], 'sha256': entry['sha256'], 'dest': d} for d in dests)
+    return out
+
+
+def _local_charts(comp, formats):
+    """The local charts that carry a component's manifest release: Flux's wrapper chart (every manifest release), and
+    for helmfile the chart of a release holding CRDs (in crds/, which helm never deletes; a plain folder of manifests
+    would be turned into a chart with the CRDs in templates/, deleted on uninstall)."""
+    out = []
+    if 'flux' in formats:
+        out.append('flux/charts/' + folder(comp))
+    if 'helmfile' in formats and bundle.crd_files(comp):
+        out.append('helmfile/charts/' + folder(comp))
     return out
 
 
@@ -147,6 +158,8 @@ def helmfile(plan, repositories=None, vendored=None):
                     # helm's --atomic turns --wait on: a component installed without waiting is not atomic either
                     rel['wait'] = comp['wait']
                     rel['atomic'] = comp['wait']
+                elif bundle.crd_files(comp):
+                    rel['chart'] = './helmfile/charts/%s' % name
                 else:
                     rel['chart'] = './components/%s' % name
                 rel['labels'] = {'tier': str(tier_index), 'component': comp['name']}
@@ -230,6 +243,57 @@ def _gate_rows(plan, fmt, cfg):
     return rows
 
 
+def _crd_keepers(plan):
+    """[(component, how)] of the components whose CRDs outlive the removal of their release, and how."""
+    out = []
+    for comp in plan['components']:
+        crds = bundle.crd_files(comp)
+        if crds and comp['kind'] == 'manifests':
+            out.append((comp['name'], 'its CRDs (%d files) are in the `crds/` of its local chart' % len(crds)))
+        elif crds:
+            out.append((comp['name'], 'the CRDs of `%s` (%d files) are in the `crds/` of its local chart'
+                        % (folder(comp), len(crds))))
+        keep = bundle.keeps_crds(comp)
+        if keep:
+            out.append((comp['name'], 'its chart marks its CRDs `%s: keep` (%s)' % (bundle.KEEP_ANNOTATION, keep)))
+    return out
+
+
+def _removal(plan, fmt):
+    """What removing a release (or disabling its component) deletes in one format, and what stays."""
+    keepers = ''.join('\n* `%s`: %s' % item for item in _crd_keepers(plan))
+    disabled = 'a component disabled with `gpu_tray_stack_overrides: {<name>: {enabled: false}}` and rendered again'
+    if fmt == 'argocd':
+        return ['', 'When %s leaves the bundle, the app-of-apps prunes its Application, which deletes its '
+                    'resources (cascading deletion, the `resources-finalizer.argocd.argoproj.io`). Argo CD never deletes a CustomResourceDefinition '
+                    'in a cascading deletion, so the CRDs - and every custom resource the cluster\'s users made of '
+                    'them - stay, whichever release brought them; workloads go. Delete a CRD by hand only when no '
+                    'one uses it (`kubectl delete crd <name>` deletes every custom resource of that kind).'
+                % disabled]
+    if fmt == 'flux':
+        engine = ('A HelmRelease deleted, or pruned by the Kustomization (`--prune=true`) when its file leaves the '
+                  'bundle (%s), is uninstalled by helm' % disabled)
+    else:
+        engine = ('`helmfile destroy`, or `helmfile apply` after a release left `helmfile.yaml` (%s), uninstalls the '
+                  'release with helm' % disabled)
+    out = ['', '%s: its workloads and the other objects of its templates go. helm never deletes what a chart has in '
+               '`crds/` nor an object marked `%s: keep`, so the CRDs stay, and with them every Gateway, HTTPRoute, '
+               'InferencePool or other custom resource the cluster\'s users made; namespaces helm created stay too:%s'
+           % (engine, bundle.KEEP_ANNOTATION, keepers)]
+    upgrade = [c for c in plan['components'] if bundle.crd_files(c)]
+    if upgrade and fmt == 'flux':
+        out += ['', 'The HelmReleases of those local charts install and upgrade their `crds/` with `crds: '
+                    'CreateReplace`, so a new pin replaces the CRDs.']
+    elif upgrade:
+        out += ['', 'helm installs a chart\'s `crds/` but never upgrades them: after a render that changes these '
+                    'CRDs, apply them before `helmfile apply`:', '', '```bash']
+        out += ['kubectl apply --server-side --force-conflicts -f helmfile/charts/%s/crds/' % folder(c) for c in upgrade]
+        out.append('```')
+    out += ['', 'Delete a CRD by hand only when no one uses it (`kubectl delete crd <name>` deletes every custom '
+                'resource of that kind).']
+    return out
+
+
 def readme(plan, formats, cfg, vendored=None):
     """README.md: what is in the bundle and how a site applies each format - written for this recipe."""
     vendored = vendored or {}
@@ -252,6 +316,9 @@ def readme(plan, formats, cfg, vendored=None):
            'component\'s manifests before / after its chart |']
     if 'helmfile' in formats:
         out.append('| `helmfile.yaml` | helmfile: one level per tier (`needs`) |')
+        if any(bundle.crd_files(c) for c in plan['components']):
+            out.append('| `helmfile/charts/<release>/` | the local chart of a manifest release holding CRDs: `crds/` '
+                       '(kept when the release is removed), `files/` (other manifests, never templated) |')
     if 'argocd' in formats:
         out += ['| `argocd/app-of-apps.yaml` | the parent Application `gpu-tray-%s` (reads `%sargocd/apps`) |'
                 % (recipe, prefix),
@@ -267,7 +334,7 @@ def readme(plan, formats, cfg, vendored=None):
         out += ['| `flux/releases/<release>.yaml` | one HelmRelease per release (namespace `%s`), `dependsOn` = the '
                 'recipe\'s dependencies |' % cfg['flux_namespace'],
                 '| `flux/charts/<release>/` | the local chart carrying a manifest release (`files/` = the manifests, '
-                'never templated) |']
+                'never templated; `crds/` = its CRDs, kept when the release is removed) |']
     if vendored:
         out.append('| `charts/<component>/<chart>-<version>.tgz` | every pinned chart, pulled when rendering; '
                    '`provenance.yaml` has its source and sha256 |')
@@ -315,6 +382,8 @@ def readme(plan, formats, cfg, vendored=None):
             out.append('```')
         else:
             out += ['```bash', 'cd <this directory>', 'helmfile apply', '```']
+        out += ['', 'Remove: `helmfile destroy` (every release, in reverse `needs` order)%s.' % _removal_note(plan)]
+        out += _removal(plan, 'helmfile')
     gated = _gated(plan)
     if 'argocd' in formats:
         out += ['', '## Apply with Argo CD', '',
@@ -336,6 +405,7 @@ def readme(plan, formats, cfg, vendored=None):
             out += _gate_rows(plan, 'argocd', cfg)
         out += ['', 'Remove: delete the Applications in reverse wave order (highest first)%s;' % _removal_note(plan),
                 'CRDs, namespaces and PVCs stay.']
+        out += _removal(plan, 'argocd')
     if 'flux' in formats:
         out += ['', '## Apply with Flux', '',
                 'Needs Flux 2.8 or later (helm-controller 1.5: `healthCheckExprs`). Commit this directory to the Git '
@@ -359,6 +429,7 @@ def readme(plan, formats, cfg, vendored=None):
             out += ['flux reconcile helmrelease %s -n %s --reset' % (name, cfg['flux_namespace']), '```']
         out += ['', 'Remove: delete the HelmReleases in reverse install order, then the sources%s.'
                 % _removal_note(plan)]
+        out += _removal(plan, 'flux')
     return '\n'.join(out) + '\n'
 
 
@@ -375,10 +446,15 @@ def files(plan, formats, cfg, vendored=None, provenance_doc=None, repositories=N
         for name, objects in sorted(comp['objects'].items()):
             text = dump_all(objects)
             out.append({'path': 'components/%s/%s' % (folder(comp), name), 'content': text})
-            if 'flux' in formats:
-                # the wrapper chart of a manifest release carries the same files, never templated by Helm
-                out.append({'path': 'flux/charts/%s/files/%s' % (folder(comp), name), 'content': text})
+            # the local charts of a manifest release carry the same files, never templated by Helm
+            out += [{'path': bundle.local_chart_path(base, comp, name), 'content': text}
+                    for base in _local_charts(comp, formats)]
     gitops = {}
+    if 'helmfile' in formats:
+        for rel in bundle.releases(plan['components']):
+            comp = next(c for c in plan['components'] if c['name'] == rel['component'])
+            if rel['kind'] == 'manifests' and bundle.crd_files(comp):
+                gitops.update(bundle.local_chart_files(plan['recipe'], comp, rel, 'helmfile/charts/' + rel['name']))
     if 'argocd' in formats:
         gitops.update(bundle.argocd_files(plan['recipe'], plan['components'], cfg, vendored))
     if 'flux' in formats:

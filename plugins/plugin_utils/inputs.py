@@ -27,7 +27,6 @@ __metaclass__ = type
 
 import difflib
 import os
-import re
 
 import yaml
 
@@ -43,8 +42,6 @@ SURVEY_PREFIX = 'survey_'
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SPEC_FILE = os.path.join(ROOT, 'roles', 'preflight', 'vars', 'inventory_spec.yml')
 ROLES_DIR = os.path.join(ROOT, 'roles')
-# a value of these is never repeated in a message
-SECRET = re.compile(r'password|secret|token', re.IGNORECASE)
 # the choices a site extends: a recipe of stack_extra_recipes is a recipe (the stack role's argument spec says so)
 EXTRA_CHOICES = {'gpu_tray_recipe': 'stack_extra_recipes'}
 TYPE_WORDS = {'str': 'a string', 'path': 'a path', 'int': 'an integer', 'float': 'a number', 'bool': 'true or false',
@@ -114,9 +111,33 @@ def role_of(name, roles_dir=None):
 
 # ------------------------------------------------------------------------------------------------ wording
 
-def shown(name, value):
-    """A value as a message repeats it: quoted, short, in YAML's words (null, true), never a secret."""
-    if SECRET.search(name):
+def secret_options(roles_dir=None):
+    """Every role option an argument spec marks ``no_log: true`` (the BMC passwords), over all roles."""
+    roles_dir = roles_dir or ROLES_DIR
+    key = ('secrets', roles_dir)
+    if key not in _CACHE:
+        _CACHE[key] = frozenset(name for role in roles(roles_dir) for name, spec in role_options(role, roles_dir).items()
+                                if (spec or {}).get('no_log'))
+    return _CACHE[key]
+
+
+def is_secret(name, spec=None, roles_dir=None):
+    """A variable holds a secret by its argument spec, never by a word in its name: its own spec says ``no_log``, or
+    it is (a survey's answer to) a role option that does, or the gpu_tray_* name that feeds one (gpu_tray_bmc_password
+    feeds preflight_bmc_password). gpu_tray_multus_token_warn_days is a number of days, shown like any other."""
+    if (spec or {}).get('no_log'):
+        return True
+    name = name[len(SURVEY_PREFIX):] if name.startswith(SURVEY_PREFIX) else name
+    secrets = secret_options(roles_dir)
+    if name in secrets:
+        return True
+    stem = name[len(PREFIX):] if name.startswith(PREFIX) else None
+    return stem is not None and any(secret == '%s_%s' % (role_of(secret, roles_dir), stem) for secret in secrets)
+
+
+def shown(name, value, spec=None):
+    """A value as a message repeats it: quoted, short, in YAML's words (null, true), never a secret (is_secret)."""
+    if name and is_secret(name, spec):
         return '(hidden)'
     if value is None:
         return 'null'
@@ -228,6 +249,7 @@ def one_value(label, name, value, spec, extra_choices=()):
     None. ``name`` is the variable as the spec and RULES know it; ``extra_choices`` are allowed besides the spec's."""
     if value is None:
         return '%s is empty (null): set %s%s' % (label, expected(spec), _with_default(spec))
+    secret = {'no_log': bool(spec.get('no_log'))}
     spec = dict((key, item) for key, item in spec.items() if key in ('type', 'elements', 'choices'))
     if spec.get('choices') is not None and extra_choices:
         spec['choices'] = list(spec['choices']) + [item for item in extra_choices if item not in spec['choices']]
@@ -237,17 +259,31 @@ def one_value(label, name, value, spec, extra_choices=()):
     result = ArgumentSpecValidator({name: spec}).validate({name: value})
     for error in result.errors:
         if isinstance(error, ArgumentValueError):
+            aliases = _recipe_aliases(spec['choices'])
+            if aliases and kind != 'list':
+                # a recipe: the registry's old names are accepted (with a warning) but never offered
+                offered = dict(spec, choices=[c for c in spec['choices'] if c not in aliases])
+                close = difflib.get_close_matches(to_native(value), offered['choices'], n=1, cutoff=0.6)
+                return '%s must be %s, got %s%s' % (label, expected(offered), shown(name, value, secret),
+                                                    ' (did you mean %s?)' % close[0] if close else '')
             if kind == 'list':
                 got = [item for item in result.validated_parameters.get(name) or [] if item not in spec['choices']]
-                return '%s must be %s, got %s' % (label, expected(spec), shown(name, ', '.join(map(to_native, got))))
-            return '%s must be %s, got %s' % (label, expected(spec), shown(name, value))
+                listed = ', '.join(map(to_native, got))
+                return '%s must be %s, got %s' % (label, expected(spec), shown(name, listed, secret))
+            return '%s must be %s, got %s' % (label, expected(spec), shown(name, value, secret))
         if isinstance(error, (ArgumentTypeError, ElementError)):
-            return '%s must be %s, got %s' % (label, expected(spec), shown(name, value))
+            return '%s must be %s, got %s' % (label, expected(spec), shown(name, value, secret))
         # one value against its own spec has no other kind of error (required, mutually exclusive ...): a fallback
         return '%s: %s' % (label, to_native(error.msg))  # pragma: no mutate
     rule = RULES.get(name)
     problem = rule(value) if rule is not None else None
     return '%s %s' % (label, problem) if problem else None
+
+
+def _recipe_aliases(choices):
+    """The registry's old recipe names among ``choices`` (none for a spec that is not a recipe's)."""
+    from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import registry
+    return set(registry.aliases()) & set(choices or [])
 
 
 def platform_problems(values, extra_recipes=()):
@@ -269,8 +305,10 @@ def platform_problems(values, extra_recipes=()):
         problems.append('gpu_tray_recipe %s is a recipe of platform %s, not of gpu_tray_platform %s'
                         % (recipe, owners[0], name))
     elif recipe is not None and not owners and recipe not in extra_recipes:
-        problems.append('gpu_tray_recipe must be one of: %s, got %s' % (
-            ', '.join(sorted(r for p in profiles.values() for r in p['recipes'])), shown('', recipe)))
+        offered = sorted(r for p in profiles.values() for r in p['recipes'])
+        close = difflib.get_close_matches(to_native(recipe), offered, n=1, cutoff=0.6)
+        problems.append('gpu_tray_recipe must be one of: %s, got %s%s' % (
+            ', '.join(offered), shown('', recipe), ' (did you mean %s?)' % close[0] if close else ''))
     intent = values.get('gpu_tray_tuned_intent')
     if intent and name is not None and intent not in profiles[name]['tuning']['intents']:
         problems.append('gpu_tray_tuned_intent %s is not an nvidia-tuned intent of platform %s (it has: %s)'

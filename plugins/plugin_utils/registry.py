@@ -19,6 +19,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import copy
+import difflib
 import os
 
 import yaml
@@ -68,6 +69,17 @@ def catalog(path=None):
     return out
 
 
+def sources(path=None):
+    """{'repositories': {key: URL or directory}, 'registries': {key: registry}}: the catalog's defaults, which a
+    site's stack_repositories / stack_registries are merged over."""
+    data = _read(path or os.path.join(DATA_DIR, 'catalog.yml'))
+    out = (data.get('sources') if isinstance(data, dict) else None) or {}
+    if not all(isinstance(out.get(k), dict) for k in ('repositories', 'registries')):
+        raise RegistryError('%s: no mappings "sources.repositories" and "sources.registries"'
+                            % (path or 'stack_data/catalog.yml'))
+    return out
+
+
 def deployable(table=None):
     """The names one can deploy (no abstract base), sorted."""
     table = recipes() if table is None else table
@@ -85,7 +97,9 @@ def canonical_name(name, table=None, alias_table=None):
                      % (name, new, new))
     if name in table and not (table[name] or {}).get('abstract'):
         return name, ''
-    raise RegistryError('unknown recipe %r: choose one of %s (gpu_tray_recipe)' % (name, ', '.join(deployable(table))))
+    close = difflib.get_close_matches(str(name), deployable(table), n=1, cutoff=0.6)
+    raise RegistryError('unknown recipe %r%s: choose one of %s (gpu_tray_recipe)'
+                        % (name, ' (did you mean %s?)' % close[0] if close else '', ', '.join(deployable(table))))
 
 
 def facts(name, table=None):

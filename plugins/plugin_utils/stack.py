@@ -83,17 +83,20 @@ def _merge(base, over):
     return out
 
 
-def check_version(name, version, kind='helm'):
-    """Refuse a missing, ranged, wildcard or floating version; returns the version as a string."""
+def check_version(name, version, kind='helm', variable=None):
+    """Refuse a missing, ranged, wildcard or floating version; returns the version as a string. ``variable``: the
+    full path of the field the version came from when a site set it (gpu_tray_stack_overrides.<name>.version)."""
     if version is None or str(version).strip() == '':
-        raise StackError('component %s has no version: pin an exact one (for example 1.2.3 or v1.2.3) in the '
-                         'catalog or in gpu_tray_stack_overrides.%s.version' % (name, name))
+        raise StackError('%scomponent %s has no version: pin an exact one (for example 1.2.3 or v1.2.3) in the '
+                         'catalog or in gpu_tray_stack_overrides.%s.version'
+                         % ('%s: ' % variable if variable else '', name, name))
     text = str(version).strip()
     if _PINNED.match(text) or (kind == 'manifests' and _DIGEST.match(text)):
         return text
-    raise StackError('component %s version %r is not pinned: ranges (>=, ^, ~, x, *, ||), and floating tags '
-                     '(latest, stable) are refused; set an exact version such as 1.2.3 or v1.2.3%s'
-                     % (name, text, ' (or sha256:<digest> for a manifest set)' if kind == 'manifests' else ''))
+    raise StackError('%s %r is not pinned: ranges (>=, ^, ~, x, *, ||), and floating tags (latest, stable) are '
+                     'refused; set an exact version such as 1.2.3 or v1.2.3%s'
+                     % (variable or 'component %s version' % name, text,
+                        ' (or sha256:<digest> for a manifest set)' if kind == 'manifests' else ''))
 
 
 def check_repository(name, kind, repository):
@@ -112,20 +115,27 @@ def check_repository(name, kind, repository):
 _SHA256 = re.compile(r'^[0-9a-f]{64}$')
 
 
-def check_manifest_urls(name, entries):
+def _override_path(name, over, field):
+    """The full path of an override's field (gpu_tray_stack_overrides.<name>.<field>) when the site set it."""
+    return 'gpu_tray_stack_overrides.%s.%s' % (name, field) if field in over else None
+
+
+def check_manifest_urls(name, entries, variable=None):
     """[{url, sha256, file}]: a fetched manifest needs an https://, file:// URL or an absolute path (made a file://
     URL) and the sha256 it is pinned by; two entries may not share a file name (they land in one folder)."""
     out = []
-    for entry in entries or []:
+    for index, entry in enumerate(entries or []):
         url = str((entry or {}).get('url') or '').strip()
         sha = str((entry or {}).get('sha256') or '').strip().lower()
+        where = ('%s[%d]: ' % (variable, index)) if variable else ''
         if url.startswith('/'):
             url = 'file://' + url
         if not url.startswith(('https://', 'file:///')):
-            raise StackError('component %s: manifest URL %r must be https:// or an absolute path (a mirror of '
-                             'stack_repositories.github_raw)' % (name, url))
+            raise StackError('%scomponent %s: manifest URL %r must be https:// or an absolute path (a mirror of '
+                             'stack_repositories.github_raw)' % (where, name, url))
         if not _SHA256.match(sha):
-            raise StackError('component %s: manifest %s is not pinned by a sha256 (64 hex digits)' % (name, url))
+            raise StackError('%scomponent %s: manifest %s is not pinned by a sha256 (64 hex digits)'
+                             % (where, name, url))
         out.append({'url': url, 'sha256': sha, 'file': url.rstrip('/').rsplit('/', 1)[1]})
     files = [e['file'] for e in out]
     clash = sorted(set(f for f in files if files.count(f) > 1))
@@ -278,11 +288,12 @@ def resolve(catalog, recipes, recipe, overrides=None, files=None, options=None):
                 layers.append(files[path])
             layers.append(source.get('values'))
         comp['name'] = name
-        comp['version'] = check_version(name, comp.get('version'), kind)
+        comp['version'] = check_version(name, comp.get('version'), kind, _override_path(name, over, 'version'))
         comp['repository'] = check_repository(name, kind, comp.get('repository'))
         if kind == 'helm' and not comp.get('chart'):
             raise StackError('catalog component %s is kind helm but names no chart' % name)
-        comp['manifest_urls'] = check_manifest_urls(name, comp.get('manifest_urls'))
+        comp['manifest_urls'] = check_manifest_urls(name, comp.get('manifest_urls'),
+                                                    _override_path(name, over, 'manifest_urls'))
         if kind == 'manifests':
             comp['chart'] = ''
             if not comp.get('manifests') and not comp['manifest_urls']:

@@ -66,6 +66,34 @@ def site_inputs(raw):
         raise StackError('stack plan: unknown input(s) %s' % ', '.join(unknown))
     out = dict(DEFAULT_SITE)
     out.update(dict((k, v) for k, v in raw.items() if v is not None))
+    try:
+        defaults = registry.sources()
+    except registry.RegistryError as exc:
+        raise StackError(str(exc))
+    for key in ('repositories', 'registries'):
+        out[key] = merged_sources(key, defaults[key], out[key])
+    return out
+
+
+def merged_sources(key, defaults, site):
+    """A site's stack_repositories / stack_registries merged over the catalog's (key by key: a mirror file names only
+    what it moves); a key the catalog does not use, or a value that is not a non-empty string, is refused."""
+    variable = 'stack_' + key
+    if site in (None, ''):
+        site = {}
+    if not isinstance(site, dict):
+        raise StackError('%s must be a mapping of %s names to locations, got %s: %r'
+                         % (variable, key[:-3] + 'y', type(site).__name__, site))
+    unknown = sorted(str(k) for k in site if k not in defaults)
+    if unknown:
+        raise StackError('%s: unknown key%s %s: the catalog uses %s' % (
+            variable, 's' if len(unknown) > 1 else '', ', '.join('%s.%s' % (variable, k) for k in unknown),
+            ', '.join(sorted(defaults))))
+    out = dict(defaults)
+    for name, value in site.items():
+        if not isinstance(value, str) or not value.strip():
+            raise StackError('%s.%s must be a non-empty string, got %r' % (variable, name, value))
+        out[name] = str(value)
     return out
 
 

@@ -12,6 +12,8 @@ bundle in a sub-directory of its Git repository), no cluster:
 * the readiness gates run as Argo CD and Flux run them - the Lua health checks in Lua 5.1 (lupa; Argo CD's
   gopher-lua is 5.1), the Flux health expressions in CEL (cel-python) - on objects that are and are not ready;
 * the Flux wrapper charts render (helm template) exactly the manifests of components/;
+* no removal deletes a CRD: every release of every format carries its CRDs in a chart's crds/ or marked
+  helm.sh/resource-policy: keep, and the README says so per format;
 * a second render changes nothing.
 """
 
@@ -304,6 +306,10 @@ def test_the_flux_wrapper_charts_render_the_manifests_unchanged(bundles, helm, r
     for chart in charts:
         name = os.path.basename(chart)
         rendered = osc.load_yaml_documents(osc.helm_template(helm, chart, release=name, namespace="ns"))
+        # crds/ is installed as it is (helm template --include-crds shows it; the templates never hold a CRD)
+        assert not [d for d in rendered if d["kind"] == "CustomResourceDefinition"], name
+        for path in sorted(glob.glob(os.path.join(chart, "crds", "*.yaml"))):
+            rendered.extend(_load(path))
         expected = []
         for path in sorted(glob.glob(os.path.join(bundle, "components", name, "*.yaml"))):
             expected.extend(_load(path))
@@ -346,3 +352,99 @@ def test_argocd_without_a_repository_is_refused_naming_the_variable(tmp_path):
                            "-e", "gpu_tray_bundle_dir=%s" % tmp_path, "-e", "gpu_tray_bundle_format=argo")
     assert rc != 0 and "gpu_tray_bundle_format" in out and "argo" in out, out[-3000:]
     assert "stack_bundle_format" not in out and "argument_spec" not in out, out[-3000:]
+
+
+# Charts we install whose CRDs are templates (helm deletes them on uninstall unless they carry
+# helm.sh/resource-policy: keep), and the values that mark them so. Every other pinned chart ships its CRDs in crds/
+# (../shared/upstream/charts/*/chart/crds: gpu-operator, network-operator, nfd, kai-scheduler, dra-driver-nvidia-gpu;
+# grove's values.yaml: "CRDs are installed by Helm on fresh install via the crds/ directory"; kube-prometheus-stack:
+# crds.enabled false, its CRDs come from prometheus-operator-crds).
+TEMPLATED_CRDS = {
+    "cert-manager": lambda v: v["crds"]["enabled"] is True and v["crds"]["keep"] is True,
+    "prometheus-operator-crds": lambda v: v["crds"]["annotations"]["helm.sh/resource-policy"] == "keep",
+}
+
+
+def _crd_docs(paths):
+    return [d for p in paths for d in _load(p) if d.get("kind") == "CustomResourceDefinition"]
+
+
+def _local_chart_keeps_its_crds(bundle, chart, release):
+    """A local chart as rendered: no CRD among what its templates emit (files/), its CRDs in crds/ byte-equal to the
+    release's folder in components/ (the pinned upstream bytes, listed in checksums.txt)."""
+    assert os.path.isfile(os.path.join(chart, "Chart.yaml")), chart
+    assert not _crd_docs(glob.glob(os.path.join(chart, "files", "*.yaml"))), chart
+    held = sorted(glob.glob(os.path.join(chart, "crds", "*.yaml")))
+    source = os.path.join(bundle, "components", release)
+    assert len(_crd_docs(held)) == len(_crd_docs(glob.glob(os.path.join(source, "*.yaml")))), chart
+    for path in held:
+        with open(path, "rb") as fh, open(os.path.join(source, os.path.basename(path)), "rb") as orig:
+            assert fh.read() == orig.read(), path
+    return bool(held)
+
+
+@pytest.mark.parametrize("recipe", RECIPES)
+def test_no_removal_or_disabled_component_deletes_a_crd(bundles, recipe):
+    """helm uninstall - helmfile destroy, a release left out of helmfile.yaml, a HelmRelease deleted or pruned by the
+    Kustomization when a component is disabled - keeps a chart's crds/ and what carries helm.sh/resource-policy: keep,
+    nothing else. Every release of both formats is held to that, so whichever one is removed, no CRD goes."""
+    bundle = bundles[recipe]
+    values = dict((c, _load(p)[0]) for c, p in ((os.path.basename(os.path.dirname(p)), p) for p in
+                                                glob.glob(os.path.join(bundle, "components", "*", "values.yaml"))))
+    with_crds = []
+    for rel in _load(os.path.join(bundle, "helmfile.yaml"))[0]["releases"]:
+        chart = rel["chart"]
+        if chart.startswith("./components/"):
+            # a plain folder of manifests: helmfile's chartify makes it a chart's templates/, deleted on uninstall
+            assert not _crd_docs(glob.glob(os.path.join(bundle, chart[2:], "*.yaml"))), rel["name"]
+        elif chart.startswith("./helmfile/charts/"):
+            assert chart == "./helmfile/charts/" + rel["name"]
+            if _local_chart_keeps_its_crds(bundle, os.path.join(bundle, chart[2:]), rel["name"]):
+                with_crds.append(rel["name"])
+        elif rel["name"] in TEMPLATED_CRDS:
+            assert TEMPLATED_CRDS[rel["name"]](values[rel["name"]]), rel["name"]
+    for name, rel in _releases(bundle).items():
+        spec = rel["spec"]
+        chart = (spec.get("chart") or {}).get("spec", {}).get("chart", "")
+        if chart.startswith("./%s/flux/charts/" % SUBDIR):
+            kept = _local_chart_keeps_its_crds(bundle, os.path.join(bundle, "flux", "charts", name), name)
+            assert kept == (name in with_crds), name
+            if kept:
+                # a new pin replaces the CRDs (helm alone installs crds/ once and never upgrades it)
+                assert (spec["install"]["crds"], spec["upgrade"]["crds"]) == ("CreateReplace", "CreateReplace"), name
+            else:
+                assert "crds" not in spec["install"] and "crds" not in spec["upgrade"], name
+        elif name in TEMPLATED_CRDS:
+            assert TEMPLATED_CRDS[name](spec["values"]), name
+    assert ("agentgateway-crds-pre" in with_crds) == ("inference" in recipe)
+    readme = open(os.path.join(bundle, "README.md")).read()
+    removal = readme.split("## Apply with helmfile", 1)[1].split("## Apply with Argo CD", 1)[0]
+    assert "`helmfile destroy`, or `helmfile apply` after a release left `helmfile.yaml`" in removal
+    assert "helm never deletes what a chart has in `crds/` nor an object marked `helm.sh/resource-policy: keep`" in removal
+    for name in with_crds:
+        assert "kubectl apply --server-side --force-conflicts -f helmfile/charts/%s/crds/" % name in removal
+    flux = readme.split("## Apply with Flux", 1)[1]
+    assert "pruned by the Kustomization (`--prune=true`)" in flux and "so the CRDs stay" in flux
+    argocd = readme.split("## Apply with Argo CD", 1)[1].split("## Apply with Flux", 1)[0]
+    assert "Argo CD never deletes a CustomResourceDefinition in a cascading deletion" in argocd
+    for comp in ("cert-manager", "prometheus-operator-crds"):
+        assert "* `%s`: its chart marks its CRDs `helm.sh/resource-policy: keep`" % comp in removal
+    # every Application is deleted with its resources (the finalizer): safe for CRDs only because Argo CD's
+    # cascading deletion skips them - nothing in the bundle relies on anything else
+    for app in _apps(bundle).values():
+        assert app["metadata"]["finalizers"] == ["resources-finalizer.argocd.argoproj.io"]
+
+
+def test_the_crd_check_can_fail(bundles, tmp_path):
+    """A CRD among a plain folder's manifests, or among a local chart's templates, fails the check."""
+    import shutil
+    bundle = str(tmp_path / "b")
+    shutil.copytree(bundles["vr200-rke2-ubuntu-inference"], bundle)
+    chart = os.path.join(bundle, "flux", "charts", "agentgateway-crds-pre")
+    os.makedirs(os.path.join(chart, "files"), exist_ok=True)
+    for path in glob.glob(os.path.join(chart, "crds", "*.yaml")):
+        shutil.move(path, os.path.join(chart, "files", os.path.basename(path)))
+    with pytest.raises(AssertionError):
+        _local_chart_keeps_its_crds(bundle, chart, "agentgateway-crds-pre")
+    values = {"crds": {"enabled": True, "keep": False}}
+    assert not TEMPLATED_CRDS["cert-manager"](values)

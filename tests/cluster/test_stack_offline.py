@@ -208,3 +208,34 @@ def test_the_core_check_can_fail(bundles):
     bad["spec"]["template"]["spec"]["hostNetwrok"] = True
     with pytest.raises(osc.SchemaError, match="'hostNetwrok' was unexpected"):
         osc.kubernetes_validate(yaml.safe_dump(bad))
+
+
+def test_offline_without_a_mirror_the_render_stops_in_one_sentence_before_writing_anything(tmp_path):
+    """No mirror of stack_repositories.github_raw (.invalid never resolves, as offline): one sentence naming the first
+    file, its URL and the variable, no network error per file, nothing written, changed=0. A partial
+    stack_repositories (-e, only github_raw) keeps every other repository's default."""
+    from stackhelpers import recap, run_playbook, stack_inventory
+    recipe = "vr200-rke2-ubuntu-inference"
+    inventory = stack_inventory(tmp_path, recipe, {"gpu_tray_stack_overrides": {}})
+    bundle = tmp_path / "bundle"
+    rc, out = run_playbook("gpu_tray.cluster.render_bundle", "-e", "gpu_tray_bundle_dir=%s" % bundle,
+                           "-e", "gpu_tray_bundle_format=helmfile,flux",
+                           "-e", json.dumps({"stack_repositories": {"github_raw": "https://github-raw.invalid"}}),
+                           inventory=inventory)
+    assert rc != 0
+    failed = [line for line in out.splitlines() if "FAILED!" in line or line.startswith("failed:")]
+    assert len(failed) == 1, out[-3000:]
+    msg = json.loads(failed[0].split("=> ", 1)[1])["msg"]
+    assert re.match(r"^Cannot fetch gateway\.networking\.k8s\.io_backendtlspolicies\.yaml from "
+                    r"https://github-raw\.invalid/kubernetes-sigs/gateway-api/v1\.6\.1/config/crd/standard/"
+                    r"gateway\.networking\.k8s\.io_backendtlspolicies\.yaml \(.+; 11 more of the 12 pinned manifests "
+                    r"fail alike\): point stack_repositories\.github_raw at a mirror that keeps the paths below it, or "
+                    r"at an absolute local directory of the same layout, and render again - nothing was written\.$",
+                    msg), msg
+    assert msg.count(". ") == 0, msg   # one sentence
+    # the network error only inside that sentence (ansible prints the failed task's message twice), never per file
+    assert not [line for line in out.splitlines() if "Request failed" in line and "Cannot fetch" not in line]
+    assert "ignoring" not in out and "=> (item=" not in out.replace("ok: [localhost] => (item=", "")
+    assert not bundle.exists()
+    counts = recap(out)
+    assert (counts["failed"], counts["changed"]) == (1, 0), counts

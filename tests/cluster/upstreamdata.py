@@ -59,3 +59,19 @@ def upstream_crd(name, which=""):
     found = [path for path in upstream_crds(name) if which in os.path.basename(path)]
     assert len(found) == 1, "set %s has %d CRD files matching %r" % (name, len(found), which)
     return found[0]
+
+
+def crd_mirror(root, upstream):
+    """A mirror of the upstream manifests agentgateway-crds fetches, laid out as stack_repositories.github_raw's
+    paths (kubernetes-sigs/<repo>/<tag>/...), its files linked to the REAL files of the data: the render fetches
+    them from here and checks each against the catalog's sha256 - so the pins are proven against the real bytes."""
+    layout = {
+        "kubernetes-sigs/gateway-api/v1.6.1/config/crd/standard": os.path.join(upstream, "charts", "gateway-api", "crds"),
+        "kubernetes-sigs/gateway-api-inference-extension/v1.5.0/config/crd/bases":
+            os.path.join(upstream, "charts", "gateway-api-inference-extension", "crds"),
+    }
+    for rel, src in layout.items():
+        os.makedirs(os.path.join(str(root), rel))
+        for name in os.listdir(src):
+            os.symlink(os.path.join(src, name), os.path.join(str(root), rel, name))
+    return str(root)

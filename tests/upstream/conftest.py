@@ -45,34 +45,17 @@ def crd_index():
     return upstream.CrdIndex(os.path.join(ROOT, "charts"), preferred=["network-operator/"])
 
 
-def crd_mirror(root, upstream):
-    """A mirror of the upstream manifests agentgateway-crds fetches, laid out as stack_repositories.github_raw's
-    paths (kubernetes-sigs/<repo>/<tag>/...), its files linked to the REAL files of the data: the render fetches
-    them from here and checks each against the catalog's sha256 - so the pins are proven against the real bytes."""
-    layout = {
-        "kubernetes-sigs/gateway-api/v1.6.1/config/crd/standard": os.path.join(upstream, "charts", "gateway-api", "crds"),
-        "kubernetes-sigs/gateway-api-inference-extension/v1.5.0/config/crd/bases":
-            os.path.join(upstream, "charts", "gateway-api-inference-extension", "crds"),
-    }
-    for rel, src in layout.items():
-        os.makedirs(os.path.join(str(root), rel))
-        for name in os.listdir(src):
-            os.symlink(os.path.join(src, name), os.path.join(str(root), rel, name))
-    return str(root)
-
-
 @pytest.fixture(scope="session")
 def bundles(tmp_path_factory):
     """Each recipe rendered by playbooks/render_bundle.yml (the user's command), with NodeWright on so every
     manifest is built, the inference recipes' CRDs fetched from a mirror of the real files; in parallel.
     {recipe: bundle dir}."""
     import json
-    import yaml
-    from stackhelpers import REPO, render_bundles
+    from stackhelpers import render_bundles
     from upstream import RECIPES
-    with open(os.path.join(REPO, "roles", "stack", "defaults", "main.yml")) as fh:
-        repositories = yaml.safe_load(fh)["stack_repositories"]
+    from upstreamdata import crd_mirror
     mirror = crd_mirror(tmp_path_factory.mktemp("github-raw"), ROOT)
-    extra = json.dumps({"stack_repositories": dict(repositories, github_raw=mirror)})
+    # only the key that moves: stack_repositories merges over the catalog's defaults
+    extra = json.dumps({"stack_repositories": {"github_raw": mirror}})
     return render_bundles(tmp_path_factory.mktemp("upstream-bundles"), RECIPES, "-e", extra,
                           gpu_tray_stack_overrides={})

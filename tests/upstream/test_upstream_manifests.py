@@ -68,3 +68,32 @@ def test_a_training_bundle_fetches_nothing(bundles):
         assert not glob.glob(os.path.join(bundles[recipe], "components", "agentgateway-crds-pre"))
         with open(os.path.join(bundles[recipe], "plan.yaml")) as fh:
             assert "agentgateway" not in [c["name"] for c in yaml.safe_load(fh)["components"]]
+
+
+def test_the_docs_airgap_file_renders_the_inference_recipes_offline_against_a_local_mirror(tmp_path, upstream_root):
+    """docs/stack.md's group_vars/all/airgap.yml, byte for byte except its github_raw URL, which becomes a local
+    mirror of the real files (no network): both inference recipes render, the CRDs are the real bytes, the keys the file
+    leaves out keep the catalog's defaults and the ones it names move."""
+    from stackhelpers import REPO, render_bundles
+    from upstreamdata import crd_mirror
+    with open(os.path.join(REPO, "docs", "stack.md")) as fh:
+        text = fh.read()
+    start = text.index("```yaml\n# group_vars/all/airgap.yml\n") + len("```yaml\n")
+    airgap = text[start:text.index("```", start)]
+    assert "https://artifacts.example/github-raw" in airgap
+    mirror = crd_mirror(tmp_path / "github-raw", upstream_root)
+    os.makedirs(str(tmp_path / "site" / "group_vars" / "all"))
+    with open(str(tmp_path / "site" / "group_vars" / "all" / "airgap.yml"), "w") as fh:
+        fh.write(airgap.replace("https://artifacts.example/github-raw", mirror))
+    bundles = render_bundles(tmp_path / "site", INFERENCE, gpu_tray_stack_overrides={})
+    real = sorted(os.path.basename(p)
+                  for p in glob.glob(os.path.join(upstream_root, "charts", "gateway-api*", "crds", "*.yaml")))
+    for recipe, bundle in bundles.items():
+        held = sorted(os.path.basename(p)
+                      for p in glob.glob(os.path.join(bundle, "components", "agentgateway-crds-pre", "*.yaml")))
+        assert held == real, recipe
+        with open(os.path.join(bundle, "helmfile.yaml")) as fh:
+            repos = dict((r["name"], r["url"]) for r in yaml.safe_load(fh)["repositories"])
+        assert repos["ngc"] == "harbor.example/nvidia" and repos["jetstack"] == "https://charts.jetstack.io", repos
+        with open(os.path.join(bundle, "components", "nfd", "values.yaml")) as fh:
+            assert yaml.safe_load(fh)["image"]["repository"] == "harbor.example/k8s/nfd/node-feature-discovery"

@@ -104,6 +104,8 @@ def test_role_variables_that_are_options_or_far_from_any_pass():
      'nvke-gb200'),
     ({'gpu_tray_platform': 'rke2-vr300'}, "gpu_tray_platform must be one of: nvke-gb200, rke2-vr200, got 'rke2-vr300'"),
     ({'gpu_tray_bmc_password': ['s3cret']}, 'gpu_tray_bmc_password must be a string, got a list'),
+    ({'gpu_tray_multus_token_warn_days': 'soon'},
+     "gpu_tray_multus_token_warn_days must be an integer, got 'soon'"),
 ])
 def test_a_bad_value_gets_one_clause_naming_the_inventory_variable(values, clause):
     found = findings(values)
@@ -112,7 +114,12 @@ def test_a_bad_value_gets_one_clause_naming_the_inventory_variable(values, claus
 
 def test_a_secret_is_never_repeated_and_long_values_are_cut():
     assert inputs.shown('gpu_tray_bmc_password', 'hunter2') == '(hidden)'
-    assert inputs.shown('survey_api_token', 'x') == '(hidden)'
+    assert inputs.shown('survey_rolling_reboot_bmc_password', 'x') == '(hidden)'
+    assert inputs.shown('preflight_bmc_password', 'x') == '(hidden)'
+    assert inputs.shown('gpu_tray_x', 'x', {'no_log': True}) == '(hidden)'
+    # by the argument spec, not a word in the name: a token's warning days are a number like any other
+    assert inputs.shown('gpu_tray_multus_token_warn_days', 'soon') == "'soon'"
+    assert inputs.shown('survey_api_token', 'x') == "'x'"
     assert inputs.shown('gpu_tray_x', 'a' * 100) == "'" + 'a' * 56 + '...'
     assert inputs.shown('gpu_tray_x', 'a' * 58) == "'" + 'a' * 58 + "'"          # 60 characters: whole
     assert inputs.shown('gpu_tray_x', 'a' * 59) == "'" + 'a' * 56 + '...'        # 61: cut
@@ -299,3 +306,25 @@ def test_a_broken_installation_is_named(tmp_path):
         inputs.tables(str(tmp_path / 'spec.yml'))
     with pytest.raises(inputs.InputsError, match='cannot read'):
         inputs.tables(str(tmp_path / 'missing.yml'))
+
+
+def test_a_misspelt_recipe_gets_a_did_you_mean_and_the_old_names_are_accepted_but_not_offered():
+    known = ('gb200-nvke-ubuntu-training, gb200-nvke-ubuntu-training-kubeflow, vr200-rke2-ubuntu-inference, '
+             'vr200-rke2-ubuntu-inference-dynamo, vr200-rke2-ubuntu-training')
+    assert findings({'gpu_tray_recipe': 'gb200-nvke-ubuntu-trainig'}) == [
+        "gpu_tray_recipe must be one of: %s, got 'gb200-nvke-ubuntu-trainig' (did you mean gb200-nvke-ubuntu-training?)"
+        % known]
+    assert findings({'gpu_tray_recipe': 'gb200-nvke-ubuntu-kubeflow'}) == []
+    # a role option whose choices hold the alias (validate_recipe): the alias is accepted, never offered
+    spec = inputs.role_options('validate')['validate_recipe']
+    assert 'gb200-nvke-ubuntu-kubeflow' in spec['choices']
+    assert inputs.one_value('validate_recipe', 'validate_recipe', 'gb200-nvke-ubuntu-kubeflow', spec) is None
+    assert inputs.one_value('validate_recipe', 'validate_recipe', 'vr200-rke2-ubuntu-trainin', spec) == (
+        "validate_recipe must be one of: %s, got 'vr200-rke2-ubuntu-trainin' (did you mean vr200-rke2-ubuntu-training?)"
+        % known)
+    assert inputs.one_value('validate_recipe', 'validate_recipe', 'zzz', spec) == (
+        "validate_recipe must be one of: %s, got 'zzz'" % known)
+    # the platform profiles' check (a spec without choices) says the same
+    assert inputs.platform_problems({'gpu_tray_recipe': 'vr200-rke2-ubuntu-trainign'}) == [
+        "gpu_tray_recipe must be one of: %s, got 'vr200-rke2-ubuntu-trainign' (did you mean vr200-rke2-ubuntu-training?)"
+        % known]

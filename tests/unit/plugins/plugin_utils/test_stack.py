@@ -20,9 +20,8 @@ EXPECTED = os.path.join(REPO, 'tests', 'unit', 'fixtures', 'stack', 'expected_or
 @pytest.fixture(scope='module')
 def data():
     """Catalog, recipes and values files of the registry, rendered with the role defaults (as the planner does)."""
-    with open(os.path.join(ROLE, 'defaults', 'main.yml')) as handle:
-        defaults = yaml.safe_load(handle)
-    ctx = {'stack_repositories': defaults['stack_repositories'], 'stack_registries': defaults['stack_registries']}
+    sources = registry.sources()
+    ctx = {'stack_repositories': sources['repositories'], 'stack_registries': sources['registries']}
     catalog = registry.render(registry.catalog(), ctx)
     recipes = registry.render(registry.recipes(), ctx)
     files = dict((os.path.relpath(p, registry.VALUES_DIR),
@@ -327,8 +326,13 @@ def test_overrides_change_version_repository_and_values_without_editing_the_cata
 
 
 @pytest.mark.parametrize('overrides, message', [
-    ({'gpu-operator': {'version': '>=26.7.0'}}, 'component gpu-operator version .>=26.7.0. is not pinned'),
-    ({'gpu-operator': {'version': ''}}, 'component gpu-operator has no version'),
+    ({'gpu-operator': {'version': '>=26.7.0'}}, r'^gpu_tray_stack_overrides\.gpu-operator\.version .>=26.7.0. is not pinned'),
+    ({'gpu-operator': {'version': 'latest'}}, r"^gpu_tray_stack_overrides\.gpu-operator\.version 'latest' is not pinned: "
+                                              r"ranges .*floating tags \(latest, stable\) are refused"),
+    ({'gpu-operator': {'version': ''}}, r'^gpu_tray_stack_overrides\.gpu-operator\.version: component gpu-operator has '
+                                        r'no version'),
+    ({'dranet': {'manifest_urls': [{'url': '/m/a.yaml', 'sha256': 'a' * 64}, {'url': 'http://m/b.yaml'}]}},
+     r'^gpu_tray_stack_overrides\.dranet\.manifest_urls\[1\]: component dranet: manifest URL'),
     ({'network-operator': {'version': '26.4.1'}}, 'names network-operator, which recipe vr200-rke2-ubuntu-training'),
     ({'gpu-operator': {'chart_version': '1.0.0'}}, r'gpu_tray_stack_overrides.gpu-operator: unknown field.s. chart_version'),
     ({'nfd': {'repository': 'http://plain.example'}}, 'component nfd repository .http://plain.example. must be'),

@@ -10,7 +10,7 @@ import os
 import pytest
 import yaml
 
-from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import (bundle_files, manifests, registry, stack,
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import (bundle, bundle_files, manifests, registry, stack,
                                                                        stack_plan)
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..', '..'))
@@ -63,11 +63,16 @@ def test_an_old_name_is_its_new_recipe_with_a_note_and_an_unknown_name_lists_the
         'recipe gb200-nvke-ubuntu-kubeflow is now called gb200-nvke-ubuntu-training-kubeflow (the AICR coordinate of '
         'the setup guide): set gpu_tray_recipe: gb200-nvke-ubuntu-training-kubeflow')
     assert registry.facts('gb200-nvke-ubuntu-kubeflow')['name'] == 'gb200-nvke-ubuntu-training-kubeflow'
-    for name in ('rke2-vr200-common', 'gb300-nvke-ubuntu-training', ''):
+    known = ', '.join(RECIPES[:2] + ['vr200-rke2-ubuntu-inference', 'vr200-rke2-ubuntu-inference-dynamo',
+                                     'vr200-rke2-ubuntu-training'])
+    for name, close in (('rke2-vr200-common', ''), ('gb300-nvke-ubuntu-training', 'gb200-nvke-ubuntu-training'),
+                        ('vr200-rke2-ubuntu-inferense', 'vr200-rke2-ubuntu-inference'), ('', '')):
         with pytest.raises(registry.RegistryError) as info:
             registry.canonical_name(name)
-        assert str(info.value) == 'unknown recipe %r: choose one of %s (gpu_tray_recipe)' % (name, ', '.join(RECIPES[:2] + [
-            'vr200-rke2-ubuntu-inference', 'vr200-rke2-ubuntu-inference-dynamo', 'vr200-rke2-ubuntu-training']))
+        # a did-you-mean for a misspelt name; the old names (aliases) are accepted but never offered
+        assert str(info.value) == 'unknown recipe %r%s: choose one of %s (gpu_tray_recipe)' % (
+            name, ' (did you mean %s?)' % close if close else '', known)
+        assert 'gb200-nvke-ubuntu-kubeflow' not in str(info.value)
 
 
 def test_a_recipe_missing_a_fact_or_naming_an_unknown_benchmark_is_refused():
@@ -304,7 +309,10 @@ def test_inference_recipes_install_the_pinned_gateway_and_inferencepool_crds_fir
     fetched = bundle_files.fetches(result, ['helmfile', 'flux'])
     assert sorted(f['dest'] for f in fetched) == sorted(
         ['components/agentgateway-crds-pre/' + f for f in GATEWAY_FILES + INFERENCE_FILES]
-        + ['flux/charts/agentgateway-crds-pre/files/' + f for f in GATEWAY_FILES + INFERENCE_FILES])
+        + ['%s/charts/agentgateway-crds-pre/crds/%s' % (fmt, f) for f in GATEWAY_FILES + INFERENCE_FILES
+           for fmt in ('flux', 'helmfile')])
+    # helmfile gets its chart only with the helmfile format; Flux's wrapper chart only with flux
+    assert not [f for f in bundle_files.fetches(result, ['argocd']) if not f['dest'].startswith('components/')]
     assert all('manifest_urls' not in c or not c['manifest_urls'] for c in plan('vr200-rke2-ubuntu-training')['components'])
 
 
@@ -386,7 +394,7 @@ def test_a_site_template_is_rendered_by_the_caller_and_a_relative_unknown_manife
 def _files(result, formats=('helmfile',), vendored=None):
     return dict((f['path'], f['content']) for f in bundle_files.files(
         result, list(formats), {'repo_url': 'https://git.example/stack.git'}, vendored, None,
-        DEFAULTS['stack_repositories']))
+        registry.sources()['repositories']))
 
 
 def test_vr200_bundle_says_nothing_of_sriov_and_applies_in_one_step():
@@ -421,7 +429,9 @@ def test_helmfile_names_its_repositories_and_does_not_wait_for_kai_scheduler():
     assert (releases['kai-scheduler']['wait'], releases['kai-scheduler']['atomic']) == (False, False)
     assert (releases['gpu-operator']['wait'], releases['gpu-operator']['atomic']) == (True, True)
     assert releases['kai-scheduler']['chart'] == 'kai/kai-scheduler'
-    assert releases['agentgateway-crds-pre']['chart'] == './components/agentgateway-crds-pre'
+    # the CRDs in a local chart's crds/, which helm never deletes (a folder of manifests would be templates/)
+    assert releases['agentgateway-crds-pre']['chart'] == './helmfile/charts/agentgateway-crds-pre'
+    assert releases['agentgateway']['chart'] == 'agentgateway/agentgateway'
     assert releases['agentgateway-crds']['needs'] == ['agentgateway-system/agentgateway-crds-pre']
     readme = _files(result)['README.md']
     assert '| agentgateway-crds | `components/agentgateway-crds-pre/gateway.networking.k8s.io_tlsroutes.yaml` |' in readme
@@ -462,3 +472,92 @@ def test_stale_and_layout_keep_what_is_written_and_what_argo_cd_reads():
         'helmfile.yaml', 'components/old/x.yaml', 'components/old', 'charts/b']
     keep, unpacked = bundle_files.layout(written, vendored, ['helmfile'])
     assert unpacked == [] and 'charts/a/a/Chart.yaml' in bundle_files.stale(existing, keep, unpacked)
+
+
+# --- air gap: a partial stack_repositories / stack_registries merges over the catalog's ----------------------------
+
+def docs_airgap_file():
+    """The text of the air-gap file docs/stack.md shows (the YAML block that starts with its path)."""
+    with open(os.path.join(REPO, 'docs', 'stack.md')) as handle:
+        text = handle.read()
+    start = text.index('```yaml\n# group_vars/all/airgap.yml\n') + len('```yaml\n')
+    return text[start:text.index('```', start)]
+
+
+def test_the_docs_airgap_file_merges_over_the_defaults_and_moves_only_what_it_names():
+    airgap = yaml.safe_load(docs_airgap_file())
+    assert sorted(airgap) == ['stack_registries', 'stack_repositories'] and len(airgap['stack_repositories']) == 2
+    result = plan('vr200-rke2-ubuntu-inference', repositories=airgap['stack_repositories'],
+                  registries=airgap['stack_registries'])
+    by_name = comps(result)
+    assert by_name['gpu-operator']['repository'] == 'oci://harbor.example/nvidia'
+    # the keys the file leaves out keep the catalog's default
+    assert by_name['cert-manager']['repository'] == 'https://charts.jetstack.io'
+    assert all(e['url'].startswith('https://artifacts.example/github-raw/kubernetes-sigs/')
+               for e in by_name['agentgateway-crds']['manifest_urls'])
+    assert by_name['nfd']['values']['image']['repository'] == 'harbor.example/k8s/nfd/node-feature-discovery'
+    doc = yaml.safe_load(dict((f['path'], f['content']) for f in bundle_files.files(
+        result, ['helmfile'], {}, None, None, stack_plan.site_inputs(dict(SITE, **{
+            'repositories': airgap['stack_repositories']}))['repositories']))['helmfile.yaml'])
+    names = dict((r['name'], r['url']) for r in doc['repositories'])
+    assert names['ngc'] == 'harbor.example/nvidia' and names['jetstack'] == 'https://charts.jetstack.io'
+    # helmfile writes a key's _ as - (docs/stack.md says so)
+    assert names['prometheus-community'] == 'https://prometheus-community.github.io/helm-charts'
+
+
+@pytest.mark.parametrize('key, value, message', [
+    ('repositories', {'ngc': 'oci://m/nvidia', 'jetstak': 'https://m'},
+     r'^stack_repositories: unknown key stack_repositories\.jetstak: the catalog uses agentgateway, dra, '),
+    ('registries', {'nvcr': 'm', 'quay': 'm', 'docker': 'm'},
+     r'^stack_registries: unknown keys stack_registries\.docker, stack_registries\.quay: the catalog uses ghcr, k8s, '
+     r'nvcr$'),
+    ('repositories', {'ngc': ''}, r"^stack_repositories\.ngc must be a non-empty string, got ''$"),
+    ('registries', ['nvcr'], r"^stack_registries must be a mapping of registry names to locations, got list"),
+])
+def test_an_unknown_or_empty_source_is_refused_naming_it(key, value, message):
+    with pytest.raises(stack.StackError, match=message):
+        plan('vr200-rke2-ubuntu-training', **{key: value})
+
+
+def test_no_site_sources_means_the_catalogs():
+    assert stack_plan.site_inputs({})['repositories'] == registry.sources()['repositories']
+    assert stack_plan.site_inputs({'registries': None})['registries'] == {
+        'nvcr': 'nvcr.io', 'ghcr': 'ghcr.io', 'k8s': 'registry.k8s.io'}
+
+
+# --- CRDs outlive every removal --------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize('recipe', RECIPES)
+def test_no_object_teardown_deletes_is_a_crd_and_every_crd_release_keeps_them(recipe):
+    """teardown_component.yml deletes a component's built objects and uninstalls its release: no built object of any
+    recipe is a CRD (the fetched CRDs are applied outside any release), and the bundle puts every CRD file of a manifest
+    release in a chart's crds/ for Flux and helmfile."""
+    result = plan(recipe, use_nodewright=True)
+    assert not [o for c in result['components'] for objs in c['objects'].values() for o in objs
+                if o['kind'] == 'CustomResourceDefinition']
+    files = _files(result, ('helmfile', 'flux'))
+    for comp in result['components']:
+        for name in bundle.crd_files(comp):
+            folder = bundle_files.folder(comp)
+            assert [f['dest'] for f in bundle_files.fetches(result, ['helmfile', 'flux'])
+                    if f['dest'].endswith('/' + name)] == [
+                'components/%s/%s' % (folder, name), 'flux/charts/%s/crds/%s' % (folder, name),
+                'helmfile/charts/%s/crds/%s' % (folder, name)]
+            assert 'helmfile/charts/%s/Chart.yaml' % folder in files
+    kept = dict((c['name'], bundle.keeps_crds(c)) for c in result['components'] if bundle.keeps_crds(c))
+    assert kept == {'cert-manager': '`crds.keep: true`', 'prometheus-operator-crds': '`crds.annotations`'}
+
+
+def test_a_site_file_mixing_a_crd_with_other_kinds_is_refused_and_a_crd_file_goes_to_crds():
+    crd = {'apiVersion': 'apiextensions.k8s.io/v1', 'kind': 'CustomResourceDefinition', 'metadata': {'name': 'a.x'}}
+    cm = {'apiVersion': 'v1', 'kind': 'ConfigMap', 'metadata': {'name': 'c'}}
+    comp = {'name': 'site', 'kind': 'manifests', 'objects': {'crds.yaml': [crd], 'cm.yaml': [cm]}, 'manifest_urls': []}
+    assert bundle.crd_files(comp) == ['crds.yaml']
+    assert bundle.local_chart_path('flux/charts/site', comp, 'crds.yaml') == 'flux/charts/site/crds/crds.yaml'
+    assert bundle.local_chart_path('flux/charts/site', comp, 'cm.yaml') == 'flux/charts/site/files/cm.yaml'
+    comp['objects']['both.yaml'] = [crd, cm]
+    with pytest.raises(stack.StackError, match=r'^component site: manifest both\.yaml holds a CustomResourceDefinition '
+                                               r'and other kinds \(ConfigMap\): put the CRDs in a file of their own'):
+        bundle.crd_files(comp)
+    assert bundle.keeps_crds({'kind': 'helm', 'values': {'crds': {'enabled': True, 'keep': False}}}) == ''
+    assert bundle.keeps_crds({'kind': 'helm', 'values': {'crds': {'enabled': False, 'keep': True}}}) == ''
