@@ -197,7 +197,8 @@ class ActionModule(ActionBase):
         # what the playbook sets next (ansible.builtin.set_fact over this list, run_once: every host of the play):
         # the survey's answers, and that the inputs were checked (later plays of the run skip the check)
         kept = [{'key': name, 'value': answers[name]} for name in sorted(answers)]
-        kept.append({'key': run_context.FACT, 'value': {'hosts': contexts}})
+        kept.append({'key': run_context.FACT, 'value': {'hosts': dict((host, run_context.kept(context))
+                                                                      for host, context in contexts.items())}})
         result['facts'] = [] if findings else kept + [{'key': CHECKED, 'value': True}]
         if findings:
             result.update(failed=True, msg=inputs.refusal(findings, len(checked)))

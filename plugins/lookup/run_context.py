@@ -80,7 +80,11 @@ def context_of(templar, variables):
         except (KeyError, TypeError):
             kept = None
         if isinstance(kept, dict) and host in (kept.get('hosts') or {}):
-            return kept['hosts'][host]
+            context = dict(kept['hosts'][host])
+            # the secrets are never kept in the run's facts: this host's own, read now
+            mine = run_context.host_values(templar, variables, [run_context.VARIABLES[k] for k in run_context.SECRET_KEYS])
+            context.update((key, run_context.secret(key, mine)) for key in run_context.SECRET_KEYS)
+            return context
 
     def values_of(name):
         if name == host:

@@ -81,6 +81,9 @@ DEFAULTS = {
     'bmc_ca_path': '',
     'bmc_timeout': 10,
 }
+# never kept in the run's facts (a set_fact result shows them with -v): the lookup reads them from the host's
+# variables each time, with the same default
+SECRET_KEYS = ('bmc_password',)
 # the inventory group of the GPU trays and of the host that reaches the Kubernetes API
 TRAY_GROUP = 'gpu_trays'
 API_GROUP = 'k8s_api'
@@ -169,6 +172,17 @@ def resolve(values, profile_of, tray_values=None, api_values=None, report_dir=''
         out['rails'] = []
     out['report_dir'] = report_dir
     return out
+
+
+def kept(context):
+    """What the run keeps of a context (check_inputs' facts): everything but the secrets."""
+    return dict((key, value) for key, value in context.items() if key not in SECRET_KEYS)
+
+
+def secret(key, values):
+    """A secret of the context from the host's own templated values (never kept), else its default."""
+    value = values.get(VARIABLES[key])
+    return value if _given(value) else DEFAULTS[key]
 
 
 def disagreements(contexts, tray_names):

@@ -192,3 +192,13 @@ def test_helm_without_diff_is_a_warning_and_bad_inputs_are_reported_before_helm_
     assert result['failed'] and calls == []
     with pytest.raises(AnsibleActionFail, match='helm must be true, false or vendored'):
         run(monkeypatch, {'api': {}}, args={'helm': 'maybe'})
+
+
+def test_the_kept_run_context_holds_no_secret(monkeypatch):
+    """The opening sets the context as a fact (shown with -v): a BMC password is never in it; the lookup reads it from
+    the host's own variables when a role asks."""
+    hosts = {'t1': {'gpu_tray_platform': 'rke2-vr200', 'gpu_tray_bmc_password': 's3cret', 'gpu_tray_bmc_username': 'u'}}
+    result, _calls = run(monkeypatch, hosts)
+    kept = [item['value'] for item in result['facts'] if item['key'] == '__gpu_tray_run'][0]['hosts']['t1']
+    assert 'bmc_password' not in kept and kept['bmc_username'] == 'u'
+    assert 's3cret' not in repr(result)
