@@ -166,17 +166,31 @@ def _site_manifests(comp, render_template, template_vars):
     return objects
 
 
-def _num_vfs(site):
-    """The VFs per rail: the site's (the run context's: gpu_tray_num_vfs, else the platform profile's), else - a
-    plan asked without it - the profile of the recipe's platform, the one default. None for a site recipe of no
-    platform (the SR-IOV rails then refuse, naming gpu_tray_num_vfs)."""
-    if site['num_vfs'] is not None and site['num_vfs'] != '':
-        return site['num_vfs']
+def _recipe_profile(site):
+    """The platform profile of the recipe's platform (the registry's), None for a site recipe."""
     try:
-        name = registry.facts(site['recipe'])['platform']
+        return platform.load(registry.facts(site['recipe'])['platform'])
     except registry.RegistryError:
         return None
-    return platform.load(name)['sriov']['num_vfs'] or None
+
+
+def _num_vfs(site):
+    """The VFs per rail: the site's (the run context's: gpu_tray_num_vfs, else the platform profile's), else - a
+    plan asked without it (a role option naming another recipe than the run's) - the profile of the recipe's
+    platform, the one default. None for a site recipe of no platform (the SR-IOV rails then refuse, naming
+    gpu_tray_num_vfs)."""
+    if site['num_vfs'] is not None and site['num_vfs'] != '':
+        return site['num_vfs']
+    profile = _recipe_profile(site)
+    return (profile['sriov']['num_vfs'] or None) if profile else None
+
+
+def _rails(site):
+    """The rails: the site's, else the profile of the recipe's platform (as for the VFs per rail)."""
+    if site['rails']:
+        return list(site['rails'])
+    profile = _recipe_profile(site)
+    return list(profile['rails']) if profile else []
 
 
 def _fabric(site, components):
@@ -282,7 +296,7 @@ def plan(raw_site, files=None, render_template=None):
                          'the 64k Grace kernel'
                          % '; '.join('component %s carries %s' % (f['component'], f['path']) for f in forbidden))
     components = resolved['components']
-    pools, sriov = _fabric(dict(site, num_vfs=_num_vfs(site)), components)
+    pools, sriov = _fabric(dict(site, num_vfs=_num_vfs(site), rails=_rails(site)), components)
     built = manifests.Site(pools, sriov, site['registries'])
     template_vars = {'stack_ippools': pools, 'stack_sriov_rails': sriov}
     for comp in components:

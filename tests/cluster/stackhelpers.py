@@ -27,7 +27,8 @@ def ansible_env(**extra):
     env.setdefault("ANSIBLE_COLLECTIONS_PATH", os.path.join(REPO, ".collections"))
     env.update({"ANSIBLE_NOCOLOR": "1", "ANSIBLE_FORCE_COLOR": "0", "PATH": BIN + os.pathsep + env.get("PATH", "")})
     env.update(extra)
-    return env
+    # None removes a variable (K8S_AUTH_HOST="" is a host of "" to kubernetes.core, not "unset")
+    return dict((key, value) for key, value in env.items() if value is not None)
 
 
 def playbook_argv(playbook, *args, inventory="localhost,"):

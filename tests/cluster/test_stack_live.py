@@ -47,7 +47,7 @@ def _connection(kcluster):
 
 
 TMP = tempfile.mkdtemp(prefix="gpu-tray-stack-live-")
-NO_ENV = dict((name, "") for name in ("K8S_AUTH_KUBECONFIG", "K8S_AUTH_CONTEXT", "K8S_AUTH_HOST", "KUBECONFIG"))
+NO_ENV = dict((name, None) for name in ("K8S_AUTH_KUBECONFIG", "K8S_AUTH_CONTEXT", "K8S_AUTH_HOST", "KUBECONFIG"))
 
 
 def _stack(kcluster, playbook, recipe, *extra, **kw):

@@ -10,8 +10,9 @@ from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import platform, 
 GROUPS = {'gpu_trays': ['tray01', 'tray02'], 'k8s_api': ['api']}
 
 
-def context(host, hostvalues, groups=GROUPS, report='gpu-tray-report'):
-    return run_context.for_host(host, hostvalues.get, groups, platform.load, lambda _values: report)
+def context(host, hostvalues, groups=None, report='gpu-tray-report'):
+    return run_context.for_host(host, hostvalues.get, GROUPS if groups is None else groups, platform.load,
+                                lambda _values: report)
 
 
 def test_the_platform_profile_is_the_default():

@@ -163,7 +163,6 @@ def test_an_old_recipe_name_plans_the_new_recipe_and_says_so():
     ({'recipe': 'x', 'extra_recipes': {'mine': {'components': {}}}}, r"\(gpu_tray_recipe\) or a site recipe \(mine\)$"),
     ({'recipe': 'gb200-nvke-ubuntu-training', 'rail_pci': {}},
      r'^gpu_tray_rail_pci_addresses has no PCI address for rails mlx5_0, mlx5_1, mlx5_3, mlx5_4'),
-    ({'recipe': 'gb200-nvke-ubuntu-training', 'rails': []}, r'no rails are set: set gpu_tray_rails'),
     ({'recipe': 'vr200-rke2-ubuntu-training', 'extra_catalog': {'nfd': {}}},
      r'^stack_extra_catalog / stack_extra_recipes redefine built-in nfd: change built-in components with '
      r'gpu_tray_stack_overrides instead$'),
@@ -561,3 +560,23 @@ def test_a_site_file_mixing_a_crd_with_other_kinds_is_refused_and_a_crd_file_goe
         bundle.crd_files(comp)
     assert bundle.keeps_crds({'kind': 'helm', 'values': {'crds': {'enabled': True, 'keep': False}}}) == ''
     assert bundle.keeps_crds({'kind': 'helm', 'values': {'crds': {'enabled': False, 'keep': True}}}) == ''
+
+
+def test_an_empty_rail_list_is_the_platform_profiles():
+    """The run context takes an empty gpu_tray_rails as the profile's, and so does the planner (one default)."""
+    planned = stack_plan.plan(dict(SITE, recipe='gb200-nvke-ubuntu-training', rails=[]))
+    assert [r['name'] for r in planned['sriov_resources']] == [
+        'nvidia.com/sriov_resource_rail_%d' % i for i in range(4)]
+    assert set(r['count'] for r in planned['sriov_resources']) == {16}
+
+
+def test_a_recipe_of_no_platform_without_rails_is_refused_naming_gpu_tray_rails():
+    """A site recipe (no platform in the registry) whose components build the SR-IOV rails: no profile gives rails
+    or VFs, so the fabric is refused naming what to set."""
+    site = stack_plan.site_inputs({'recipe': 'my-site-recipe', 'rails': [], 'num_vfs': None})
+    assert stack_plan._rails(site) == [] and stack_plan._num_vfs(site) is None
+    components = [{'manifests': [stack_plan.manifests.NEEDS_RAILS[0]]}]
+    with pytest.raises(stack_plan.StackError, match=r'no rails are set: set gpu_tray_rails'):
+        stack_plan._fabric(dict(site, rails=[]), components)
+    with pytest.raises(stack_plan.StackError, match=r'no VF count is set: set gpu_tray_num_vfs'):
+        stack_plan._fabric(dict(site, rails=['mlx5_0'], rail_pci={'mlx5_0': '0000:03:00.0'}), components)
