@@ -1,0 +1,129 @@
+"""A validation that stops keeps its evidence (issue 44): with the Kubernetes API down - a kubeconfig whose server is
+a closed loopback port, no test cluster needed - `playbooks/validate.yml` fails, and still writes
+validation/report.md (and summary.json, ctrf/) naming the phase that stopped, the task it stopped at and the finding,
+and hands the summary to the job's artifacts (set_stats gpu_tray_evidence.validation): from ansible-playbook and from
+ansible-runner, the engine AWX runs jobs with, laid out as AWX lays out a job (tests/lab/test_awx_runner.py does the
+whole workflow against the lab and the test cluster).
+
+Before the fix the role's rescue read a variable a clean-up had removed, so every stop ended in "'__validate_all_phases'
+is undefined" with no report at all; tests/quality/test_internal_variables.py keeps such a read from coming back."""
+import json
+import os
+import pathlib
+import socket
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+BIN = pathlib.Path(sys.executable).parent
+RECIPE = 'vr200-rke2-ubuntu-training'
+ALL_PHASES = ['readiness', 'deployment', 'trays', 'conformance', 'performance']
+
+
+@pytest.fixture(scope='module')
+def down_kubeconfig(tmp_path_factory):
+    """A kubeconfig whose API server is a loopback port nothing listens on (bound, then closed)."""
+    with socket.socket() as sock:
+        sock.bind(('127.0.0.1', 0))
+        port = sock.getsockname()[1]
+    path = tmp_path_factory.mktemp('kube') / 'config'
+    path.write_text(yaml.safe_dump({
+        'apiVersion': 'v1', 'kind': 'Config', 'current-context': 'down',
+        'clusters': [{'name': 'down', 'cluster': {'server': 'https://127.0.0.1:%d' % port,
+                                                  'insecure-skip-tls-verify': True}}],
+        'users': [{'name': 'u', 'user': {'token': 'not-used'}}],
+        'contexts': [{'name': 'down', 'context': {'cluster': 'down', 'user': 'u'}}]}))
+    return str(path), port
+
+
+def _env(home, kubeconfig):
+    env = {k: v for k, v in os.environ.items() if not k.startswith('K8S_AUTH_')}
+    env.update(PATH='%s:%s' % (BIN, env.get('PATH', '')), ANSIBLE_CONFIG=str(ROOT / 'ansible.cfg'),
+               ANSIBLE_HOME=str(home), ANSIBLE_LOCAL_TEMP=str(home / 'tmp'),
+               ANSIBLE_COLLECTIONS_PATH=str(ROOT / '.collections'), ANSIBLE_NOCOLOR='1', K8S_AUTH_KUBECONFIG=kubeconfig)
+    return env
+
+
+def _check_evidence(evidence, phases, stopped, port):
+    """The evidence of a validation stopped in phase ``stopped`` by the unreachable API."""
+    summary = json.loads((evidence / 'summary.json').read_text())
+    assert summary['result'] == 'failed' and summary['phases'] == {stopped: 'failed'}, summary
+    tests = json.loads((evidence / 'ctrf' / ('%s.json' % stopped)).read_text())['results']['tests']
+    assert [(t['name'], t['status']) for t in tests] == [('%s-stopped' % stopped, 'failed')], tests
+    message = tests[0]['message']
+    assert message.startswith('The %s phase stopped at task "%s - ' % (stopped, stopped.capitalize())), message
+    assert '127.0.0.1:%d: cannot reach the API server' % port in message, message
+    report = (evidence / 'report.md').read_text()
+    assert '**Result: FAILED**' in report and '| **%s-stopped** | %s |' % (stopped, stopped) in report, report
+    assert message.split(':')[0] in report
+    # the phases after the stop did not run and are not reported as passed
+    assert not any(phase in summary['phases'] for phase in phases if phase != stopped)
+    return summary, message
+
+
+@pytest.mark.parametrize('phases, stopped', [
+    (['readiness'], 'readiness'),               # the VR200 guide's check before installing
+    (ALL_PHASES, 'readiness'),                  # the default: all phases
+    (['deployment', 'conformance'], 'deployment'),
+], ids=['readiness', 'all-phases', 'deployment'])
+def test_validate_with_the_api_down_writes_its_evidence(down_kubeconfig, tmp_path, phases, stopped):
+    kubeconfig, port = down_kubeconfig
+    report_dir = tmp_path / 'report'
+    res = subprocess.run(
+        [str(BIN / 'ansible-playbook'), '-i', 'localhost,', '-c', 'local', str(ROOT / 'playbooks' / 'validate.yml'),
+         '-e', json.dumps({'ansible_python_interpreter': sys.executable, 'gpu_tray_recipe': RECIPE,
+                           'gpu_tray_report_dir': str(report_dir), 'gpu_tray_validate_phases': phases})],
+        capture_output=True, text=True, check=False, timeout=600,
+        env=dict(_env(tmp_path, kubeconfig), ANSIBLE_SHOW_CUSTOM_STATS='1'))
+    out = res.stdout
+    assert res.returncode == 2, out[-4000:]
+    assert 'is undefined' not in out, out[-4000:]
+    assert 'Validation of %s failed in %s: %s-stopped: The %s phase stopped' % (RECIPE, stopped, stopped, stopped) \
+        in out, out[-4000:]
+    _check_evidence(report_dir / 'validation', phases, stopped, port)
+    # the job's artifact, as the default callback prints the set_stats data (ANSIBLE_SHOW_CUSTOM_STATS)
+    assert 'CUSTOM STATS:' in out and '"gpu_tray_evidence"' in out[out.index('CUSTOM STATS:'):], out[-3000:]
+    assert '"result": "failed"' in out[out.index('CUSTOM STATS:'):], out[-3000:]
+
+
+def test_validate_with_the_api_down_through_ansible_runner(down_kubeconfig, tmp_path):
+    """As an AWX job: extra vars (the survey's defaults, the job id AWX adds), the credential's kubeconfig in
+    K8S_AUTH_KUBECONFIG, the k8s_api host in the inventory; the job fails, its run folder holds the report and the
+    playbook_on_stats event (AWX's job artifacts) the summary."""
+    kubeconfig, port = down_kubeconfig
+    pdd, job_id = tmp_path / 'pdd', 4401
+    (pdd / 'env').mkdir(parents=True)
+    survey = json.loads((ROOT / 'playbooks' / 'files' / 'awx_surveys' / 'validate.json').read_text())
+    extravars = {q['variable']: q['default'] for q in survey['spec'] if 'default' in q}
+    extravars.update(awx_job_id=job_id, awx_job_template_name='gpu_tray validate', gpu_tray_recipe=RECIPE,
+                     gpu_tray_report_dir=str(tmp_path / 'report'), gpu_tray_validate_phases=['readiness'])
+    (pdd / 'env' / 'extravars').write_text(yaml.safe_dump(extravars))
+    env = _env(tmp_path / 'home', kubeconfig)
+    (pdd / 'env' / 'envvars').write_text(yaml.safe_dump(
+        {k: env[k] for k in ('ANSIBLE_COLLECTIONS_PATH', 'ANSIBLE_HOME', 'ANSIBLE_NOCOLOR', 'PATH',
+                             'K8S_AUTH_KUBECONFIG')}))
+    (pdd / 'inventory').mkdir()
+    (pdd / 'inventory' / 'hosts.yml').write_text(yaml.safe_dump({'k8s_api': {'hosts': {'localhost': {
+        'ansible_connection': 'local', 'ansible_python_interpreter': sys.executable}}}}))
+    (pdd / 'project').symlink_to(ROOT, target_is_directory=True)
+    res = subprocess.run([str(BIN / 'ansible-runner'), 'run', str(pdd), '-p', 'playbooks/validate.yml',
+                          '--ident', 'validate'], cwd=str(tmp_path), env=env, capture_output=True, text=True,
+                         check=False, timeout=600)
+    artifacts = pdd / 'artifacts' / 'validate'
+    stdout = (artifacts / 'stdout').read_text()
+    assert res.returncode != 0 and (artifacts / 'status').read_text() == 'failed', stdout[-4000:]
+    assert 'is undefined' not in stdout, stdout[-4000:]
+    run_folder = tmp_path / 'report' / ('awx-job-%d' % job_id)
+    summary, message = _check_evidence(run_folder / 'validation', ['readiness'], 'readiness', port)
+    events = [json.loads(p.read_text()) for p in (artifacts / 'job_events').glob('*.json')]
+    final = [e['event_data'] for e in events if e.get('event') == 'playbook_on_stats']
+    assert len(final) == 1 and final[0]['failures'] == {'localhost': 1}, final
+    artifact = final[0]['artifact_data']['gpu_tray_evidence']['validation']
+    assert artifact['result'] == 'failed' and artifact['dir'] == str(run_folder / 'validation'), artifact
+    assert artifact['recipe'] == RECIPE and summary['recipe_digest'] == artifact['recipe_digest'], artifact
+    assert artifact['phases'] == {'readiness': 'failed'}, artifact
+    assert [(c['phase'], c['check'], c['message']) for c in artifact['failed_checks']] == [
+        ('readiness', 'readiness-stopped', message)], artifact
