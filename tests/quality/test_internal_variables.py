@@ -1,7 +1,8 @@
-"""Every internal variable (``__<role>_*``, ``__gpu_tray_*``: a name that starts with two underscores) a role, a playbook or
-a plugin reads is defined somewhere: a role's vars/ or defaults/, a ``set_fact``, a ``register``, a ``vars:`` (play,
-block, task, include/import), a ``loop_var``/``index_var``, ``include_vars``' ``name``, an ``add_host``'s variables, a ``vars_prompt``, a Jinja
-``{% set %}``/``{% for %}``/macro argument, or the facts an action plugin hands the play (its string constants).
+"""Every internal variable (``__<role>_*``, ``__gpu_tray_*``: a name that starts with two underscores) a role, a
+playbook or a plugin reads is defined somewhere: a role's vars/ or defaults/, a ``set_fact``, a ``register``, a
+``vars:`` (play, block, task, include/import), a ``loop_var``/``index_var``, ``include_vars``' ``name``, an
+``add_host``'s variables, a ``vars_prompt``, a Jinja ``{% set %}``/``{% for %}``/macro argument, or the facts an
+action plugin hands the play (its string constants).
 A read of a name defined nowhere fails only when the task runs, and often only on the path nobody tested: commit
 63144cd removed ``__validate_all_phases`` as "read nowhere" while the validate role's rescue still read it, so every
 stopped validation ended in "'__validate_all_phases' is undefined" and wrote no evidence (issue 44).
@@ -225,5 +226,5 @@ def test_every_internal_variable_read_is_defined():
     defined, read = scan(ROOT)
     assert len(read) > 200 and "__validate_results" in defined   # the scan reads the collection
     missing = undefined(ROOT)
-    assert missing == {}, "read but defined nowhere (a vars/defaults file, set_fact, register, vars:, loop_var ...): %s" % (
+    assert missing == {}, "read but defined nowhere (vars/defaults, set_fact, register, vars:, loop_var ...): %s" % (
         "; ".join("%s in %s" % (name, ", ".join(files)) for name, files in missing.items()))

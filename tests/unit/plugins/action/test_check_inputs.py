@@ -5,7 +5,8 @@ tasks: the issue-34 examples refused in one line before anything is written (ren
 missing helm named with its fix, a misspelt variable set on a tray refused by every playbook whose first play
 runs on the API host (the stack and the validation read the trays' values), the check's task condition (run once
 for the run, skipped once the inputs were checked) and the AWX survey's answers - blank ones (null, "") keep the
-inventory's value, the others reach every host of the play. The rules themselves: tests/unit/plugins/plugin_utils/test_inputs.py."""
+inventory's value, the others reach every host of the play. The rules themselves:
+tests/unit/plugins/plugin_utils/test_inputs.py."""
 
 import json
 import os
