@@ -1,15 +1,23 @@
-"""A validation that stops keeps its evidence (issue 44): with the Kubernetes API down - a kubeconfig whose server is
-a closed loopback port, no test cluster needed - `playbooks/validate.yml` fails, and still writes
-validation/report.md (and summary.json, ctrf/) naming the phase that stopped, the task it stopped at and the finding,
-and hands the summary to the job's artifacts (set_stats gpu_tray_evidence.validation): from ansible-playbook and from
-ansible-runner, the engine AWX runs jobs with, laid out as AWX lays out a job (tests/lab/test_awx_runner.py does the
-whole workflow against the lab and the test cluster).
+"""A phase that stops keeps its evidence (issue 44), with no test cluster and no lab: the Kubernetes API is down - a
+kubeconfig whose server is a closed loopback port - and the trays are inventory names whose SSH port is closed too,
+which no task before the stop connects to.
 
-Before the fix the role's rescue read a variable a clean-up had removed, so every stop ended in "'__validate_all_phases'
-is undefined" with no report at all; tests/quality/test_internal_variables.py keeps such a read from coming back."""
+* validate: `playbooks/validate.yml` fails, and still writes validation/report.md (and summary.json, ctrf/) naming
+  the phase that stopped, the task it stopped at and the finding, and hands the summary to the job's artifacts
+  (set_stats gpu_tray_evidence.validation): from ansible-playbook and from ansible-runner, the engine AWX runs jobs
+  with, laid out as AWX lays out a job (tests/lab/test_awx_runner.py does the whole workflow against the lab and the
+  test cluster). Before the fix the role's rescue read a variable a clean-up had removed, so every stop ended in
+  "'__validate_all_phases' is undefined" with no report at all; tests/quality/test_internal_variables.py keeps such a
+  read from coming back.
+* rolling reboot: trays that ask for a reboot, a configured cluster that cannot be read: the run is refused before
+  any tray is touched, fails, and its report and artifacts name the refusal - they said "No plan was made" and
+  `result: passed`. The stops inside a wave (a tray that does not come back, or stops answering) are the lab's:
+  tests/lab/test_rolling_reboot_unreachable.py.
+"""
 import json
 import os
 import pathlib
+import re
 import socket
 import subprocess
 import sys
@@ -26,9 +34,7 @@ ALL_PHASES = ['readiness', 'deployment', 'trays', 'conformance', 'performance']
 @pytest.fixture(scope='module')
 def down_kubeconfig(tmp_path_factory):
     """A kubeconfig whose API server is a loopback port nothing listens on (bound, then closed)."""
-    with socket.socket() as sock:
-        sock.bind(('127.0.0.1', 0))
-        port = sock.getsockname()[1]
+    port = _closed_port()
     path = tmp_path_factory.mktemp('kube') / 'config'
     path.write_text(yaml.safe_dump({
         'apiVersion': 'v1', 'kind': 'Config', 'current-context': 'down',
@@ -37,6 +43,12 @@ def down_kubeconfig(tmp_path_factory):
         'users': [{'name': 'u', 'user': {'token': 'not-used'}}],
         'contexts': [{'name': 'down', 'context': {'cluster': 'down', 'user': 'u'}}]}))
     return str(path), port
+
+
+def _closed_port():
+    with socket.socket() as sock:
+        sock.bind(('127.0.0.1', 0))
+        return sock.getsockname()[1]
 
 
 def _env(home, kubeconfig):
@@ -85,8 +97,9 @@ def test_validate_with_the_api_down_writes_its_evidence(down_kubeconfig, tmp_pat
         in out, out[-4000:]
     _check_evidence(report_dir / 'validation', phases, stopped, port)
     # the job's artifact, as the default callback prints the set_stats data (ANSIBLE_SHOW_CUSTOM_STATS)
-    assert 'CUSTOM STATS:' in out and '"gpu_tray_evidence"' in out[out.index('CUSTOM STATS:'):], out[-3000:]
-    assert '"result": "failed"' in out[out.index('CUSTOM STATS:'):], out[-3000:]
+    artifact = _custom_stats(out)['gpu_tray_evidence']['validation']
+    assert artifact['result'] == 'failed' and artifact['phases'] == {stopped: 'failed'}, artifact
+    assert [c['check'] for c in artifact['failed_checks']] == ['%s-stopped' % stopped], artifact
 
 
 def test_validate_with_the_api_down_through_ansible_runner(down_kubeconfig, tmp_path):
@@ -127,3 +140,49 @@ def test_validate_with_the_api_down_through_ansible_runner(down_kubeconfig, tmp_
     assert artifact['phases'] == {'readiness': 'failed'}, artifact
     assert [(c['phase'], c['check'], c['message']) for c in artifact['failed_checks']] == [
         ('readiness', 'readiness-stopped', message)], artifact
+
+
+def _custom_stats(out):
+    """The set_stats data as the default callback prints it with ANSIBLE_SHOW_CUSTOM_STATS (one JSON line)."""
+    assert 'CUSTOM STATS:' in out, out[-3000:]
+    line = [text for text in out.split('CUSTOM STATS:', 1)[1].splitlines() if text.strip().startswith('RUN:')]
+    assert len(line) == 1, out[-3000:]
+    return json.loads(line[0].strip()[len('RUN:'):])
+
+
+@pytest.mark.parametrize('kubeconfig_kind', ['api-down', 'not-a-kubeconfig'])
+def test_a_refused_rolling_reboot_writes_its_report_and_artifact(down_kubeconfig, tmp_path, kubeconfig_kind):
+    kubeconfig, _port = down_kubeconfig
+    if kubeconfig_kind == 'not-a-kubeconfig':
+        kubeconfig = str(tmp_path / 'broken')
+        pathlib.Path(kubeconfig).write_text('clusters: [not, a, kubeconfig\n')
+    inventory = tmp_path / 'hosts.yml'
+    trays = {'tray01': {}, 'tray02': {}}
+    inventory.write_text(yaml.safe_dump({'gpu_trays': {
+        # a closed SSH port: a task that reached a tray would find it unreachable, never reboot anything
+        'vars': {'ansible_host': '127.0.0.1', 'ansible_port': _closed_port(), 'ansible_connection': 'ssh',
+                 'ansible_python_interpreter': sys.executable, 'gpu_tray_platform': 'nvke-gb200'},
+        'hosts': trays}}))
+    report_dir = tmp_path / 'report'
+    # what kernel_tuning hands the rolling reboot after a change that needs one (prepare_trays.yml)
+    asked = {'kernel_tuning_result': {'role': 'kernel_tuning', 'reboot_required': True, 'changed': True,
+                                      'reason': 'the kernel command line changed'}}
+    res = subprocess.run(
+        [str(BIN / 'ansible-playbook'), '-i', str(inventory), str(ROOT / 'playbooks' / 'rolling_reboot.yml'),
+         '-e', json.dumps(dict(asked, gpu_tray_report_dir=str(report_dir)))],
+        capture_output=True, text=True, check=False, timeout=600,
+        env=dict(_env(tmp_path, kubeconfig), ANSIBLE_SHOW_CUSTOM_STATS='1'))
+    out = res.stdout
+    assert res.returncode == 2, out[-4000:]
+    assert 'UNREACHABLE' not in out and 'is undefined' not in out, out[-4000:]
+    task = 'Refuse to reboot when a configured cluster cannot be read (rolling_reboot_drain auto)'
+    finding = 'The Kubernetes cluster configured by K8S_AUTH_KUBECONFIG=%s cannot be read' % kubeconfig
+    # every tray fails, the one that stopped the run and the ones stopped with it
+    assert re.findall(r'^(tray0\d)\s+: .* failed=(\d)', out, re.M) == [('tray01', '1'), ('tray02', '1')], out[-2000:]
+    report = (report_dir / 'rolling-reboot.md').read_text()
+    assert '**Stopped** at task "%s": %s' % (task, finding) in report, report
+    assert 'nothing was rebooted' in report and report.count('| not reached |') == 2, report
+    artifact = _custom_stats(out)['gpu_tray_evidence']['rolling_reboot']
+    assert artifact['result'] == 'failed' and artifact['statuses'] == {'not reached': 2}, artifact
+    assert artifact['stopped']['task'] == task and artifact['stopped']['message'].startswith(finding), artifact
+    assert artifact['dir'] == str(report_dir), artifact
