@@ -9,6 +9,9 @@ which no task before the stop connects to.
   test cluster). Before the fix the role's rescue read a variable a clean-up had removed, so every stop ended in
   "'__validate_all_phases' is undefined" with no report at all; tests/quality/test_internal_variables.py keeps such a
   read from coming back.
+* deploy_stack / teardown_stack: the first tier's components stop at their first API call; the run fails, no later
+  tier is touched, and stack-deploy.md / stack-teardown.md (+ .json) and gpu_tray_evidence.stack_<action> name the
+  component, the task and the finding.
 * rolling reboot: trays that ask for a reboot, a configured cluster that cannot be read: the run is refused before
   any tray is touched, fails, and its report and artifacts name the refusal - they said "No plan was made" and
   `result: passed`. The stops inside a wave (a tray that does not come back, or stops answering) are the lab's:
@@ -25,9 +28,17 @@ import sys
 import pytest
 import yaml
 
+from clusterhelpers import helm_binary
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BIN = pathlib.Path(sys.executable).parent
 RECIPE = 'vr200-rke2-ubuntu-training'
+# the stack's test recipe (local charts, tests/cluster/files/stacktest/vars.yml), as tests/lab/test_awx_runner.py
+# deploys it: nothing is pulled from the internet before the API is asked
+STACK_VARS = yaml.safe_load((ROOT / 'tests' / 'cluster' / 'files' / 'stacktest' / 'vars.yml').read_text())
+STACK = {'gpu_tray_recipe': 'stacktest', 'stack_test_dir': str(ROOT / 'tests' / 'cluster'),
+         'stack_rails': STACK_VARS['stack_rails'], 'stack_extra_catalog': STACK_VARS['stack_extra_catalog'],
+         'stack_extra_recipes': STACK_VARS['stack_extra_recipes']}
 ALL_PHASES = ['readiness', 'deployment', 'trays', 'conformance', 'performance']
 
 
@@ -186,3 +197,41 @@ def test_a_refused_rolling_reboot_writes_its_report_and_artifact(down_kubeconfig
     assert artifact['result'] == 'failed' and artifact['statuses'] == {'not reached': 2}, artifact
     assert artifact['stopped']['task'] == task and artifact['stopped']['message'].startswith(finding), artifact
     assert artifact['dir'] == str(report_dir), artifact
+
+
+@pytest.mark.parametrize('playbook, action, first_tier', [
+    ('deploy_stack.yml', 'deploy', ['st-alpha', 'st-beta']),
+    ('teardown_stack.yml', 'teardown', ['st-pools']),          # the last tier first
+])
+def test_a_stack_run_with_the_api_down_writes_its_report_and_artifact(down_kubeconfig, tmp_path, playbook, action,
+                                                                      first_tier):
+    kubeconfig, port = down_kubeconfig
+    report_dir = tmp_path / 'report'
+    res = subprocess.run(
+        [str(BIN / 'ansible-playbook'), '-i', 'localhost,', '-c', 'local', str(ROOT / 'playbooks' / playbook),
+         '-e', json.dumps(dict(STACK, ansible_python_interpreter=sys.executable, gpu_tray_report_dir=str(report_dir),
+                               stack_helm_binary=helm_binary(), stack_api_retries=0))],
+        capture_output=True, text=True, check=False, timeout=600,
+        env=dict(_env(tmp_path, kubeconfig), ANSIBLE_SHOW_CUSTOM_STATS='1'))
+    out = res.stdout
+    assert res.returncode == 2, out[-4000:]
+    summary = json.loads((report_dir / ('stack-%s.json' % action)).read_text())
+    stopped = summary['stopped']
+    assert summary['result'] == 'failed' and summary['action'] == action, summary
+    assert stopped['component'] in first_tier and stopped['task'], summary
+    # the API it could not reach (helm prints host:port, the kubernetes client host=..., port=...)
+    assert re.search(r"127\.0\.0\.1'?(:|, port=)%d\b" % port, stopped['message']), stopped
+    assert 'connection refused' in stopped['message'].lower() and '\n' not in stopped['message'], stopped
+    tiers = summary['tiers'] if action == 'deploy' else summary['tiers'][::-1]
+    # the first tier started, no later tier did (each tier prints its line when it starts)
+    prefix = 'tier ' if action == 'deploy' else 'teardown tier '
+    numbers = range(1, 4) if action == 'deploy' else range(3, 0, -1)
+    started = re.findall(r'"msg": "%s(\d)/3: ' % prefix, out)
+    assert started == [str(next(iter(numbers)))], (started, out[-4000:])
+    assert sorted(tiers[0]) == sorted(first_tier) and len(tiers) == 3, summary
+    report = (report_dir / ('stack-%s.md' % action)).read_text()
+    assert '**Result: FAILED** - stopped in component %s (tier ' % stopped['component'] in report, report
+    assert 'at task "%s"' % stopped['task'] in report, report
+    artifact = _custom_stats(out)['gpu_tray_evidence']['stack_%s' % action]
+    assert artifact['result'] == 'failed' and artifact['stopped'] == stopped, artifact
+    assert artifact['files']['report'] == str(report_dir / ('stack-%s.md' % action)), artifact
