@@ -36,7 +36,9 @@ options:
     type: str
     required: true
   meta:
-    description: With C(validation), C(recipe) and C(recipe_digest).
+    description:
+      - With C(validation), C(recipe) and C(recipe_digest).
+      - With C(rolling_reboot), C(stopped) (C({task, message}), the task that stopped the run; fails the result).
     type: dict
 author:
   - gpu_tray.cluster contributors (!UNKNOWN)
@@ -58,7 +60,7 @@ _value:
   description:
     - C(result) (passed or failed), C(dir) and C(files) (the report files), and per kind the counts and the failed
       entries - C(preflight) C(trays), C(passed), C(failed_trays), C(unreachable), C(failed_checks)
-      (C({tray, check, message, fix})), C(failed_checks_total); C(rolling_reboot) C(trays), C(statuses),
+      (C({tray, check, message, fix})), C(failed_checks_total); C(rolling_reboot) C(stopped), C(trays), C(statuses),
       C(failed_trays), C(failed) (C({tray, step, message, fix})), C(failed_total); C(validation) C(recipe),
       C(recipe_digest), C(phases) (name to status), C(counts), C(failed_checks) (C({phase, check, object, message,
       fix})), C(failed_checks_total), C(warnings), C(warnings_total).
@@ -78,8 +80,8 @@ def evidence_artifact(items, kind, directory, meta=None):
     if not isinstance(items, list):
         raise AnsibleFilterError('evidence_artifact: expects a list, got %s' % type(items).__name__)
     try:
-        if kind == 'validation':
-            return artifacts.validation(items, str(directory), meta)
+        if kind in ('validation', 'rolling_reboot'):
+            return artifacts.KINDS[kind](items, str(directory), meta)
         return artifacts.KINDS[kind](items, str(directory))
     except (ValueError, TypeError, AttributeError) as exc:
         raise AnsibleFilterError('evidence_artifact: %s' % to_native(exc))

@@ -46,8 +46,13 @@ def preflight(reports, directory):
     }
 
 
-def rolling_reboot(rows, directory):
-    """From the rolling reboot's rows (rolling-reboot.json: ``{tray, status, failed_step, error, check, ...}``)."""
+def rolling_reboot(rows, directory, meta=None):
+    """From the rolling reboot's rows (rolling-reboot.json: ``{tray, status, failed_step, error, check, ...}``) and
+    its meta: ``stopped`` (``{task, message}``: the task that stopped the run, a refusal before any wave too), which
+    fails the result."""
+    stopped = (meta or {}).get('stopped') or None
+    if stopped is not None:
+        stopped = {'task': str(stopped.get('task') or ''), 'message': str(stopped.get('message') or '')}
     rows = [row for row in rows or [] if isinstance(row, dict)]
     statuses = {}
     for row in rows:
@@ -57,7 +62,8 @@ def rolling_reboot(rows, directory):
                               'message': str(row.get('error') or ''), 'fix': str(row.get('check') or '')}
                              for row in failed])
     return {
-        'result': 'failed' if failed else 'passed',
+        'result': 'failed' if failed or stopped else 'passed',
+        'stopped': stopped,
         'trays': len(rows),
         'statuses': statuses,
         'failed_trays': [row.get('tray') for row in failed],

@@ -14,6 +14,7 @@ of local charts (files/stacktest/vars.yml) reproducing the hard orderings:
 * orphaned NodeMaintenance objects (seeded) are recovered: deleted, finalizer cleared, node uncordoned.
 """
 
+import json
 import os
 import re
 import subprocess
@@ -38,6 +39,20 @@ RELEASES = {"st-alpha": "stacktest-a", "st-beta": "stacktest-b", "st-operator": 
             "st-dra": "stacktest-dra", "st-broken": "stacktest-b", "st-after-broken": "stacktest-b"}
 
 
+_REPORT = {}     # the module's report directory (stack-deploy.md / stack-teardown.md), set by the fixture below
+
+
+@pytest.fixture(scope="module", autouse=True)
+def report_dir(tmp_path_factory):
+    _REPORT["dir"] = str(tmp_path_factory.mktemp("report"))
+    yield _REPORT["dir"]
+
+
+def _report(action):
+    with open(os.path.join(_REPORT["dir"], "stack-%s.json" % action)) as fh:
+        return json.load(fh)
+
+
 def _connection(kcluster):
     """The run's cluster connection as a site sets it (issue 44): a kubeconfig whose current context is a closed
     port and gpu_tray_kube_context naming the test cluster's, with no K8S_AUTH_* in the environment - every module
@@ -53,7 +68,8 @@ NO_ENV = dict((name, None) for name in ("K8S_AUTH_KUBECONFIG", "K8S_AUTH_CONTEXT
 def _stack(kcluster, playbook, recipe, *extra, **kw):
     dead = kw.pop("kubeconfig", None)
     connection = ["-e", "gpu_tray_kubeconfig=%s" % dead] if dead else _connection(kcluster)
-    args = ["-e", "@" + VARS, "-e", "stack_test_dir=%s" % HERE, "-e", "gpu_tray_recipe=%s" % recipe] + connection + [
+    args = ["-e", "@" + VARS, "-e", "gpu_tray_report_dir=%s" % _REPORT["dir"], "-e", "stack_test_dir=%s" % HERE,
+            "-e", "gpu_tray_recipe=%s" % recipe] + connection + [
             "-e", "stack_helm_binary=%s" % kcluster.helm, "-e", "stack_wait_timeout=120",
             "-e", "stack_settle_seconds=2"] + list(extra)
     return run_playbook("gpu_tray.cluster.%s" % playbook, *args, **NO_ENV)
@@ -136,6 +152,9 @@ def controller(kcluster, k8s_api, tmp_path_factory):
 def test_deploy_rerun_teardown(kcluster, k8s_api, controller):
     rc, out = _stack(kcluster, "deploy_stack", "stacktest")
     assert rc == 0, out[-6000:]
+    report = _report("deploy")          # written when the run passes too (issue 44)
+    assert report["result"] == "passed" and report["stopped"] is None, report
+    assert report["tiers"] == [["st-alpha", "st-beta"], ["st-dra", "st-operator"], ["st-pools"]], report
     # one progress line per tier, in order, components of a tier together
     lines = re.findall(r'"msg": "(tier \d/\d: [^"]+)"', out)
     assert lines == ["tier 1/3: st-alpha, st-beta", "tier 2/3: st-dra, st-operator", "tier 3/3: st-pools"], out[-4000:]
@@ -186,6 +205,7 @@ def test_deploy_rerun_teardown(kcluster, k8s_api, controller):
     policy_gone = _first(events, "policy-deleted")
     assert in_progress and succeeded and max(succeeded) < policy_gone, events
     assert _releases(kcluster) == {}
+    assert _report("teardown")["result"] == "passed", _report("teardown")
 
 
 def test_broken_chart_rolls_back_and_stops_the_run(kcluster, k8s_api, controller):
@@ -196,6 +216,10 @@ def test_broken_chart_rolls_back_and_stops_the_run(kcluster, k8s_api, controller
     rels = _releases(kcluster)
     assert "st-after-broken" not in rels and rels["st-alpha"]["status"] == "deployed", rels
     assert "st-broken" not in rels or rels["st-broken"]["status"] != "deployed", rels
+    # the report and the job's artifact name the component, the task and the finding (issue 44)
+    stopped = _report("deploy")["stopped"]
+    assert stopped["component"] == "st-broken" and "rolled back" in stopped["message"], stopped
+    assert stopped["task"] and stopped["task"] in out, stopped
     rc, out = _stack(kcluster, "teardown_stack", "stacktest-broken")
     assert rc == 0, out[-6000:]
     assert _releases(kcluster) == {}

@@ -10,6 +10,7 @@ conftest.py, so `from conftest import ...` would pick whichever was imported fir
 import json
 import os
 import pathlib
+import re
 import subprocess
 import sys
 import time
@@ -73,6 +74,16 @@ def playbook(inventory, path, limit=None, extra_vars=None):
     if extra_vars:
         argv += ["-e", json.dumps(extra_vars)]
     return subprocess.run(argv, cwd=ROOT, env=ansible_env(), capture_output=True, text=True)
+
+
+def recap(stdout):
+    """{host: {"ok": n, "changed": n, ...}} from the PLAY RECAP of a playbook run."""
+    out = {}
+    for line in stdout.split("PLAY RECAP", 1)[1].splitlines():
+        match = re.match(r"^(\S+)\s+:\s+(.*)$", line.strip())
+        if match:
+            out[match.group(1)] = {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", match.group(2))}
+    return out
 
 
 def ssh(tray, command):

@@ -10,7 +10,7 @@ import subprocess
 import pytest
 import yaml
 
-from labtools import BIN, ROOT, ansible_env, ansible_json, lab, lab_up, playbook, ssh, ssh_rc
+from labtools import BIN, ROOT, ansible_env, ansible_json, lab, lab_up, playbook, recap, ssh, ssh_rc
 
 PREFLIGHT = ROOT / "playbooks" / "preflight.yml"
 GRUB_DROPIN = ROOT / "tests" / "lab" / "playbooks" / "grub_dropin.yml"
@@ -22,16 +22,6 @@ SYSFS = "/var/lib/gpu-tray-lab/sys"
 def lab_down_at_the_end():
     yield
     lab("down")
-
-
-def recap(stdout):
-    """{host: {"ok": n, "changed": n, ...}} from the PLAY RECAP of a playbook run."""
-    out = {}
-    for line in stdout.split("PLAY RECAP", 1)[1].splitlines():
-        match = re.match(r"^(\S+)\s+:\s+(.*)$", line.strip())
-        if match:
-            out[match.group(1)] = {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", match.group(2))}
-    return out
 
 
 def run_preflight(inventory, report):

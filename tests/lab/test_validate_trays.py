@@ -7,7 +7,8 @@ daemon does after the deploy (writes sriov_numvfs = the recipe's numVfs on every
 creates the VFs), and playbooks/validate.yml runs its trays phase (the lab has no cluster): tray02's VFs are named
 as limited members, trays 1 and 3 pass, tray03's multus token is warned about with the date and the fix, and the
 run fails with the tray and the VFs in its message. A tray that stops answering is recorded as tray-read failed,
-never skipped - and the preflight, run while it is down, still writes its summary, naming the tray unreachable.
+never skipped - and the preflight, run while it is down, still writes its summary, naming the tray unreachable, and
+fails tray02 (its P_Key check) in the same run: its PLAY RECAP line says failed, not only the summary.
 """
 import json
 import re
@@ -15,7 +16,7 @@ import subprocess
 
 import pytest
 
-from labtools import ROOT, STATE, lab, lab_up, playbook, ssh
+from labtools import ROOT, STATE, lab, lab_up, playbook, recap, ssh
 
 SYSFS = "/var/lib/gpu-tray-lab/sys"
 TRAYS_ONLY = {"gpu_tray_validate_phases": ["trays"]}
@@ -135,6 +136,13 @@ def test_a_tray_that_does_not_answer_is_a_failed_read_not_a_skip(rollout, tmp_pa
     assert "| tray01 | nvke-gb200 | PASS |" in summary and "| tray02 | nvke-gb200 | FAIL | pkeys |" in summary, summary
     record = json.loads((down / "tray03" / "preflight.json").read_text())
     assert record["unreachable"] is True and record["failed_checks"] == ["tray_read"], record
+    # issue 44: tray02's failed checks fail tray02 in the same run, also when tray03 did not answer - its recap line
+    # says failed (the run used to stop at tray03's failure, before tray02's fail task: failed=0); tray01 passed
+    assert re.search(r"fatal: \[tray02\]: FAILED! => .*Preflight failed \(pkeys\); nothing was changed",
+                     preflight.stdout), preflight.stdout[-4000:]
+    counts = recap(preflight.stdout)
+    assert {tray: counts[tray]["failed"] for tray in ("tray01", "tray02", "tray03")} == \
+        {"tray01": 0, "tray02": 1, "tray03": 1}, counts
     assert run.returncode != 0
     tests = ctrf_tests(report)
     assert tests["tray03/tray-read"]["status"] == "failed", tests.get("tray03/tray-read")

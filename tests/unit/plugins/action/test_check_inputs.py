@@ -2,15 +2,18 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The action gpu_tray.cluster.check_inputs in real ansible-playbook runs on local hosts, through the playbooks' own
 tasks: the issue-34 examples refused in one line before anything is written (render_bundle, deploy_stack), a
-missing helm named with its fix, the check's task condition (run once for the run, skipped once the inputs were
-checked) and the AWX survey's answers - blank ones (null, "") keep the inventory's value, the others reach every
-host of the play. The rules themselves: tests/unit/plugins/plugin_utils/test_inputs.py."""
+missing helm named with its fix, a misspelt variable set on a tray refused by every playbook whose first play
+runs on the API host (the stack and the validation read the trays' values), the check's task condition (run once
+for the run, skipped once the inputs were checked) and the AWX survey's answers - blank ones (null, "") keep the
+inventory's value, the others reach every host of the play. The rules themselves:
+tests/unit/plugins/plugin_utils/test_inputs.py."""
 
 import json
 import os
 import subprocess
 import sys
 
+import pytest
 import yaml
 
 import ansible_collections.gpu_tray.cluster as collection
@@ -175,3 +178,46 @@ def test_a_helm_without_helm_diff_is_a_warning(tmp_path):
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     assert 'helm on t1 has no helm-diff plugin: kubernetes.core.helm cannot preview a release in check mode' in \
         ' '.join(proc.stdout.split() + proc.stderr.split())
+
+
+def api_host_playbooks():
+    """The playbooks whose first play runs on the API host (k8s_api, else localhost), not on the trays."""
+    out = []
+    for name in sorted(os.listdir(PLAYBOOKS)):
+        play = yaml.safe_load(open(os.path.join(PLAYBOOKS, name)))[0] if name.endswith('.yml') else {}
+        if name != 'awx_configure.yml' and ('k8s_api' in str(play.get('hosts')) or play.get('hosts') == 'localhost'):
+            out.append(name)
+    return out
+
+
+API_HOST_PLAYBOOKS = api_host_playbooks()
+
+
+def test_the_api_host_playbooks_are_found():
+    assert {'render_bundle.yml', 'deploy_stack.yml', 'validate.yml', 'teardown_stack.yml'} <= set(API_HOST_PLAYBOOKS)
+
+
+@pytest.mark.parametrize('name', API_HOST_PLAYBOOKS)
+def test_a_misspelt_variable_set_on_a_tray_is_refused_by_the_api_host_playbooks(tmp_path, name):
+    """The stack and the validation read the trays' gpu_tray_* values, so a play on the API host checks the trays'
+    too: a misspelling in a tray's host_vars (gpu_tray_num_vf for gpu_tray_num_vfs) stops the run before anything is
+    rendered, installed or read - the tray itself is never contacted (its address answers nothing)."""
+    inventory = tmp_path / 'hosts.yml'
+    inventory.write_text(yaml.safe_dump({'all': {'children': {
+        'k8s_api': {'hosts': {'localhost': {'ansible_connection': 'local',
+                                            'ansible_python_interpreter': sys.executable}}},
+        'gpu_trays': {'hosts': {'tray01': {'ansible_host': '192.0.2.1', 'gpu_tray_num_vf': 8},
+                                'tray02': {'ansible_host': '192.0.2.2'}}}}}}))
+    bundle = tmp_path / 'bundle'
+    proc = run(tmp_path, os.path.join(PLAYBOOKS, name), '-e', 'gpu_tray_recipe=gb200-nvke-ubuntu-training',
+               '-e', 'gpu_tray_bundle_dir=%s' % bundle, '-e', 'gpu_tray_report_dir=%s' % (tmp_path / 'report'),
+               inventory=inventory)
+    assert proc.returncode == 2, proc.stdout[-4000:] + proc.stderr[-2000:]
+    msg = failure(proc)
+    assert msg.startswith("The run's inputs are refused, nothing was read, written or installed: "), msg
+    assert 'gpu_tray_num_vf is not a variable of gpu_tray.cluster (did you mean gpu_tray_num_vfs?) (on tray01)' \
+        in msg, msg
+    assert 'fatal: [localhost]: FAILED!' in proc.stdout and 'tray02' not in msg
+    # one task ran on the API host, the check; nothing after it, no tray was contacted
+    assert proc.stdout.count('TASK [') == 1 and 'UNREACHABLE' not in proc.stdout, proc.stdout[-4000:]
+    assert not bundle.exists() and not (tmp_path / 'report').exists()

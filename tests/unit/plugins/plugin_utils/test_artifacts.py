@@ -58,6 +58,19 @@ def test_rolling_reboot_counts_the_statuses_and_names_the_failed_tray():
     assert artifact['failed'] == [{'tray': 'tray02', 'step': 'reboot', 'message': 'did not come back',
                                    'fix': 'its BMC console'}]
     assert artifact['files']['report'] == RUN + '/rolling-reboot.md'
+    assert artifact['stopped'] is None
+
+
+def test_a_rolling_reboot_that_stopped_before_any_wave_failed():
+    """A refusal before the plan (a configured cluster that cannot be read) leaves every row "not reached" and no
+    FAILED row: the stop the role's rescue recorded fails the result and is named."""
+    rows = [{'tray': 'tray01', 'status': 'not reached'}, {'tray': 'tray02', 'status': 'not reached'}]
+    stop = {'task': 'Refuse to reboot when a configured cluster cannot be read', 'message': 'cannot be read'}
+    artifact = evidence_artifact(rows, 'rolling_reboot', RUN, {'stopped': stop})
+    assert artifact['result'] == 'failed' and artifact['stopped'] == stop and artifact['failed_trays'] == []
+    done = [{'tray': 'tray01', 'status': 'rebooted, verified'}]
+    assert evidence_artifact(done, 'rolling_reboot', RUN, {'stopped': None})['result'] == 'passed'
+    assert evidence_artifact(done, 'rolling_reboot', RUN, {'stopped': stop})['result'] == 'failed'
 
 
 def test_validation_lists_phases_failed_checks_and_warnings():
