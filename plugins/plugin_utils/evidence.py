@@ -375,6 +375,47 @@ def _meta_lines(meta):
                                                        ('generated', 'Generated')) if meta.get(key)]
 
 
+DRIFT_ROWS = 50
+
+
+def _drift_rows(drift):
+    """The rows the report shows of a drift report (drift.py evaluate), at most DRIFT_ROWS, and how many more."""
+    rows = list(drift.get('rows') or [])
+    return rows[:DRIFT_ROWS], max(0, len(rows) - DRIFT_ROWS)
+
+
+def _drift_markdown(drift):
+    """What changed since the last passing run, before what is wrong (meta ``drift``: drift.py evaluate's report)."""
+    if not drift:
+        return []
+    lines = ['', '## Changed since the last passing run', '', drift.get('summary') or '']
+    rows, more = _drift_rows(drift)
+    if rows:
+        lines += ['', '| Where | What | Before | After |', '|---|---|---|---|']
+        lines += ['| %s | %s | %s | %s |' % (_md(row['where']), _md(row['what']), _md(row['before']) or '-',
+                                             _md(row['after']) or '-') for row in rows]
+    if more:
+        lines += ['', '%d more changes in drift.json.' % more]
+    return lines
+
+
+def _drift_html(esc, drift):
+    if not drift:
+        return []
+    out = ['<section id="drift">', '<h2>Changed since the last passing run</h2>',
+           '<p class="drift-summary">%s</p>' % esc(drift.get('summary') or '')]
+    rows, more = _drift_rows(drift)
+    if rows:
+        out.append('<table class="drift"><tr><th>Where</th><th>What</th><th>Before</th><th>After</th></tr>')
+        out += ['<tr><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>' % (
+            esc(row['where']), esc(row['what']), esc(row['before'] or '-'), esc(row['after'] or '-')) for row in rows]
+        out.append('</table>')
+    if more:
+        out.append('<p>%d more changes in drift.json.</p>' % more)
+    out.append('</section>')
+    return out
+
+
 def markdown(phases, meta=None):
     """The report a person reads, in Markdown: a summary (the phases with their counts, the failed checks and the
     warnings grouped by check with the objects they hold for, the skipped phases and why, what the NCCL runs
@@ -387,6 +428,7 @@ def markdown(phases, meta=None):
     note = stale_note(meta.get('recorded_digest'), meta.get('recipe_digest'))
     if note:
         lines += ['', '> **%s**' % note]
+    lines += _drift_markdown(meta.get('drift'))
     overall, why = _overall(phases)
     lines += ['', '## Summary', '', '**Result: %s** (%s)' % (overall.upper(), why), '',
               '| Phase | Result | Passed | Failed | Warnings | Skipped |', '|---|---|---|---|---|---|']
@@ -505,6 +547,7 @@ def html_report(phases, meta=None):
     note = stale_note(meta.get('recorded_digest'), meta.get('recipe_digest'))
     if note:
         out.append('<p class="stale">%s</p>' % esc(note))
+    out += _drift_html(esc, meta.get('drift'))
     overall, why = _overall(phases)
     out += ['<section id="summary">', '<h2>Summary</h2>',
             '<p class="result">Result: <b class="%s">%s</b> (%s)</p>' % (overall, overall.upper(), esc(why)),
