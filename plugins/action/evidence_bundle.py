@@ -14,7 +14,7 @@ from ansible.module_utils.common.text.converters import to_native
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.gpu_tray.cluster.plugins.action.write_evidence import target, write_if_changed
-from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import attestation
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import attestation, cncf
 
 ARGUMENT_SPEC = dict(
     dir=dict(type='path', required=True),
@@ -25,7 +25,9 @@ ARGUMENT_SPEC = dict(
     signing_key_passphrase=dict(type='str', no_log=True),
     attested_at=dict(type='str'),
     version=dict(type='str', default=''),
+    cncf_submission=dict(type='bool', default=True),
 )
+CNCF = 'cncf-submission'
 
 
 def read_tree(root):
@@ -78,8 +80,23 @@ class ActionModule(ActionBase):
         except (IOError, OSError) as exc:
             raise AnsibleActionFail('evidence_bundle: cannot write under %s: %s' % (dest, to_native(exc)))
         digest = attestation.recipe_digest(attestation.recipe_document(args['recipe']))
+        submission = None
+        if args['cncf_submission'] and 'ctrf/conformance.json' in ctrf:
+            submission = os.path.join(source, CNCF)
+            try:
+                texts = cncf.files(ctrf['ctrf/conformance.json'], {'recipe': args['recipe'].get('recipe'),
+                                                                   'recipe_digest': digest})
+            except (ValueError, KeyError, TypeError) as exc:
+                raise AnsibleActionFail('evidence_bundle: dir: ctrf/conformance.json is not a CTRF report (%s)' % exc)
+            try:
+                for path in sorted(texts):
+                    full = target(submission, path)
+                    if write_if_changed(full, texts[path].encode('utf-8'), 0o644):
+                        written.append(full)
+            except (IOError, OSError) as exc:
+                raise AnsibleActionFail('evidence_bundle: cannot write under %s: %s' % (submission, to_native(exc)))
         result.update(changed=bool(written or stale), dest=dest, written=written, removed=stale, signed=bool(signer),
-                      recipe_digest=digest, files=sorted(files),
+                      recipe_digest=digest, files=sorted(files), cncf_submission=submission,
                       msg='Evidence bundle of %d phases written to %s, %s.' % (
                           len(ctrf), dest, 'signed' if signer else 'unsigned (no signing key given)'))
         return result

@@ -60,6 +60,14 @@ options:
     description: The version of this collection, recorded as the predicate's C(generator.version).
     type: str
     default: ''
+  cncf_submission:
+    description:
+      - With a conformance phase (C(ctrf/conformance.json)), also write O(dir)/cncf-submission/ as AICR's
+        C(--cncf-submission) does - one Markdown file per requirement of the CNCF Kubernetes AI Conformance v1.35
+        checklist with PASS, FAIL or SKIP (a requirement no check of this collection shows is SKIP, saying so),
+        C(README.md) (the table) and C(requirements.json) (the checklist's id, status, evidence, notes).
+    type: bool
+    default: true
 attributes:
   action:
     support: full
@@ -120,6 +128,10 @@ removed:
 signed:
   description: Whether the envelope carries a signature.
   type: bool
+  returned: always
+cncf_submission:
+  description: The directory of the CNCF submission, or null when there was no conformance phase or it is off.
+  type: str
   returned: always
 recipe_digest:
   description: The recipe digest the Statement records (hex).

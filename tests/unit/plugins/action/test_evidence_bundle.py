@@ -58,6 +58,10 @@ def test_the_bundle_is_written_beside_the_reports_and_verifies(run_dir):
     assert result['dest'] == str(bundle) and result['signed'] is True and result['recipe_digest'] == the_plan['digest']
     assert result['msg'] == 'Evidence bundle of 5 phases written to %s, signed.' % bundle
     assert (bundle / 'ctrf' / 'trays.json').read_bytes() == (run_dir / 'validation' / 'ctrf' / 'trays.json').read_bytes()
+    # the rack run skipped its conformance phase: the CNCF submission says SKIP for every requirement, and why
+    submission = run_dir / 'validation' / 'cncf-submission'
+    assert result['cncf_submission'] == str(submission) and len(list(submission.glob('*.md'))) == 13
+    assert (submission / 'dra_support.md').read_text().startswith('# dra_support: SKIP\n')
     checked = run(verify_evidence, {'path': str(run_dir / 'validation'), 'public_key': str(run_dir / 'key.pub'),
                                     'recipe': the_plan, 'require_signature': True})
     assert not checked.get('failed') and checked['problems'] == [] and checked['signature'] == 'verified'
