@@ -104,8 +104,10 @@ def pod_images(pods):
 
 
 def _image_version(image):
-    name, _, tag = image.rpartition(':') if ':' in image.rsplit('/', 1)[-1] else (image, '', '')
-    return (name or image), tag
+    if ':' not in image.rsplit('/', 1)[-1]:
+        return image, ''
+    name, tag = image.rsplit(':', 1)
+    return name, tag
 
 
 def bom(doc, pods=None, generated=None, version=''):
@@ -122,8 +124,8 @@ def bom(doc, pods=None, generated=None, version=''):
 
     images = pod_images(pods) if pods is not None else None
     digest = recipe_digest(doc)
-    result = Bom(serial_number=uuid.uuid5(uuid.NAMESPACE_URL, 'gpu-tray:%s:%s:%s' % (doc['recipe'], digest,
-                                                                                        generated or '')))
+    serial = uuid.uuid5(uuid.NAMESPACE_URL, 'gpu-tray:%s:%s:%s' % (doc['recipe'], digest, generated or ''))
+    result = Bom(serial_number=serial)
     result.metadata.timestamp = _timestamp(generated)
     result.metadata.supplier = OrganizationalEntity(name=TOOL)
     root = Component(name=doc['recipe'], type=ComponentType.PLATFORM, bom_ref='recipe:%s' % doc['recipe'],

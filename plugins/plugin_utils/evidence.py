@@ -686,9 +686,9 @@ def html_report(phases, meta=None):
                            '</summary><ul>%s</ul></details></td></tr>' % (
                                esc(group['name']), _objects(phase['name'], objects), esc(name_ranges(objects)),
                                ' - ' + esc(finding(passed[0])) if same else '',
-                               ''.join('<li%s>%s: %s</li>' % (anchor(check), esc(check['object'] or check['name']),
-                                                               esc(finding(check)))
-                                       for check in passed)))
+                               ''.join('<li%s>%s: %s</li>' % (
+                                   anchor(check), esc(check['object'] or check['name']), esc(finding(check)))
+                                   for check in passed)))
         out.append('</table>')
     out += ['</body></html>', '']
     return '\n'.join(out)

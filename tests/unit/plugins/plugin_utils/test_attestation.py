@@ -44,12 +44,12 @@ def pods(the_plan):
     unrelated namespace the BOM must leave out."""
     out = []
     for index, comp in enumerate(the_plan['components']):
+        init = {'name': 'init', 'image': 'registry.example/%s-init:1.%d' % (comp['name'], index)}
+        main = {'name': 'main', 'image': 'registry.example/%s:v%d' % (comp['name'], index)}
+        status = {'name': 'main', 'imageID': 'registry.example/%s@sha256:%064x' % (comp['name'], index)}
         out.append({'metadata': {'namespace': comp['namespace'], 'name': '%s-0' % comp['name']},
-                    'spec': {'initContainers': [{'name': 'init', 'image': 'registry.example/%s-init:1.%d' % (
-                        comp['name'], index)}],
-                             'containers': [{'name': 'main', 'image': 'registry.example/%s:v%d' % (comp['name'], index)}]},
-                    'status': {'containerStatuses': [{'name': 'main', 'imageID': 'registry.example/%s@sha256:%064x' % (
-                        comp['name'], index)}]}})
+                    'spec': {'initContainers': [init], 'containers': [main]},
+                    'status': {'containerStatuses': [status]}})
     out.append({'metadata': {'namespace': 'unrelated'}, 'spec': {'containers': [{'name': 'x', 'image': 'other:1'}]}})
     return out
 

@@ -12,7 +12,7 @@ from ansible_collections.gpu_tray.cluster.plugins.filter.validation_drift import
 from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import drift, evidence
 from test_evidence_report import META, rack_phases
 from test_stack_plan import plan
-from test_tray_validation import build, read, tools  # noqa: F401  (tools is a fixture)
+from test_tray_validation import build, read, tools  # noqa: F401  # pylint: disable=unused-import
 
 RECIPE = 'gb200-nvke-ubuntu-training'
 
@@ -53,7 +53,7 @@ def test_a_vf_pkey_and_a_vf_count_changed_on_one_tray_are_named_before_and_after
     # the P_Key of mlx5_1's VFs changed on tray02 (to the limited default partition)
     second = validation_drift({'tray01': reads['good'], 'tray02': reads['changed']}, the_plan, pods('op:1'), baseline,
                               '2026-12-02T00:00:00Z', 'failed')
-    changed = [c for c in second['changes']]
+    changed = list(second['changes'])
     assert changed and all(c['object'] == 'tray02' and c['scope'] == 'tray' for c in changed)
     pkey_rows = [c for c in changed if c['what'].endswith('P_Keys')]
     assert pkey_rows and all((c['before'], c['after']) == ('0xffff', '0x7fff') for c in pkey_rows)
