@@ -11,10 +11,10 @@ import os
 
 from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.text.converters import to_native
-from ansible.plugins.action import ActionBase
 
 from ansible_collections.gpu_tray.cluster.plugins.action.write_evidence import target, write_if_changed
 from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import attestation, cncf
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.controller_action import ControllerAction
 
 ARGUMENT_SPEC = dict(
     dir=dict(type='path', required=True),
@@ -41,14 +41,11 @@ def read_tree(root):
     return out
 
 
-class ActionModule(ActionBase):
+class ActionModule(ControllerAction):
 
-    TRANSFERS_FILES = False
-    _requires_connection = False
+    ARGUMENT_SPEC = ARGUMENT_SPEC
 
-    def run(self, tmp=None, task_vars=None):
-        result = super(ActionModule, self).run(tmp, task_vars)
-        _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
+    def act(self, args):
         source = os.path.abspath(os.path.expanduser(args['dir']))
         dest = os.path.abspath(os.path.expanduser(args['dest'] or os.path.join(source, attestation.BUNDLE)))
         ctrf = dict(('ctrf/' + path, data) for path, data in read_tree(os.path.join(source, 'ctrf')).items()
@@ -95,8 +92,7 @@ class ActionModule(ActionBase):
                         written.append(full)
             except (IOError, OSError) as exc:
                 raise AnsibleActionFail('evidence_bundle: cannot write under %s: %s' % (submission, to_native(exc)))
-        result.update(changed=bool(written or stale), dest=dest, written=written, removed=stale, signed=bool(signer),
-                      recipe_digest=digest, files=sorted(files), cncf_submission=submission,
-                      msg='Evidence bundle of %d phases written to %s, %s.' % (
-                          len(ctrf), dest, 'signed' if signer else 'unsigned (no signing key given)'))
-        return result
+        return dict(changed=bool(written or stale), dest=dest, written=written, removed=stale, signed=bool(signer),
+                    recipe_digest=digest, files=sorted(files), cncf_submission=submission,
+                    msg='Evidence bundle of %d phases written to %s, %s.' % (
+                        len(ctrf), dest, 'signed' if signer else 'unsigned (no signing key given)'))

@@ -12,10 +12,10 @@ import os
 
 from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.text.converters import to_native
-from ansible.plugins.action import ActionBase
 
 from ansible_collections.gpu_tray.cluster.plugins.action.evidence_bundle import read_tree
 from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import attestation
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.controller_action import ControllerAction
 
 ARGUMENT_SPEC = dict(
     path=dict(type='path', required=True),
@@ -27,15 +27,12 @@ ARGUMENT_SPEC = dict(
 )
 
 
-class ActionModule(ActionBase):
+class ActionModule(ControllerAction):
 
-    TRANSFERS_FILES = False
-    _requires_connection = False
+    ARGUMENT_SPEC = ARGUMENT_SPEC
+    MUTUALLY_EXCLUSIVE = [['recipe', 'recipe_digest']]
 
-    def run(self, tmp=None, task_vars=None):
-        result = super(ActionModule, self).run(tmp, task_vars)
-        _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC,
-                                                        mutually_exclusive=[['recipe', 'recipe_digest']])
+    def act(self, args):
         path = os.path.abspath(os.path.expanduser(args['path']))
         if os.path.isdir(os.path.join(path, attestation.BUNDLE)):
             path = os.path.join(path, attestation.BUNDLE)
@@ -59,7 +56,7 @@ class ActionModule(ActionBase):
             except attestation.BundleError as exc:
                 raise AnsibleActionFail('verify_evidence: recipe: %s' % exc)
         checked = attestation.verify(read_tree(path), key, current, args['require_signature'])
-        result.update(checked, path=path, changed=False, msg=attestation.sentence(path, checked))
+        result = dict(checked, path=path, changed=False, msg=attestation.sentence(path, checked))
         if checked['problems'] and args['fail_on_error']:
             result['failed'] = True
         return result

@@ -68,26 +68,15 @@ options:
         C(README.md) (the table) and C(requirements.json) (the checklist's id, status, evidence, notes).
     type: bool
     default: true
+extends_documentation_fragment:
+  - gpu_tray.cluster.controller_action
 attributes:
-  action:
-    support: full
-    description: Runs on the controller as an action plugin.
-  async:
-    support: none
-    description: Runs in the controller process.
-  bypass_host_loop:
-    support: none
-    description: Runs once per host; use C(run_once).
   check_mode:
     support: none
     description: Writes in check mode too - the bundle attests what a check-mode run found.
   diff_mode:
     support: none
     description: No diff is shown; the files written are listed in RV(written).
-  platform:
-    support: full
-    platforms: posix
-    description: The controller.
 seealso:
   - module: gpu_tray.cluster.verify_evidence
   - module: gpu_tray.cluster.write_evidence

@@ -46,26 +46,15 @@ options:
     description: Whether the task fails when something does not hold; false returns RV(problems) only.
     type: bool
     default: true
+extends_documentation_fragment:
+  - gpu_tray.cluster.controller_action
 attributes:
-  action:
-    support: full
-    description: Runs on the controller as an action plugin.
-  async:
-    support: none
-    description: Runs in the controller process.
-  bypass_host_loop:
-    support: none
-    description: Runs once per host; use C(run_once).
   check_mode:
     support: full
     description: Reads only; the same in check mode.
   diff_mode:
     support: none
     description: Changes nothing.
-  platform:
-    support: full
-    platforms: posix
-    description: The controller.
 seealso:
   - module: gpu_tray.cluster.evidence_bundle
 '''

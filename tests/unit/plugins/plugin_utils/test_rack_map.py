@@ -8,11 +8,9 @@ color, and every link lands on a row of its tray."""
 import json
 import re
 
-import pytest
-
 from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import evidence
-from browser import find_chromium, read_png, run_chromium
-from test_evidence_report import META, TRAYS, rack_phases
+from browser import read_png, run_chromium
+from test_evidence_report import META, TRAYS, _chromium_or_skip, rack_phases
 
 RACKS = dict((tray, 'r%02d' % (index // 18 + 1)) for index, tray in enumerate(TRAYS))
 FAILING = ['tray005', 'tray017', 'tray042', 'tray043', 'tray120']
@@ -52,13 +50,6 @@ def test_cells_link_to_the_first_row_of_their_tray_and_no_map_without_racks():
     assert re.search(r'<li id="tray-tray001">tray001: ', page)
     plain = evidence.html_report(rack_phases(), META)
     assert '<section id="rackmap">' not in plain and 'id="tray-' not in plain
-
-
-def _chromium_or_skip():
-    chromium = find_chromium()
-    if chromium is None:
-        pytest.skip('chromium is not installed (tools/setup.sh installs it): the report is not rendered')
-    return chromium
 
 
 MEASURE = '''<script>
