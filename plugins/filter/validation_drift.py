@@ -20,7 +20,7 @@ description:
     C(last-pass.json) (this run's values when it passed, else the baseline it found).
 options:
   _input:
-    description: The trays' reads, C({tray: tray_state result}) (a tray not read is null and compared with nothing).
+    description: "The trays' reads, C({tray: tray_state result}) (a tray not read is null and compared with nothing)."
     type: dict
     required: true
   plan:

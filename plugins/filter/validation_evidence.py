@@ -40,8 +40,8 @@ options:
         of earlier evidence), C(version).
       - C(drift) (P(gpu_tray.cluster.validation_drift#filter)'s C(report)) - the reports open with what changed
         since the last passing run.
-      - C(racks) (C({tray: rack})) - C(report.html) opens with a rack map, one cell per tray colored by its worst
-        status across the phases, each linking to its first row.
+      - "C(racks) (C({tray: rack})) - C(report.html) opens with a rack map, one cell per tray colored by its worst
+        status across the phases, each linking to its first row."
     type: dict
     default: {}
 '''
