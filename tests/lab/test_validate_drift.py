@@ -9,6 +9,8 @@ import pytest
 from labtools import ROOT, lab, lab_up, playbook, ssh
 
 SYS = "/var/lib/gpu-tray-lab/sys/class/infiniband"
+# the tray's sysfs is read-only like the kernel's; the lab's writable view of it stands in for the subnet manager
+RW_SYS = "/run/gpu-tray-lab/sys-rw/class/infiniband"
 TRAYS_ONLY = {"gpu_tray_validate_phases": ["trays"]}
 # one rail to 8 VFs as the kernel takes it (0 first), then wait until its 8 virtfn links have their RDMA devices
 EIGHT_VFS = ("d=%s/mlx5_4/device; echo 0 > $d/sriov_numvfs; echo 8 > $d/sriov_numvfs; i=0; "
@@ -26,7 +28,7 @@ def runs(tmp_path_factory):
     first = playbook(inventory, ROOT / "playbooks" / "validate.yml",
                      extra_vars=dict(TRAYS_ONLY, gpu_tray_report_dir=str(report)))
     vf = ssh("tray02", "basename $(ls -d %s/mlx5_0/device/virtfn0/infiniband/*)" % SYS).strip()
-    ssh("tray02", "echo 0x8001 > %s/%s/ports/1/pkeys/0" % (SYS, vf))
+    ssh("tray02", "echo 0x8001 > %s/%s/ports/1/pkeys/0" % (RW_SYS, vf))
     ssh("tray02", EIGHT_VFS)
     second = playbook(inventory, ROOT / "playbooks" / "validate.yml",
                       extra_vars=dict(TRAYS_ONLY, gpu_tray_report_dir=str(report)))
