@@ -9,8 +9,8 @@ import json
 import re
 
 from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import evidence
-from browser import read_png, run_chromium
-from test_evidence_report import META, TRAYS, _chromium_or_skip, rack_phases
+from browser import run_chromium
+from test_evidence_report import META, TRAYS, _chromium_or_skip, rack_phases, screenshot
 
 RACKS = dict((tray, 'r%02d' % (index // 18 + 1)) for index, tray in enumerate(TRAYS))
 FAILING = ['tray005', 'tray017', 'tray042', 'tray043', 'tray120']
@@ -69,12 +69,7 @@ document.body.insertAdjacentHTML("beforeend", "<pre id=\\"layout\\">" +
 def test_chromium_shows_the_rack_map_in_the_first_screen_with_the_failing_trays_red(tmp_path):
     chromium = _chromium_or_skip()
     page = evidence.html_report(rack_phases(), meta())
-    report = tmp_path / 'report.html'
-    report.write_text(page)
-    png = tmp_path / 'report.png'
-    res = run_chromium(chromium, ['--window-size=1280,900', '--screenshot=%s' % png, 'file://%s' % report])
-    assert res.returncode == 0 and png.exists(), 'chromium rc %d:\n%s' % (res.returncode, res.stderr[-2000:])
-    width, height, channels, rows = read_png(str(png))
+    _png, width, height, channels, rows = screenshot(chromium, page, tmp_path)
     red = sum(1 for row in rows for x in range(0, width * channels, channels) if tuple(row[x:x + 3]) == (0xdd, 0x22, 0x22))
     assert red > 5 * 200, 'the five failing trays\' cells are not visible in the first screen (%d red pixels)' % red
     measured = tmp_path / 'measured.html'
