@@ -9,11 +9,13 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ed25519
 from kubernetes import client
+from kubernetes.client.exceptions import ApiException, ServiceException
 
 from stackhelpers import RAIL_PCI
 
@@ -40,8 +42,17 @@ def operator_pod(k8s_api):
     """A pod in the gpu-operator namespace (pending: the test cluster runs no containers), so the BOM has an image."""
     core = client.CoreV1Api(k8s_api)
     core.create_namespace({'metadata': {'name': 'gpu-operator'}})
-    core.create_namespaced_pod('gpu-operator', {'metadata': {'name': 'gpu-operator-0'},
-                                                'spec': {'containers': [{'name': 'operator', 'image': IMAGE}]}})
+    # the namespace's default service account (and its token) is created by the controller manager a moment later
+    deadline = time.time() + 60
+    while True:
+        try:
+            core.create_namespaced_pod('gpu-operator', {'metadata': {'name': 'gpu-operator-0'},
+                                                        'spec': {'containers': [{'name': 'operator', 'image': IMAGE}]}})
+            break
+        except (ApiException, ServiceException) as exc:
+            if time.time() > deadline or exc.status not in (403, 500):
+                raise
+            time.sleep(1)
     yield
     core.delete_namespace('gpu-operator')
 
