@@ -3,19 +3,30 @@ passes and becomes the baseline; then on tray02 the fabric manager changes one V
 leaves one rail at 8 VFs; the second validation opens its report with that change - the tray, the value before and
 after - before what is wrong, and the evidence keeps the first run as the last passing one."""
 import json
+import shlex
+import subprocess
+import sys
 
 import pytest
 
-from labtools import ROOT, lab, lab_up, playbook, ssh
+from labtools import ROOT, STATE, lab, lab_up, playbook, ssh
+
+sys.path.insert(0, str(ROOT / "lab"))
+from gpu_tray_lab import cli  # noqa: E402  (the lab's stand-in for the SR-IOV config daemon)
 
 SYS = "/var/lib/gpu-tray-lab/sys/class/infiniband"
 # the tray's sysfs is read-only like the kernel's; the lab's writable view of it stands in for the subnet manager
 RW_SYS = "/run/gpu-tray-lab/sys-rw/class/infiniband"
 TRAYS_ONLY = {"gpu_tray_validate_phases": ["trays"]}
-# one rail to 8 VFs as the kernel takes it (0 first), then wait until its 8 virtfn links have their RDMA devices
-EIGHT_VFS = ("d=%s/mlx5_4/device; echo 0 > $d/sriov_numvfs; echo 8 > $d/sriov_numvfs; i=0; "
-             "while [ $i -lt 120 ]; do n=$(ls -d $d/virtfn*/infiniband/* 2>/dev/null | wc -l); "
-             "[ \"$n\" = 8 ] && [ ! -e $d/virtfn8 ] && exit 0; sleep 0.5; i=$((i+1)); done; exit 1" % SYS)
+
+
+def one_rail_at(tray, rail, count):
+    """One rail's VF count changed as the SR-IOV config daemon changes it (the lab's stand-in script: through 0, the
+    new count once the old VFs are gone, then until every new VF has its RDMA device)."""
+    argv = ["ssh", "-F", str(STATE / "ssh" / "config"), tray, "sh", "-c", shlex.quote(cli.SRIOV_SCRIPT), "sriov",
+            str(count), "120", rail]
+    proc = subprocess.run(argv, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=200)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +40,7 @@ def runs(tmp_path_factory):
                      extra_vars=dict(TRAYS_ONLY, gpu_tray_report_dir=str(report)))
     vf = ssh("tray02", "basename $(ls -d %s/mlx5_0/device/virtfn0/infiniband/*)" % SYS).strip()
     ssh("tray02", "echo 0x8001 > %s/%s/ports/1/pkeys/0" % (RW_SYS, vf))
-    ssh("tray02", EIGHT_VFS)
+    one_rail_at("tray02", "mlx5_4", 8)
     second = playbook(inventory, ROOT / "playbooks" / "validate.yml",
                       extra_vars=dict(TRAYS_ONLY, gpu_tray_report_dir=str(report)))
     yield report, first, second, vf
