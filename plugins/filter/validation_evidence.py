@@ -35,8 +35,13 @@ options:
     elements: dict
     required: true
   meta:
-    description: C(recipe), C(recipe_digest), C(cluster), C(generated) (a timestamp), C(recorded_digest) (the digest
-      of earlier evidence), C(version).
+    description:
+      - C(recipe), C(recipe_digest), C(cluster), C(generated) (a timestamp), C(recorded_digest) (the digest
+        of earlier evidence), C(version).
+      - C(drift) (P(gpu_tray.cluster.validation_drift#filter)'s C(report)) - the reports open with what changed
+        since the last passing run.
+      - "C(racks) (C({tray: rack})) - C(report.html) opens with a rack map, one cell per tray colored by its worst
+        status across the phases, each linking to its first row."
     type: dict
     default: {}
 '''

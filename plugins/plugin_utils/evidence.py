@@ -375,6 +375,47 @@ def _meta_lines(meta):
                                                        ('generated', 'Generated')) if meta.get(key)]
 
 
+DRIFT_ROWS = 50
+
+
+def _drift_rows(drift):
+    """The rows the report shows of a drift report (drift.py evaluate), at most DRIFT_ROWS, and how many more."""
+    rows = list(drift.get('rows') or [])
+    return rows[:DRIFT_ROWS], max(0, len(rows) - DRIFT_ROWS)
+
+
+def _drift_markdown(drift):
+    """What changed since the last passing run, before what is wrong (meta ``drift``: drift.py evaluate's report)."""
+    if not drift:
+        return []
+    lines = ['', '## Changed since the last passing run', '', drift.get('summary') or '']
+    rows, more = _drift_rows(drift)
+    if rows:
+        lines += ['', '| Where | What | Before | After |', '|---|---|---|---|']
+        lines += ['| %s | %s | %s | %s |' % (_md(row['where']), _md(row['what']), _md(row['before']) or '-',
+                                             _md(row['after']) or '-') for row in rows]
+    if more:
+        lines += ['', '%d more changes in drift.json.' % more]
+    return lines
+
+
+def _drift_html(esc, drift):
+    if not drift:
+        return []
+    out = ['<section id="drift">', '<h2>Changed since the last passing run</h2>',
+           '<p class="drift-summary">%s</p>' % esc(drift.get('summary') or '')]
+    rows, more = _drift_rows(drift)
+    if rows:
+        out.append('<table class="drift"><tr><th>Where</th><th>What</th><th>Before</th><th>After</th></tr>')
+        out += ['<tr><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>' % (
+            esc(row['where']), esc(row['what']), esc(row['before'] or '-'), esc(row['after'] or '-')) for row in rows]
+        out.append('</table>')
+    if more:
+        out.append('<p>%d more changes in drift.json.</p>' % more)
+    out.append('</section>')
+    return out
+
+
 def markdown(phases, meta=None):
     """The report a person reads, in Markdown: a summary (the phases with their counts, the failed checks and the
     warnings grouped by check with the objects they hold for, the skipped phases and why, what the NCCL runs
@@ -387,6 +428,7 @@ def markdown(phases, meta=None):
     note = stale_note(meta.get('recorded_digest'), meta.get('recipe_digest'))
     if note:
         lines += ['', '> **%s**' % note]
+    lines += _drift_markdown(meta.get('drift'))
     overall, why = _overall(phases)
     lines += ['', '## Summary', '', '**Result: %s** (%s)' % (overall.upper(), why), '',
               '| Phase | Result | Passed | Failed | Warnings | Skipped |', '|---|---|---|---|---|---|']
@@ -466,7 +508,13 @@ _CSS = ('body{font-family:sans-serif;font-size:14px;margin:1em 2em;color:#222}h1
         'p.result{font-size:1.1em;margin:.3em 0}p.result b.failed{color:#a00;background:none}'
         'p.result b.passed{color:#060;background:none}'
         'details summary{cursor:pointer}td ul{margin:.2em 0;padding-left:1.2em}'
-        '.stale{border:2px solid #c00;padding:8px;font-weight:bold}')
+        '.stale{border:2px solid #c00;padding:8px;font-weight:bold}'
+        'table.rackmap{width:auto}table.rackmap th{padding:1px 6px;white-space:nowrap}table.rackmap td{padding:1px}'
+        'a.cell{display:inline-block;min-width:2.6em;height:1.35em;line-height:1.35em;margin:1px;text-align:center;'
+        'font-size:11px;text-decoration:none;color:#222;border:1px solid #999}'
+        'a.cell.failed{background:#d22;color:#fff}a.cell.warning{background:#fc3}a.cell.passed{background:#9d9}'
+        'a.cell.skipped{background:#ddd}a.cell.drift{outline:2px solid #06c;outline-offset:-1px}'
+        'p.legend{margin:.2em 0;color:#555}p.legend a.cell{min-width:1.2em;cursor:default}')
 
 
 def _html_group_table(esc, title, groups):
@@ -490,6 +538,60 @@ def _html_group_table(esc, title, groups):
     return out
 
 
+def tray_status(phases, trays):
+    """{tray: its worst status across every phase's records about it} (a tray with no record: skipped)."""
+    worst = dict((tray, None) for tray in trays)
+    for phase in phases:
+        for check in phase['checks']:
+            tray = check['object']
+            if tray in worst and (worst[tray] is None or _ORDER[check['status']] < _ORDER[worst[tray]]):
+                worst[tray] = check['status']
+    return dict((tray, status or 'skipped') for tray, status in worst.items())
+
+
+def rack_map(phases, racks, drifted=()):
+    """The racks in natural order, each ``{'rack', 'trays': [{'tray', 'status', 'drift'}]}`` (``racks``:
+    {tray: rack}, a tray without one in rack ``-``)."""
+    status = tray_status(phases, list(racks))
+    by_rack = {}
+    for tray, rack in racks.items():
+        by_rack.setdefault(str(rack or '-'), []).append(tray)
+    return [{'rack': rack, 'trays': [{'tray': tray, 'status': status[tray], 'drift': tray in drifted}
+                                     for tray in sorted(by_rack[rack], key=natural_key)]}
+            for rack in sorted(by_rack, key=natural_key)]
+
+
+def _cell_label(tray):
+    match = re.search(r'(\d+)$', tray)
+    return match.group(1) if match else tray[-4:]
+
+
+def _rack_map_html(esc, phases, meta):
+    """One cell per tray, a row per rack, colored by the tray's worst status, each linking to its first row."""
+    racks = meta.get('racks')
+    if not racks:
+        return []
+    drifted = set(row['object'] for row in (meta.get('drift') or {}).get('changes') or [] if row.get('scope') == 'tray')
+    rows = rack_map(phases, racks, drifted)
+    counts = _counts([dict(status=t['status']) for rack in rows for t in rack['trays']])
+    out = ['<section id="rackmap">', '<h2>Trays by rack</h2>',
+           '<p class="legend">%d trays in %d racks: %s%s</p>' % (
+               len(racks), len(rows), ', '.join('<a class="cell %s"></a> %d %s' % (status, counts[status], status)
+                                                for status in ('failed', 'warning', 'passed', 'skipped')
+                                                if counts[status]),
+               ', <a class="cell drift"></a> %d changed since the last passing run' % len(drifted & set(racks))
+               if drifted & set(racks) else ''),
+           '<table class="rackmap">']
+    for rack in rows:
+        cells = ''.join('<a class="cell %s%s" href="#tray-%s" title="%s: %s%s">%s</a>' % (
+            t['status'], ' drift' if t['drift'] else '', esc(t['tray']), esc(t['tray']), t['status'].upper(),
+            ', changed since the last passing run' if t['drift'] else '', esc(_cell_label(t['tray'])))
+            for t in rack['trays'])
+        out.append('<tr><th>%s</th><td>%s</td></tr>' % (esc(rack['rack']), cells))
+    out += ['</table>', '</section>']
+    return out
+
+
 def html_report(phases, meta=None):
     """The same report as markdown(), as one self-contained HTML page (no script): the summary in
     ``<section id="summary">`` first, then the phases; the passed records of a check that judged many objects
@@ -502,9 +604,21 @@ def html_report(phases, meta=None):
            % (esc(title), _CSS), '<body>', '<h1>%s</h1>' % esc(title), '<ul class="meta">']
     out += ['<li>%s: <code>%s</code></li>' % (label, esc(value)) for label, value in _meta_lines(meta)]
     out.append('</ul>')
+    out += _rack_map_html(esc, phases, meta)
+    # with a rack map, a tray's cell links to its first row of its worst status (or its line among the folded passed)
+    anchored = set() if meta.get('racks') else None
+    worst = tray_status(phases, list(meta['racks'])) if meta.get('racks') else {}
+
+    def anchor(check):
+        obj = check['object']
+        if anchored is None or obj not in worst or obj in anchored or check['status'] != worst[obj]:
+            return ''
+        anchored.add(obj)
+        return ' id="tray-%s"' % esc(obj)
     note = stale_note(meta.get('recorded_digest'), meta.get('recipe_digest'))
     if note:
         out.append('<p class="stale">%s</p>' % esc(note))
+    out += _drift_html(esc, meta.get('drift'))
     overall, why = _overall(phases)
     out += ['<section id="summary">', '<h2>Summary</h2>',
             '<p class="result">Result: <b class="%s">%s</b> (%s)</p>' % (overall, overall.upper(), esc(why)),
@@ -562,8 +676,8 @@ def html_report(phases, meta=None):
                 listed = ('<ul>%s</ul>' % ''.join('<li>%s</li>' % esc(line) for line in check['details'])
                           if check['details'] and check['status'] != 'passed' else '')
                 measured = _measured(check)
-                out.append('<tr class="%s"><td>%s</td><td>%s</td><td>%s</td><td>%s%s%s</td><td>%s</td></tr>' % (
-                    check['status'], esc(group['name']), check['status'].upper(), esc(check['object']),
+                out.append('<tr class="%s"%s><td>%s</td><td>%s</td><td>%s</td><td>%s%s%s</td><td>%s</td></tr>' % (
+                    check['status'], anchor(check), esc(group['name']), check['status'].upper(), esc(check['object']),
                     esc(finding(check)), '<br>' + esc(measured) if measured else '', listed, esc(check['fix'])))
             if len(passed) > 1:
                 objects = [check['object'] or check['name'] for check in passed]
@@ -572,8 +686,9 @@ def html_report(phases, meta=None):
                            '</summary><ul>%s</ul></details></td></tr>' % (
                                esc(group['name']), _objects(phase['name'], objects), esc(name_ranges(objects)),
                                ' - ' + esc(finding(passed[0])) if same else '',
-                               ''.join('<li>%s: %s</li>' % (esc(check['object'] or check['name']), esc(finding(check)))
-                                       for check in passed)))
+                               ''.join('<li%s>%s: %s</li>' % (
+                                   anchor(check), esc(check['object'] or check['name']), esc(finding(check)))
+                                   for check in passed)))
         out.append('</table>')
     out += ['</body></html>', '']
     return '\n'.join(out)

@@ -107,15 +107,20 @@ def _chromium_or_skip():
     return chromium
 
 
-def test_a_144_tray_report_renders_with_the_failure_summary_above_the_fold(tmp_path):
-    chromium = _chromium_or_skip()
-    page = evidence.html_report(rack_phases(), META)
+def screenshot(chromium, page, tmp_path):
+    """The page as headless Chromium shows it in a 1280x900 window: the PNG's path, width, height, channels, rows."""
     report = tmp_path / 'report.html'
     report.write_text(page)
     png = tmp_path / 'report.png'
     res = run_chromium(chromium, ['--window-size=1280,900', '--screenshot=%s' % png, 'file://%s' % report])
     assert res.returncode == 0 and png.exists(), 'chromium rc %d:\n%s' % (res.returncode, res.stderr[-2000:])
-    width, height, channels, rows = read_png(str(png))
+    return (png,) + tuple(read_png(str(png)))
+
+
+def test_a_144_tray_report_renders_with_the_failure_summary_above_the_fold(tmp_path):
+    chromium = _chromium_or_skip()
+    page = evidence.html_report(rack_phases(), META)
+    png, width, height, channels, rows = screenshot(chromium, page, tmp_path)
     assert (width, height) == (1280, 900)
     pixels = [tuple(row[x:x + 3]) for row in rows[::10] for x in range(0, width * channels, channels * 10)]
     white = sum(1 for pixel in pixels if pixel == (255, 255, 255))

@@ -1,0 +1,65 @@
+"""Validation on a schedule (issue 46 item 4): playbooks/awx_configure.yml schedules the validate template, daily by
+default, a variable to change or remove it; `--tags plan` shows the schedule without an AWX to talk to, and
+docs/awx.md says how to be told of a failed run."""
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+BIN = pathlib.Path(sys.executable).parent
+TEMPLATES = yaml.safe_load((ROOT / "playbooks" / "vars" / "awx_job_templates.yml").read_text())["awx_job_templates"]
+VALIDATE = next(t["name"] for t in TEMPLATES if t["id"] == "validate")
+
+
+def plan(*extra):
+    argv = [str(BIN / "ansible-playbook"), "playbooks/awx_configure.yml", "--tags", "plan"]
+    for item in extra:
+        argv += ["-e", json.dumps(item)]
+    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_COLLECTIONS_PATH=str(ROOT / ".collections"),
+               ANSIBLE_NOCOLOR="1", ANSIBLE_STDOUT_CALLBACK="ansible.builtin.json",
+               PATH="%s%s%s" % (BIN, os.pathsep, os.environ.get("PATH", "")))
+    proc = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr
+    tasks = json.loads(proc.stdout)["plays"][0]["tasks"]
+    shown = [t for t in tasks if t["task"]["name"].startswith("Show the validate schedule")]
+    assert len(shown) == 1, [t["task"]["name"] for t in tasks]
+    return shown[0]["hosts"]["localhost"]["__awx_configure_schedule"]
+
+
+@pytest.mark.parametrize("extra, rrule, enabled, state", [
+    ({}, "DTSTART:20260101T030000Z RRULE:FREQ=DAILY;INTERVAL=1", True, "present"),
+    ({"awx_configure_validate_schedule": "DTSTART:20260101T000000Z RRULE:FREQ=HOURLY;INTERVAL=6"},
+     "DTSTART:20260101T000000Z RRULE:FREQ=HOURLY;INTERVAL=6", True, "present"),
+    ({"awx_configure_validate_schedule_enabled": False}, "DTSTART:20260101T030000Z RRULE:FREQ=DAILY;INTERVAL=1", False,
+     "present"),
+    ({"awx_configure_validate_schedule": ""}, "", True, "absent"),
+    ({"awx_configure_state": "absent"}, "DTSTART:20260101T030000Z RRULE:FREQ=DAILY;INTERVAL=1", True, "absent"),
+])
+def test_the_plan_shows_the_validate_schedule(extra, rrule, enabled, state):
+    schedule = plan(extra)
+    assert schedule == {"name": "%s (scheduled)" % VALIDATE, "unified_job_template": VALIDATE, "rrule": rrule,
+                        "enabled": enabled, "state": state}
+
+
+def test_the_schedule_task_is_the_one_the_plan_shows():
+    play = yaml.safe_load((ROOT / "playbooks" / "awx_configure.yml").read_text())[0]
+    task = next(t for t in play["tasks"] if "awx.awx.schedule" in t)
+    assert task["awx.awx.schedule"]["unified_job_template"] == "{{ __awx_configure_schedule.unified_job_template }}"
+    assert task["awx.awx.schedule"]["state"] == "{{ __awx_configure_schedule.state }}"
+    names = [t["name"] for t in play["tasks"]]
+    # created after the template it runs, removed before it
+    assert names.index("Job templates with their generated surveys") < names.index(task["name"]) \
+        < names.index("Remove the job templates")
+
+
+def test_docs_say_how_to_change_it_and_how_to_be_told():
+    text = (ROOT / "docs" / "awx.md").read_text()
+    section = text.split(". Validation on a schedule", 1)[1].split("\n## ", 1)[0]
+    for needle in ("awx_configure_validate_schedule", "awx_configure_validate_schedule_enabled", "notification",
+                   "drift", "--tags plan"):
+        assert needle in section, needle

@@ -1,0 +1,88 @@
+# Copyright: (c) 2026, gpu_tray.cluster contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The rack map report.html opens with (issue 46 item 5): 144 trays in 8 racks of 18 (the rack run of
+test_evidence_report), one cell per tray colored by its worst status across the phases, drift outlined, each linking
+to the tray's first row. Headless Chromium shows it in the first screen, the failing trays' cells in the failure
+color, and every link lands on a row of its tray."""
+
+import json
+import re
+
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import evidence
+from browser import run_chromium
+from test_evidence_report import META, TRAYS, _chromium_or_skip, rack_phases, screenshot
+
+RACKS = dict((tray, 'r%02d' % (index // 18 + 1)) for index, tray in enumerate(TRAYS))
+FAILING = ['tray005', 'tray017', 'tray042', 'tray043', 'tray120']
+DRIFT = {'summary': '1 change since the last passing run (then) on 1 tray (tray042).', 'baseline': 'then',
+         'rows': [{'scope': 'tray', 'what': 'mlx5_1 VFs', 'before': '16', 'after': '8', 'objects': ['tray042'],
+                   'where': 'tray042'}],
+         'changes': [{'scope': 'tray', 'object': 'tray042', 'what': 'mlx5_1 VFs', 'before': '16', 'after': '8'}]}
+
+
+def meta():
+    return dict(META, racks=RACKS, drift=DRIFT)
+
+
+def test_each_trays_worst_status_across_the_phases_by_rack():
+    phases = [evidence._phase(phase) for phase in rack_phases()]
+    rows = evidence.rack_map(phases, RACKS, {'tray042'})
+    assert [rack['rack'] for rack in rows] == ['r01', 'r02', 'r03', 'r04', 'r05', 'r06', 'r07', 'r08']
+    assert all(len(rack['trays']) == 18 for rack in rows)
+    status = dict((t['tray'], t['status']) for rack in rows for t in rack['trays'])
+    assert sorted(tray for tray, value in status.items() if value == 'failed') == FAILING
+    assert status['tray088'] == 'warning' and status['tray001'] == 'passed'
+    assert [t['tray'] for rack in rows for t in rack['trays'] if t['drift']] == ['tray042']
+    # a tray the run has no record of is not passed; one without a rack goes to rack "-"
+    assert evidence.rack_map(phases, {'tray999': None})[0] == {
+        'rack': '-', 'trays': [{'tray': 'tray999', 'status': 'skipped', 'drift': False}]}
+
+
+def test_cells_link_to_the_first_row_of_their_tray_and_no_map_without_racks():
+    page = evidence.html_report(rack_phases(), meta())
+    assert page.index('<section id="rackmap">') < page.index('<section id="drift">') < page.index('<section id="summary">')
+    cells = re.findall(r'<a class="cell ([a-z ]+)" href="#tray-(tray\d+)"', page)
+    assert len(cells) == 144 and [tray for _cls, tray in cells] == TRAYS
+    assert dict((tray, cls) for cls, tray in cells)['tray042'] == 'failed drift'
+    for tray in TRAYS:
+        assert page.count('id="tray-%s"' % tray) == 1
+    assert re.search(r'<tr class="failed" id="tray-tray005"><td>pkeys</td>', page)
+    assert re.search(r'<li id="tray-tray001">tray001: ', page)
+    plain = evidence.html_report(rack_phases(), META)
+    assert '<section id="rackmap">' not in plain and 'id="tray-' not in plain
+
+
+MEASURE = '''<script>
+var map = document.getElementById("rackmap").getBoundingClientRect();
+var cells = [];
+document.querySelectorAll("#rackmap table a.cell").forEach(function (a) {
+  var target = document.getElementById(a.getAttribute("href").slice(1));
+  var row = target && (target.closest("tr") || target);
+  cells.push([a.title.split(":")[0], getComputedStyle(a).backgroundColor,
+              target ? target.textContent.indexOf(a.title.split(":")[0]) >= 0 : false, row ? row.className : ""]);
+});
+document.body.insertAdjacentHTML("beforeend", "<pre id=\\"layout\\">" +
+  JSON.stringify({top: map.top, bottom: map.bottom, width: window.innerWidth, cells: cells}) + "</pre>");
+</script></body>'''
+
+
+def test_chromium_shows_the_rack_map_in_the_first_screen_with_the_failing_trays_red(tmp_path):
+    chromium = _chromium_or_skip()
+    page = evidence.html_report(rack_phases(), meta())
+    _png, width, height, channels, rows = screenshot(chromium, page, tmp_path)
+    red = sum(1 for row in rows for x in range(0, width * channels, channels) if tuple(row[x:x + 3]) == (0xdd, 0x22, 0x22))
+    assert red > 5 * 200, 'the five failing trays\' cells are not visible in the first screen (%d red pixels)' % red
+    measured = tmp_path / 'measured.html'
+    measured.write_text(page.replace('</body>', MEASURE))
+    res = run_chromium(chromium, ['--window-size=1280,900', '--dump-dom', 'file://%s' % measured])
+    found = re.search(r'<pre id="layout">(.*?)</pre>', res.stdout)
+    assert found, 'chromium rc %d:\n%s' % (res.returncode, res.stderr[-2000:])
+    layout = json.loads(found.group(1).replace('&quot;', '"'))
+    assert layout['width'] == width and 0 < layout['top'] < layout['bottom'] <= height, layout
+    cells = dict((tray, (color, lands, row)) for tray, color, lands, row in layout['cells'])
+    assert sorted(cells) == sorted(TRAYS)
+    for tray in FAILING:
+        assert cells[tray] == ('rgb(221, 34, 34)', True, 'failed'), (tray, cells[tray])
+    assert cells['tray088'][0] == 'rgb(255, 204, 51)' and cells['tray088'][2] == 'warning'
+    assert cells['tray001'][0] == 'rgb(153, 221, 153)' and cells['tray001'][1] is True
+    assert all(lands for _color, lands, _row in cells.values())
