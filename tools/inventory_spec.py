@@ -31,8 +31,6 @@ run_context = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(run_context)
 OUT = ROOT / "roles" / "preflight" / "vars" / "inventory_spec.yml"
 FEEDS = re.compile(r'^\{\{\s*(gpu_tray_[a-z0-9_]+)\s*\|\s*default\(')
-# a default that reads the run context (plugins/plugin_utils/run_context.py): the key's inventory variable feeds it
-CONTEXT = re.compile(r"^\{\{\s*lookup\('gpu_tray\.cluster\.run_context',\s*'([a-z_]+)'\)\s*\}\}$")
 ENV = jinja2.Environment()
 KEYS = ("type", "elements", "choices")
 # read by playbooks (not by a role default), each with the spec its `| bool` / use asks for and the default the
@@ -102,7 +100,7 @@ def feeds():
         options = yaml.safe_load(spec_file.read_text())["argument_specs"]["main"]["options"]
         for option, value in defaults.items():
             text = value.strip() if isinstance(value, str) else ""
-            match, shared = FEEDS.match(text), CONTEXT.match(text)
+            match, shared = FEEDS.match(text), run_context.DEFAULT_PATTERN.match(text)
             if not match and not shared:
                 continue
             if option not in options:

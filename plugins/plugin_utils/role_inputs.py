@@ -35,8 +35,6 @@ ROLES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path
 # a default that reads an inventory variable: `<role>_<option>: "{{ gpu_tray_<name> | default(...) }}"` (the form
 # tools/inventory_spec.py generates the inventory's argument spec from)
 _FEEDS = re.compile(r'^\{\{\s*(gpu_tray_[a-z0-9_]+)\s*\|\s*default\(')
-# a default that reads the run context: `<role>_<option>: "{{ lookup('gpu_tray.cluster.run_context', '<key>') }}"`
-_CONTEXT = re.compile(r"^\{\{\s*lookup\('gpu_tray\.cluster\.run_context',\s*'([a-z_]+)'\)\s*\}\}$")
 # the roles whose planners the preflight reads ahead for (tray_plan prefetch), in the order prepare_trays runs them
 PREPARING = ('kernel_tuning', 'imex', 'rdma_modules', 'rdma_netns')
 
@@ -80,7 +78,7 @@ def user_variable(role, option):
     else the role variable ``<role>_<option>`` - for a refusal of the input to name."""
     default = _defaults(role).get('%s_%s' % (role, option))
     match = _FEEDS.match(default) if isinstance(default, str) else None
-    shared = _CONTEXT.match(default.strip()) if isinstance(default, str) else None
+    shared = run_context.DEFAULT_PATTERN.match(default.strip()) if isinstance(default, str) else None
     if shared and shared.group(1) in run_context.VARIABLES:
         return run_context.VARIABLES[shared.group(1)]
     return match.group(1) if match else '%s_%s' % (role, option)

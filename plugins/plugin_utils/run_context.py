@@ -31,6 +31,7 @@ an AWX credential) decides, for every phase alike.
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+import re
 from collections import OrderedDict
 
 # key -> the inventory variable that sets it
@@ -54,6 +55,9 @@ VARIABLES = OrderedDict([
     ('bmc_ca_path', 'gpu_tray_bmc_ca_path'),
     ('bmc_timeout', 'gpu_tray_bmc_timeout'),
 ])
+# a role default that reads the run context: `<role>_<option>: "{{ lookup('gpu_tray.cluster.run_context', '<key>') }}"`
+# (plugin_utils/role_inputs.py and tools/inventory_spec.py map it to the key's inventory variable)
+DEFAULT_PATTERN = re.compile(r"^\{\{\s*lookup\('gpu_tray\.cluster\.run_context',\s*'([a-z_]+)'\)\s*\}\}$")
 # the values that describe the cluster: one per run, from the trays for a host outside them
 RUN_KEYS = ('platform', 'recipe', 'rails', 'rail_pci_addresses', 'num_vfs')
 # the cluster connection: the API host's
