@@ -49,7 +49,7 @@ while [ $# -gt 0 ]; do
 done
 # What the unit tests import besides ansible-core, at the toolchain's pins (requirements-dev.txt), with the
 # toolchain's transitive pins (constraints.txt) except ansible-core's own.
-UNIT_REQS=(pytest hypothesis kubernetes netaddr jmespath PyYAML)
+UNIT_REQS=(pytest hypothesis kubernetes netaddr jmespath PyYAML jsonschema cyclonedx-python-lib in-toto-attestation securesystemslib)
 out=${MATRIX_OUT:-$here/output/matrix}
 wheels="$GPU_TRAY_CACHE/wheels"
 mkdir -p "$out" "$wheels" "$GPU_TRAY_CACHE/matrix"
@@ -128,7 +128,7 @@ venv_for() {
     echo "$here/.venv"; return 0
   fi
   local pins=() r key
-  for r in "${UNIT_REQS[@]}"; do pins+=("$(grep -ihE "^$r==" requirements-dev.txt constraints.txt | head -n1)"); done
+  for r in "${UNIT_REQS[@]}"; do pins+=("$(grep -ihE "^$r(\[[^]]*\])?==" requirements-dev.txt constraints.txt | head -n1)"); done
   # keyed by the pins too: a changed pin builds a new venv
   key=$( (printf '%s\n' "${pins[@]}"; grep -vE '^ansible-core==' constraints.txt) | sha256sum | cut -c1-8)
   venv="$GPU_TRAY_CACHE/matrix/venv-core$core-py$pv-$key"
