@@ -7,13 +7,14 @@ on the controller, in-process (plugin_utils/attestation.py builds it)."""
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+import json
 import os
 
 from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.text.converters import to_native
 
 from ansible_collections.gpu_tray.cluster.plugins.action.write_evidence import target, write_if_changed
-from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import attestation, cncf
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import attestation, cncf, evidence, preflight_records
 from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.controller_action import ControllerAction
 
 ARGUMENT_SPEC = dict(
@@ -21,6 +22,7 @@ ARGUMENT_SPEC = dict(
     dest=dict(type='path'),
     recipe=dict(type='dict', required=True),
     pods=dict(type='list', elements='dict'),
+    preflight=dict(type='dict'),
     signing_key=dict(type='path'),
     signing_key_passphrase=dict(type='str', no_log=True),
     attested_at=dict(type='str'),
@@ -28,6 +30,7 @@ ARGUMENT_SPEC = dict(
     cncf_submission=dict(type='bool', default=True),
 )
 CNCF = 'cncf-submission'
+PREFLIGHT = 'ctrf/preflight.json'
 
 
 def read_tree(root):
@@ -50,6 +53,11 @@ class ActionModule(ControllerAction):
         dest = os.path.abspath(os.path.expanduser(args['dest'] or os.path.join(source, attestation.BUNDLE)))
         ctrf = dict(('ctrf/' + path, data) for path, data in read_tree(os.path.join(source, 'ctrf')).items()
                     if path.endswith('.json') and '/' not in path)
+        if args['preflight']:
+            # the preflight's checks as a phase of its own (the run's reports keep their phases; the bundle binds both)
+            phase = {'name': 'preflight', 'checks': preflight_records.phase_checks(args['preflight'])}
+            ctrf[PREFLIGHT] = (json.dumps(evidence.ctrf(phase, {'version': args['version']}), indent=2, sort_keys=True)
+                               + '\n').encode('utf-8')
         signer = None
         try:
             if args['signing_key']:

@@ -59,7 +59,6 @@ _raw:
   elements: str
 '''
 
-import os
 
 from ansible.errors import AnsibleLookupError
 from ansible.module_utils.common.text.converters import to_native
@@ -92,8 +91,4 @@ class LookupModule(LookupBase):
         containing = self.get_option('containing')
         if not containing:
             raise AnsibleLookupError('report_dir: newest needs containing=<file in a run folder>')
-        if not where['run_id']:
-            # no run folders: this run's directory, when it holds the file
-            prefer = self.get_option('prefer') or where['dir']
-            return [prefer if os.path.isfile(os.path.join(prefer, containing)) else '']
-        return [report_dir.newest_with(where['base'], containing, prefer=self.get_option('prefer'))]
+        return [report_dir.newest(where, containing, prefer=self.get_option('prefer'))]

@@ -47,6 +47,13 @@ options:
       - Not given, the BOM says for each component that its images were not read.
     type: list
     elements: dict
+  preflight:
+    description:
+      - The preflight's records the validation found, per tray (C(records) of the lookup
+        C(gpu_tray.cluster.preflight_records)); their checks become the bundle's phase C(ctrf/preflight.json),
+        named C(<tray>/<check>), a tray without a record a skipped check saying so.
+      - Not given, the bundle holds the run's own phases only.
+    type: dict
   signing_key:
     description: A PEM private key (Ed25519, ECDSA or RSA) the site provides, a file or an AWX credential's file.
     type: path

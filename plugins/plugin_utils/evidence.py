@@ -32,7 +32,9 @@ import xml.etree.ElementTree as ET
 
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.check_record import STATUSES, record
 
-PHASES = ('readiness', 'deployment', 'trays', 'conformance', 'performance')
+# 'preflight': the preflight's checks the validation found, as a phase of the attested bundle (plugin_utils/
+# preflight_records.py); the validation's own reports hold the other five
+PHASES = ('preflight', 'readiness', 'deployment', 'trays', 'conformance', 'performance')
 TOOL = 'gpu_tray.cluster'
 _ORDER = {'failed': 0, 'warning': 1, 'skipped': 2, 'passed': 3}
 

@@ -83,3 +83,13 @@ def newest_with(base, relative, prefer=None):
         except OSError:
             continue
     return max(found)[2] if found else ''
+
+
+def newest(where, relative, prefer=None):
+    """The run folder to read ``relative`` from, for a run placed by ``locate`` (``where``): with run folders, the
+    newest under the base that holds it (``newest_with``); without, the run's own directory (or ``prefer``) when it
+    holds it. '' when none does."""
+    if not where['run_id']:
+        prefer = prefer or where['dir']
+        return prefer if os.path.isfile(os.path.join(prefer, relative)) else ''
+    return newest_with(where['base'], relative, prefer=prefer)

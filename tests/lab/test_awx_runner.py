@@ -17,8 +17,10 @@ job: a private data dir with
 * project/ - this checkout.
 
 The workflow's nodes run in the workflow's order (awx_workflow.nodes: preflight -> prepare trays -> deploy stack ->
-validate), each only after the one before it succeeded, as AWX's success_nodes chain them; then teardown stack and
-recover NodeMaintenance, which are run on their own. Each job must end `successful` (status and rc in the artifacts)
+validate), each only after the one before it succeeded, as AWX's success_nodes chain them; then the validate template
+as the schedule awx_configure creates launches it (its own job, with the signing key credential; it compares with the
+workflow's passing validate and signs its bundle); then teardown stack and recover NodeMaintenance, which are run on
+their own. Each job must end `successful` (status and rc in the artifacts)
 with a playbook_on_stats event that counts no failure, and what it did is read back from the trays and the cluster,
 its reports from the workflow's run folder, and its summary from the job's artifacts (the playbook_on_stats event's
 artifact_data, which AWX stores as the job's artifacts); the validate job finds the preflight job's records.
@@ -215,17 +217,18 @@ def _clean(cluster):
 
 # ------------------------------------------------------------------------------------- one AWX job, by runner
 
-def kube_credential_env(kubeconfig_text, pdd):
-    """What the `gpu_tray.cluster kubeconfig` credential (playbooks/awx_configure.yml) injects into a job, rendered
-    the way AWX renders a credential type's injectors: file templates are written into the private data dir and
-    named by tower.filename.<id>; env templates are rendered in a Jinja sandbox with the credential's inputs, an
-    input left blank being undefined (renders as ''). Only the kubeconfig input is filled in here."""
+def credential_injection(inputs, pdd):
+    """What a credential of one of the types playbooks/awx_configure.yml creates (the one whose fields are the keys of
+    ``inputs``) injects into a job, rendered the way AWX renders a credential type's injectors: file templates are
+    written into the private data dir and named by tower.filename.<id>; env and extra_vars templates are rendered in a
+    Jinja sandbox with the credential's inputs, an input left blank being undefined (renders as ''). Returns
+    (env vars, extra vars)."""
     tasks = yaml.safe_load((ROOT / "playbooks" / "awx_configure.yml").read_text())[0]["tasks"]
     ctype = next(t["awx.awx.credential_type"] for t in tasks
-                 if "awx.awx.credential_type" in t and t["awx.awx.credential_type"].get("state") == "present")
+                 if "awx.awx.credential_type" in t and t["awx.awx.credential_type"].get("state") == "present"
+                 and set(inputs) <= {f["id"] for f in t["awx.awx.credential_type"]["inputs"]["fields"]})
     # the playbook passes the injectors to AWX through Ansible's templating: {% raw %} ... {% endraw %} goes
     injectors = json.loads(jinja2.Template(json.dumps(ctype["injectors"])).render())
-    inputs = {"kubeconfig": kubeconfig_text}
     sandbox = jinja2.sandbox.ImmutableSandboxedEnvironment()
     files = {}
     for key, template in injectors.get("file", {}).items():
@@ -234,8 +237,8 @@ def kube_credential_env(kubeconfig_text, pdd):
         path.chmod(0o660)            # as AWX writes it (tempfile.mkstemp + chmod 660)
         files[key.split(".", 1)[1]] = str(path)
     tower = types.SimpleNamespace(filename=types.SimpleNamespace(**files))
-    return {var: sandbox.from_string(template).render(tower=tower, **inputs)
-            for var, template in injectors.get("env", {}).items()}
+    return tuple({var: sandbox.from_string(template).render(tower=tower, **inputs)
+                  for var, template in injectors.get(kind, {}).items()} for kind in ("env", "extra_vars"))
 
 
 def survey_defaults(template_id):
@@ -255,20 +258,24 @@ def awx_job_vars(template_id):
     return out
 
 
-def run_template(template_id, inventory, cluster, tmp_path, **more):
-    """ansible-runner run <private data dir> -p <the template's playbook>; returns (extravars, artifacts dir)."""
+def run_template(template_id, inventory, cluster, tmp_path, credentials=(), launch=None, **more):
+    """ansible-runner run <private data dir> -p <the template's playbook>; returns (extravars, artifacts dir).
+    ``credentials``: the inputs of more credentials the template carries (besides the kubeconfig every job gets);
+    ``launch``: AWX's variables of how the job was launched, instead of a workflow node's or a manual launch's."""
     pdd = tmp_path / template_id
     (pdd / "env").mkdir(parents=True)
     extravars = dict(survey_defaults(template_id), **LAB_EXTRAVARS.get(template_id, {}))
-    extravars.update(awx_job_vars(template_id))
+    extravars.update(launch or awx_job_vars(template_id))
     extravars.update(more)
-    (pdd / "env" / "extravars").write_text(yaml.safe_dump(extravars))
     env = ansible_env()
     envvars = {
         # the execution environment: its collections, helm on PATH (execution-environment.yml installs both)
         "ANSIBLE_COLLECTIONS_PATH": env["ANSIBLE_COLLECTIONS_PATH"], "ANSIBLE_HOME": str(pdd / "ansible-home"),
         "ANSIBLE_NOCOLOR": "1", "PATH": "%s:%s" % (os.path.dirname(cluster["helm"]), env["PATH"])}
-    envvars.update(kube_credential_env(pathlib.Path(cluster["kubeconfig"]).read_text(), pdd))
+    envvars.update(credential_injection({"kubeconfig": pathlib.Path(cluster["kubeconfig"]).read_text()}, pdd)[0])
+    for inputs in credentials:      # more credentials attached to the template: their extra vars
+        extravars.update(credential_injection(inputs, pdd)[1])
+    (pdd / "env" / "extravars").write_text(yaml.safe_dump(extravars))
     (pdd / "env" / "envvars").write_text(yaml.safe_dump(envvars))
     (pdd / "inventory").mkdir()
     for item in ("hosts.yml", "group_vars"):
@@ -406,6 +413,7 @@ CHECKS = {"preflight": check_preflight, "prepare_trays": check_prepare_trays, "d
 # ----------------------------------------------------------------------------------------------------- tests
 
 def test_every_template_is_run_here():
+    assert "test_scheduled_validate_template" in globals()       # the one template awx_configure schedules
     assert set(WORKFLOW) <= set(TEMPLATES) and set(WORKFLOW) == set(CHECKS), (WORKFLOW, sorted(CHECKS))
     assert sorted(WORKFLOW + ON_THEIR_OWN) == sorted(TEMPLATES), sorted(TEMPLATES)
 
@@ -424,6 +432,69 @@ def test_workflow_node(step, inventory, cluster, operator, tmp_path):
     CHECKS[step](extravars, artifacts, ctx)
     _artifacts[step] = job_artifacts(artifacts)
     _succeeded.add(step)
+
+
+def scheduled_job(template_id):
+    """The schedule awx_configure creates (its play vars, rendered as Ansible renders them) and the variables AWX
+    gives a job the schedule launches (awx_meta_vars: the job's, the template's, launch type scheduled, the
+    schedule's)."""
+    play = yaml.safe_load((ROOT / "playbooks" / "awx_configure.yml").read_text())[0]
+    schedule = {key: jinja2.Template(play["vars"]["__awx_configure_schedule"][key]).render(
+        awx_job_templates=DEFINITIONS["awx_job_templates"]) for key in ("name", "unified_job_template")}
+    assert schedule["unified_job_template"] == TEMPLATES[template_id]["name"], schedule
+    return {"awx_job_id": next(_job_ids), "awx_job_template_name": schedule["unified_job_template"],
+            "awx_job_launch_type": "scheduled", "awx_schedule_id": 7, "awx_schedule_name": schedule["name"]}
+
+
+def test_scheduled_validate_template(inventory, cluster, operator, tmp_path):
+    """The validate template as its schedule launches it (validation that runs by itself, issue 46): a job of its own
+    (run folder awx-job-<id>), the template's survey defaults and Variables, the signing key credential
+    awx_configure attaches to it. It passes, opens with the drift against the workflow's passing validate (nothing
+    changed), and its attested bundle - signed with the site's key, the preflight's records a phase of it -
+    verifies with verify_evidence.yml."""
+    if "validate" not in _succeeded:
+        pytest.fail("the scheduled validate compares with the workflow's validate, which did not succeed here",
+                    pytrace=False)
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ed25519
+    key = ed25519.Ed25519PrivateKey.generate()
+    pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                            serialization.NoEncryption()).decode()
+    public = tmp_path / "site-key.pub"
+    public.write_bytes(key.public_key().public_bytes(serialization.Encoding.PEM,
+                                                     serialization.PublicFormat.SubjectPublicKeyInfo))
+    launch = scheduled_job("validate")
+    extravars, artifacts = run_template("validate", inventory, cluster, tmp_path, credentials=[{"signing_key": pem}],
+                                        launch=launch, validate_recipe_digest=_digest["deployed"])
+    assert pathlib.Path(extravars["gpu_tray_evidence_signing_key"]).read_text() == pem
+    assert "awx_workflow_job_id" not in extravars and "gpu_tray_evidence" not in extravars, extravars
+    stats(artifacts)
+    evidence = REPORT_BASE / ("awx-job-%d" % launch["awx_job_id"]) / "validation"
+    summary = json.loads((evidence / "summary.json").read_text())
+    assert summary["result"] == "passed", summary
+    # drift: compared with the last passing run, the workflow's validate; nothing changed since
+    baseline = json.loads((RUN_DIR / "validation" / "last-pass.json").read_text())["generated"]
+    artifact = job_artifacts(artifacts)["gpu_tray_evidence"]["validation"]
+    assert artifact["drift"] == {"summary": "Nothing changed since the last passing run (%s)." % baseline,
+                                 "changes": [], "changes_total": 0}, artifact
+    assert artifact["bundle"] == str(evidence / "summary-bundle"), artifact
+    # the preflight's records (the workflow's run folder, the newest that has them) are the bundle's phase preflight
+    assert artifact["preflight_records"] == {"found": {str(RUN_DIR): list(TRAYS)}, "missing": []}, artifact
+    statement = json.loads((evidence / "summary-bundle" / "statement.intoto.json").read_text())
+    assert sorted(statement["predicate"]["phases"]) == ["conformance", "deployment", "performance", "preflight",
+                                                        "trays"], statement["predicate"]["phases"]
+    assert statement["predicate"]["phases"]["preflight"]["failed"] == 0, statement["predicate"]["phases"]
+    envelope = json.loads((evidence / "summary-bundle" / "attestation.intoto.jsonl").read_text())
+    assert len(envelope["signatures"]) == 1, envelope          # signed with the credential's key
+    env = ansible_env()
+    proc = subprocess.run(
+        [str(BIN / "ansible-playbook"), "-i", str(tmp_path / "validate" / "inventory"), "playbooks/verify_evidence.yml",
+         "-e", json.dumps(dict(STACK_OVERRIDES, gpu_tray_recipe=STACK_RECIPE, verify_evidence_path=str(evidence),
+                               verify_evidence_public_key=str(public), verify_evidence_require_signature=True))],
+        cwd=ROOT, env=env, capture_output=True, text=True, check=False, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-2000:]
+    assert re.search(r"Evidence bundle \S+ holds: \d+ files match manifest.json, its signature verified, the recipe "
+                     r"digest is the recipe's today\.", proc.stdout), proc.stdout[-4000:]
 
 
 def test_teardown_stack_template(inventory, cluster, operator, tmp_path):

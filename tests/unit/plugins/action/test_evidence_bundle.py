@@ -124,3 +124,32 @@ def test_bad_inputs_name_the_option(run_dir):
         run(verify_evidence, {'path': str(run_dir / 'nothing')})
     with pytest.raises(AnsibleActionFail, match='^verify_evidence: public_key .*bad.pem: the public key is not'):
         run(verify_evidence, {'path': str(run_dir / 'validation'), 'public_key': str(run_dir / 'bad.pem')})
+
+
+def test_the_preflight_is_a_phase_of_the_bundle(run_dir):
+    """The preflight's records the validation found become ctrf/preflight.json: each tray's checks under
+    <tray>/<check>, a tray without a record a skipped check; the statement counts it and verify holds."""
+    the_plan = plan(RECIPE)
+    checks = [{'name': 'os_image', 'status': 'passed', 'message': 'Runs ubuntu 26.04.', 'object': 'tray01',
+               'fix': '', 'details': [], 'data': {}},
+              {'name': 'pkeys', 'status': 'failed', 'message': '2 ports lack 0xffff.', 'object': 'tray01',
+               'fix': 'Set the P_Key.', 'details': ['mlx5_0 port 1'], 'data': {}}]
+    records = {'tray10': {'source': None, 'dir': None, 'rdma': None, 'checks': []},
+               'tray01': {'source': 'this run', 'dir': 'this run', 'rdma': {}, 'checks': checks}}
+    result = run(evidence_bundle, {'dir': str(run_dir / 'validation'), 'recipe': the_plan, 'preflight': records,
+                                   'signing_key': str(run_dir / 'key.pem')})
+    assert result['msg'].startswith('Evidence bundle of 6 phases written'), result['msg']
+    bundle = run_dir / 'validation' / 'summary-bundle'
+    tests = json.loads((bundle / 'ctrf' / 'preflight.json').read_text())['results']['tests']
+    assert [(t['name'], t['status'], t['extra']['object']) for t in tests] == [
+        ('tray01/os_image', 'passed', 'tray01'), ('tray01/pkeys', 'failed', 'tray01'),
+        ('tray10/preflight', 'skipped', 'tray10')], tests
+    assert 'No preflight record of tray10 was found' in tests[2]['message']
+    statement = json.loads((bundle / 'statement.intoto.json').read_text())
+    assert {k: statement['predicate']['phases']['preflight'][k] for k in ('passed', 'failed', 'skipped')} == {
+        'passed': 1, 'failed': 1, 'skipped': 1}, statement['predicate']['phases']
+    # the run's own reports keep their phases: nothing was added beside them
+    assert not (run_dir / 'validation' / 'ctrf' / 'preflight.json').exists()
+    checked = run(verify_evidence, {'path': str(bundle), 'public_key': str(run_dir / 'key.pub'), 'recipe': the_plan,
+                                    'require_signature': True})
+    assert checked['problems'] == [], checked['problems']
