@@ -33,8 +33,7 @@ ARGUMENT_SPEC = dict(
     state=dict(type='str', required=True, choices=['sent', 'back']),
     boot_time_command=dict(type='str', default=RebootAction.DEFAULT_BOOT_TIME_COMMAND),
     reboot_command=dict(type='str', default='/sbin/shutdown -r 0 "%s"' % RebootAction.DEFAULT_REBOOT_MESSAGE),
-    previous_boot_id=dict(type='str'),
-    sent_at=dict(type='float'),
+    sent=dict(type='dict'),
     post_reboot_delay=dict(type='int', default=0),
     reboot_timeout=dict(type='int', default=RebootAction.DEFAULT_REBOOT_TIMEOUT),
     test_command=dict(type='str', default=RebootAction.DEFAULT_TEST_COMMAND),
@@ -80,15 +79,19 @@ class ActionModule(RebootAction):
                     msg='Reboot sent (boot id %s).' % boot_id)
 
     def _back(self, result, args):
-        if not args.get('previous_boot_id'):
-            return dict(result, failed=True, msg='reboot_tray state back needs previous_boot_id (the boot id '
-                                                 'state sent returned).')
-        since = time.time() - (args.get('sent_at') or time.time())
+        # only what state sent returned: the boot id read before the shutdown and when it was sent - a boot id read
+        # after it could still be the old one (a tray answers for a moment after shutdown starts) and would count
+        # the tray back at once
+        sent = args.get('sent') or {}
+        if not sent.get('boot_id') or not isinstance(sent.get('sent_at'), (int, float)) or sent.get('failed'):
+            return dict(result, failed=True, msg='reboot_tray state back needs sent, the result state sent returned '
+                                                 'for this tray (its boot_id and sent_at).')
+        since = time.time() - sent['sent_at']
         delay = max(0.0, args['post_reboot_delay'] - since)
         if delay:
             time.sleep(delay)
         back = self.validate_reboot(LINUX, self._connection_timeout(),
-                                    action_kwargs={'previous_boot_time': args['previous_boot_id']})
+                                    action_kwargs={'previous_boot_time': sent['boot_id']})
         result.update(back)
         result.pop('rebooted', None)
         if back.get('failed'):

@@ -20,13 +20,14 @@ description:
     batch goes down with the idle ones, after the canary.
   - A tray is idle when it is not a node of the cluster, or its node runs no pod but DaemonSet-owned and static
     (mirror) pods and was not cordoned before the run (filter P(gpu_tray.cluster.reboot_idle#filter)); with no cluster
-    configured every tray is idle, with C(drain=never) every tray counts as busy.
+    configured every tray is idle, with C(drain=never) every tray counts as busy. A cluster that any one source
+    configures (C(cluster.sources)) but that was not read is refused (C(refuse)): it never makes a tray idle.
 positional: _input
 options:
   _input:
     description:
       - C(hosts), C(trays) (per tray C(reasons), C(group), C(node), C(state), C(status), C(row)), C(strategy),
-        C(canaries), C(batch), C(group_by), C(drain), C(via), C(via_insisted), C(cluster) (C(read), C(why)),
+        C(canaries), C(batch), C(group_by), C(drain), C(via), C(via_insisted), C(cluster) (C(read), C(why), C(sources), C(error)),
         C(check_mode), C(waves_done), C(only), C(now) - see C(plugins/plugin_utils/reboot_plan.py) C(plan).
     type: dict
     required: true

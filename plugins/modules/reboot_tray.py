@@ -15,7 +15,7 @@ description:
   - O(state=sent) reads the tray's boot id (O(boot_time_command)) and runs O(reboot_command); it returns at once,
     while the tray goes down, with the boot id and the time the reboot was sent.
   - O(state=back) waits - up to O(reboot_timeout) - until O(boot_time_command) prints another boot id than
-    O(previous_boot_id), then until O(test_command) succeeds, and returns when it was first seen back.
+    the one O(sent) read before the shutdown, then until O(test_command) succeeds, and returns when it was first seen back.
   - The rolling reboot sends the reboot to every tray of a wave, then waits for each, so a wave's trays are down
     together however many forks the run has. Both halves run ansible.builtin.reboot's own code.
 options:
@@ -32,13 +32,13 @@ options:
     description: The shutdown command with its arguments; an absolute path spares a search of the tray for it.
     type: str
     default: /sbin/shutdown -r 0 "Reboot initiated by Ansible"
-  previous_boot_id:
-    description: The boot id O(state=sent) returned; required with O(state=back).
-    type: str
-  sent_at:
-    description: When the reboot was sent (epoch seconds, O(state=sent)'s C(sent_at)); O(post_reboot_delay) counts
-      from it.
-    type: float
+  sent:
+    description:
+      - What O(state=sent) returned for this tray (its registered result); required with O(state=back).
+      - The wait compares with the boot id read before the shutdown (its C(boot_id)) and counts O(post_reboot_delay)
+        from its C(sent_at). Only that result is taken - never a boot id read later, which a tray still answering
+        with its old boot id for a few reads would make look back already.
+    type: dict
   post_reboot_delay:
     description: Seconds after the send before the first look at the tray (against early answers,
       ansible/ansible#78007). Already over for a tray whose wait starts late.
@@ -88,8 +88,7 @@ EXAMPLES = r'''
 - name: Wait for each tray to come back with a new boot id
   gpu_tray.cluster.reboot_tray:
     state: back
-    previous_boot_id: "{{ sent.boot_id }}"
-    sent_at: "{{ sent.sent_at }}"
+    sent: "{{ sent }}"
     reboot_timeout: 1800
 '''
 

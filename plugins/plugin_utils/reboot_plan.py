@@ -233,6 +233,8 @@ def _drain(tray, state, inputs, role):
     'maintenance_operator' (a NodeMaintenance within the operator's budget) or None with the reason it is not."""
     if inputs['drain'] == 'never':
         return None, 'not drained: rolling_reboot_drain is never'
+    if unreadable(inputs['cluster']):
+        return None, 'not drained: the cluster cannot be read'
     if not inputs['cluster']['read']:
         return None, 'not drained: no cluster'
     if not state.get('node'):
@@ -244,11 +246,25 @@ def _drain(tray, state, inputs, role):
     return inputs['via'], inputs['via']
 
 
+def unreadable(cluster):
+    """The sentence for a cluster that is configured (``sources``: where kubernetes.core takes it from - one is
+    enough) but was not read, or None. Such a cluster never makes a tray idle: the run stops."""
+    if cluster.get('read') or not cluster.get('sources'):
+        return None
+    error = str(cluster.get('error') or 'no answer').split('\n')[0]
+    return ('The Kubernetes cluster configured by %s cannot be read (%s); nothing was rebooted. Fix the kubeconfig '
+            'or credential, or set rolling_reboot_drain to never to reboot without draining.' % (
+                ', '.join(cluster['sources']), error[:200] + ('...' if len(error) > 200 else '')))
+
+
 def _state(inputs, host):
     """The tray's idle/busy state as the plan uses it (``why`` says where it comes from)."""
     cluster = inputs['cluster']
     if inputs['drain'] == 'never':
         return {'node': False, 'idle': False, 'why': 'not read: rolling_reboot_drain is never (counted as busy)'}
+    if unreadable(cluster):
+        return {'node': False, 'idle': False, 'why': 'not read: the cluster configured by %s cannot be read'
+                % ', '.join(cluster['sources'])}
     if not cluster['read']:
         return {'node': False, 'idle': True, 'why': cluster['why'] or 'no cluster configured'}
     state = inputs['trays'][host].get('state')
@@ -346,7 +362,9 @@ def plan(inputs):
     strategy     auto | canary | rolling;   canaries: N | per_group;   batch;   group_by (the variable's name)
     drain        auto | always | never;     via: drain | maintenance_operator (the cluster's choice for busy nodes)
     via_insisted rolling_reboot_drain_via is maintenance_operator (not auto)
-    cluster      {read: whether the cluster was read, why: the reason when not}
+    cluster      {read: whether the cluster was read, why: the reason when not, sources: where kubernetes.core
+                 takes a cluster from (empty: none configured), error: the read's error} - a configured cluster
+                 that was not read refuses the run (:func:`unreadable`), never counts its trays idle
     check_mode   nothing is rebooted
     waves_done   the waves run so far: {wave, label, trays, started, ended, seconds, reboots: {tray: seconds}}
     only         restrict the next wave to these trays (those read just before it)
@@ -415,6 +433,8 @@ def _refusal(inputs, out):
     """Why nothing may be rebooted, or None: rolling_reboot_drain always with trays it would not drain; the
     Maintenance Operator insisted on while strategy canary takes busy trays down together."""
     pending = out['pending']
+    if pending and inputs['drain'] != 'never' and unreadable(inputs['cluster']):
+        return unreadable(inputs['cluster'])
     if inputs['drain'] == 'always':
         undrained = [h for h in pending if out['trays'][h]['via'] is None]
         if undrained:
@@ -443,7 +463,10 @@ def _lines(inputs, out, done):
         head += ', %s)' % shape
     else:
         head += ')'
-        if not inputs['cluster']['read'] or inputs['drain'] == 'never':
+        if unreadable(inputs['cluster']) and inputs['drain'] != 'never':
+            head += ': %d idle, %d busy - the cluster configured by %s cannot be read: every tray counts as busy' % (
+                len(idle), len(busy), ', '.join(inputs['cluster']['sources']))
+        elif not inputs['cluster']['read'] or inputs['drain'] == 'never':
             head += ': %d idle, %d busy - %s: every tray counts as %s' % (
                 len(idle), len(busy), inputs['cluster']['why'] or 'no cluster configured',
                 'busy' if inputs['drain'] == 'never' else 'idle')

@@ -186,12 +186,14 @@ def test_a_refused_rolling_reboot_writes_its_report_and_artifact(down_kubeconfig
     out = res.stdout
     assert res.returncode == 2, out[-4000:]
     assert 'UNREACHABLE' not in out and 'is undefined' not in out, out[-4000:]
-    task = 'Refuse to reboot when a configured cluster cannot be read (rolling_reboot_drain auto)'
+    task = 'Refuse what the plan refuses (a configured cluster that cannot be read, a tray without its group, rolling_reboot_drain always, a bad batch)'
     finding = 'The Kubernetes cluster configured by K8S_AUTH_KUBECONFIG=%s cannot be read' % kubeconfig
     # every tray fails, the one that stopped the run and the ones stopped with it
     assert re.findall(r'^(tray0\d)\s+: .* failed=(\d)', out, re.M) == [('tray01', '1'), ('tray02', '1')], out[-2000:]
     report = (report_dir / 'rolling-reboot.md').read_text()
-    assert '**Stopped** at task "%s": %s' % (task, finding) in report, report
+    # the plan's refusal (no tray counted idle, none drained or rebooted)
+    assert '**Refused:** %s' % finding in report and 'No cluster configured' not in report, report
+    assert report.count('| not drained: the cluster cannot be read | not reached |') == 2, report
     assert 'nothing was rebooted' in report and report.count('| not reached |') == 2, report
     artifact = _custom_stats(out)['gpu_tray_evidence']['rolling_reboot']
     assert artifact['result'] == 'failed' and artifact['statuses'] == {'not reached': 2}, artifact

@@ -18,10 +18,12 @@ class Tray(object):
     """What the action's commands see: a boot id that changes when the tray has rebooted, a test command, and a
     connection that fails while the tray is down."""
 
-    def __init__(self, down_for=0, boot='boot-1', test_fails=0, shutdown_rc=0, cut=False, boot_rc=0):
+    def __init__(self, down_for=0, boot='boot-1', test_fails=0, shutdown_rc=0, cut=False, boot_rc=0, stale_reads=0):
         self.boot, self.down_for, self.test_fails = boot, down_for, test_fails
         self.shutdown_rc, self.cut, self.boot_rc = shutdown_rc, cut, boot_rc
+        self.stale_reads = stale_reads      # reads after the shutdown still answered by the old boot (no refusal)
         self.commands = []
+        self.answers = []                   # the boot ids read after the shutdown
         self.rebooting = False
 
     def run(self, cmd, sudoable=True, **_kwargs):
@@ -33,12 +35,17 @@ class Tray(object):
                 return {'rc': self.shutdown_rc, 'stdout': '', 'stderr': 'shutdown: permission denied'}
             self.rebooting = True
             return {'rc': 0, 'stdout': '', 'stderr': ''}
+        if self.rebooting and self.stale_reads > 0 and 'boot_id' in cmd:
+            self.stale_reads -= 1
+            self.answers.append(self.boot)
+            return {'rc': 0, 'stdout': self.boot + '\n', 'stderr': ''}
         if self.rebooting and self.down_for > 0:
             self.down_for -= 1
             raise AnsibleConnectionFailure('ssh: connect to host tray01 port 22: Connection refused')
         if 'boot_id' in cmd:
             if self.rebooting and self.down_for == 0:
                 self.boot, self.rebooting = 'boot-2', False
+                self.answers.append(self.boot)
             return {'rc': self.boot_rc, 'stdout': self.boot + '\n', 'stderr': 'no boot id' if self.boot_rc else ''}
         if 'is-system-running' in cmd:
             if self.test_fails:
@@ -74,7 +81,8 @@ def action(args, tray, check_mode=False, transport='ssh'):
 
 SENT = {'state': 'sent', 'boot_time_command': 'cat /run/gpu-tray-lab/boot_id',
         'reboot_command': '/sbin/shutdown -r 0 "gpu_tray.cluster rolling reboot for kernel_tuning"'}
-BACK = {'state': 'back', 'boot_time_command': 'cat /run/gpu-tray-lab/boot_id', 'previous_boot_id': 'boot-1',
+BACK = {'state': 'back', 'boot_time_command': 'cat /run/gpu-tray-lab/boot_id',
+        'sent': {'changed': True, 'boot_id': 'boot-1', 'sent_at': 0.0, 'msg': 'Reboot sent (boot id boot-1).'},
         'test_command': 'systemctl is-system-running --wait >/dev/null || true', 'reboot_timeout': 30}
 
 
@@ -125,12 +133,12 @@ def test_the_post_reboot_delay_counts_from_the_send(no_sleep, monkeypatch):
     monkeypatch.setattr(reboot_tray.time, 'time', lambda: 1000.0)
     tray = Tray()
     tray.rebooting = True
-    action(dict(BACK, post_reboot_delay=10, sent_at=996.0), tray)[0].run(task_vars={})
+    action(dict(BACK, post_reboot_delay=10, sent=dict(BACK['sent'], sent_at=996.0)), tray)[0].run(task_vars={})
     assert no_sleep[0] == 6.0
     no_sleep[:] = []
     tray = Tray()
     tray.rebooting = True
-    action(dict(BACK, post_reboot_delay=10, sent_at=980.0), tray)[0].run(task_vars={})
+    action(dict(BACK, post_reboot_delay=10, sent=dict(BACK['sent'], sent_at=980.0)), tray)[0].run(task_vars={})
     assert 6.0 not in no_sleep and not [s for s in no_sleep if s >= 4]     # long over: no delay left
 
 
@@ -154,9 +162,30 @@ def test_a_tray_that_does_not_come_back_fails_after_the_timeout(monkeypatch):
     assert 'back_at' not in result
 
 
-def test_back_needs_the_previous_boot_id():
-    result = action(dict(BACK, previous_boot_id=''), Tray())[0].run(task_vars={})
-    assert result['failed'] is True and 'needs previous_boot_id' in result['msg']
+@pytest.mark.parametrize('sent', [None, {}, {'boot_id': 'boot-1'}, {'boot_id': '', 'sent_at': 1.0},
+                                  {'boot_id': 'boot-1', 'sent_at': 1.0, 'failed': True}])
+def test_back_needs_what_the_send_returned(sent):
+    tray = Tray()
+    result = action(dict(BACK, sent=sent), tray)[0].run(task_vars={})
+    assert result['failed'] is True and 'needs sent, the result state sent returned' in result['msg'], result
+    assert tray.commands == []
+
+
+def test_a_tray_answering_its_old_boot_id_after_the_shutdown_is_not_back(monkeypatch):
+    """The send and the wait as the role chains them, on a tray that still answers - with its old boot id - for a
+    few reads after the shutdown started, and no post_reboot_delay to hide it: the wait compares with the boot id
+    read before the shutdown (what the send returned), so it is back only with the new one. Were the wait handed a
+    boot id read after the send (the old one again, or the tray's answer to a fresh read), it would count the tray
+    back at the first read."""
+    tray = Tray(stale_reads=3)
+    sent = action(SENT, tray)[0].run(task_vars={})
+    assert sent['boot_id'] == 'boot-1'
+    reads_before = tray.commands.count(SENT['boot_time_command'])
+    result = action(dict(BACK, post_reboot_delay=0, sent=sent), tray)[0].run(task_vars={})
+    assert result['rebooted'] is True and tray.boot == 'boot-2', result
+    # three reads still saw boot-1 (not back), the fourth saw boot-2
+    assert tray.commands.count(SENT['boot_time_command']) - reads_before == 4, tray.commands
+    assert tray.answers == ['boot-1', 'boot-1', 'boot-1', 'boot-2'], tray.answers
 
 
 def test_check_mode_sends_nothing():

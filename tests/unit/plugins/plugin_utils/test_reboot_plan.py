@@ -698,3 +698,40 @@ def test_the_reboot_result_filter():
 def test_times_are_utc():
     assert rp._text_time(NOW) == '2026-12-05 00:37:44 UTC'
     assert rp._text_time(None) == '-'
+
+
+@pytest.mark.parametrize('source', ['gpu_tray_kubeconfig /etc/gpu/kubeconfig', 'gpu_tray_kube_context gb200',
+                                    'K8S_AUTH_KUBECONFIG=/runner/env/credential_kubeconfig',
+                                    'K8S_AUTH_HOST=https://api:6443', 'KUBECONFIG=/root/kc', '~/.kube/config'])
+@pytest.mark.parametrize('drain', ['auto', 'always'])
+def test_a_cluster_one_source_configures_but_that_cannot_be_read_refuses_the_run(source, drain):
+    """An expired AWX kubeconfig (one source: K8S_AUTH_KUBECONFIG) - or any one other source - whose cluster cannot
+    be read stops the run; it never makes every tray idle (canary, then the rest together, undrained)."""
+    unread = {'read': False, 'why': 'no cluster configured', 'sources': [source],
+              'error': 'Unauthorized: the server has asked for the client to provide credentials\ntraceback'}
+    plan = rp.plan(inputs(drain=drain, cluster=unread))
+    assert plan['refuse'] == (
+        'The Kubernetes cluster configured by %s cannot be read (Unauthorized: the server has asked for the client to '
+        'provide credentials); nothing was rebooted. Fix the kubeconfig or credential, or set rolling_reboot_drain to '
+        'never to reboot without draining.' % source), plan['refuse']
+    assert plan['idle'] == [] and plan['busy'] == TRAYS and plan['next'] is None, plan
+    assert all(not t['idle'] and t['why'].endswith('cannot be read') for t in plan['trays'].values()), plan['trays']
+    assert 'cannot be read: every tray counts as busy' in plan['summary'], plan['summary']
+
+
+def test_an_unread_cluster_nothing_configures_counts_every_tray_idle_and_drain_never_reads_none():
+    none = rp.plan(inputs(cluster={'read': False, 'why': 'no cluster configured', 'sources': [], 'error': ''}))
+    assert none['refuse'] is None and none['idle'] == TRAYS and none['next'] is not None, none
+    # rolling_reboot_drain never: nothing is read, nothing refused; every tray counts as busy (rolling)
+    never = rp.plan(inputs(drain='never', cluster={'read': False, 'why': 'rolling_reboot_drain is never',
+                                                   'sources': ['KUBECONFIG=/root/kc'], 'error': ''}))
+    assert never['refuse'] is None and never['busy'] == TRAYS, never
+    # a read cluster is not refused whatever configures it
+    read = rp.plan(dict(cluster(), cluster={'read': True, 'why': '', 'sources': ['K8S_AUTH_KUBECONFIG=/k'], 'error': ''}))
+    assert read['refuse'] is None, read['refuse']
+
+
+def test_no_pending_tray_refuses_nothing_for_an_unread_cluster():
+    unread = {'read': False, 'why': '', 'sources': ['KUBECONFIG=/root/kc'], 'error': 'x'}
+    plan = rp.plan(inputs(reasons=dict((t, []) for t in TRAYS), cluster=unread))
+    assert plan['refuse'] is None and plan['pending'] == [], plan
