@@ -1,6 +1,6 @@
 # Copyright: (c) 2026, gpu_tray.cluster contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""tray_state (one read-only gather) and the preflight_report filter that judges it on the controller.
+"""tray_state (one read-only gather) and the preflight's rules that judge it on the controller (plugin_utils/preflight.py).
 
 The filter must reach the same verdicts as the check modules run on their own against the same tray:
 each agreement test runs both on one fixture tree.
@@ -11,9 +11,8 @@ import re
 
 import pytest
 
-from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpu_tray.cluster.plugins.filter.preflight_report import FilterModule, preflight_report
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.preflight import SpecError, evaluate, report
 from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.preflight import CHECKS
 from ansible_collections.gpu_tray.cluster.plugins.modules import (
     hugepage_check,
@@ -129,7 +128,12 @@ def test_tray_state_unreadable_parts_are_reported_not_raised(run_module, tools, 
     assert state['ansible_facts']['gpu_tray_rdma']['rails'] == []
 
 
-# ---- preflight_report: verdicts ------------------------------------------------------------------------
+def preflight_report(state, spec, host=None):
+    """The preflight's verdict on one read, as the tray_plan action's planner preflight makes it."""
+    return report(host, spec.get('platform'), evaluate(state, spec))
+
+
+# ---- the preflight's verdicts ------------------------------------------------------------------------
 
 def test_healthy_gb200_tray_passes_every_check(run_module, tray, tools, tmp_path):
     report = preflight_report(gather(run_module, tray, tools, tmp_path), GB200_SPEC, host='tray01')
@@ -138,7 +142,6 @@ def test_healthy_gb200_tray_passes_every_check(run_module, tray, tools, tmp_path
     assert [res['name'] for res in report['checks']] == [c for c in CHECKS if c != 'hugepages']
     assert report['skipped_checks'] == ['hugepages']
     assert all(res['fix'] == '' for res in report['checks'])
-    assert FilterModule().filters()['preflight_report'] is preflight_report
 
 
 def test_messages_are_one_sentence_without_host_with_details_and_fix(run_module, tmp_path, tools):
@@ -346,17 +349,8 @@ def test_rails_at_other_pci_addresses_than_the_site_gives_fail_naming_the_variab
 ])
 def test_bad_spec_is_an_error_naming_the_variable(run_module, tray, tools, tmp_path, spec, words):
     state = gather(run_module, tray, tools, tmp_path)
-    with pytest.raises(AnsibleFilterError, match=r'preflight_report: .*' + re.escape(words)):
+    with pytest.raises(SpecError, match=re.escape(words)):
         preflight_report(state, dict(GB200_SPEC, **spec))
-
-
-def test_not_a_tray_state_result_is_an_error(run_module, tray, tools, tmp_path):
-    with pytest.raises(AnsibleFilterError, match='expects a registered gpu_tray.cluster.tray_state result'):
-        preflight_report({'ansible_facts': {}} and {}, GB200_SPEC)
-    with pytest.raises(AnsibleFilterError, match='tray_state read failed: boom'):
-        preflight_report({'ansible_facts': {}, 'failed': True, 'msg': 'boom'}, GB200_SPEC)
-    with pytest.raises(AnsibleFilterError, match='lacks'):
-        preflight_report({'ansible_facts': {}}, GB200_SPEC)
 
 
 # ---- write_evidence (action plugin, run through ansible) ---------------------------------------------

@@ -1,22 +1,16 @@
 # Copyright: (c) 2026, gpu_tray.cluster contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""reboot_waves: the rolling strategy's waves (plugin_utils/reboot_plan.py plan_waves, through plugins/filter/reboot_waves.py)."""
+"""The rolling strategy's waves (plugin_utils/reboot_plan.py plan_waves, which the reboot plan calls; the filter
+reboot_waves that wrapped it for playbooks is gone)."""
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ansible.errors import AnsibleFilterError
-
-from ansible_collections.gpu_tray.cluster.plugins.filter import reboot_waves as rw
 from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import reboot_plan as rp
 
 TRAYS = ['tray%02d' % i for i in range(1, 9)]
 RACK_OF = dict((t, 'r%d' % ((i // 2) + 1)) for i, t in enumerate(TRAYS))    # r1: 01 02, r2: 03 04, ...
-
-
-def test_registered_under_its_name():
-    assert rw.FilterModule().filters()['reboot_waves'] is rw.reboot_waves
 
 
 def test_default_one_tray_at_a_time_in_inventory_order():
@@ -91,7 +85,7 @@ def test_integer_group_values():
 
 
 def test_the_filter_takes_one_tray_at_a_time_by_default():
-    assert rw.reboot_waves(TRAYS, ['tray02', 'tray01']) == [['tray01'], ['tray02']]
+    assert rp.plan_waves(TRAYS, ['tray02', 'tray01']) == [['tray01'], ['tray02']]
 
 
 @pytest.mark.parametrize('batch, waves', [
@@ -105,14 +99,14 @@ def test_smallest_and_largest_batches(batch, waves):
 
 def test_a_bad_batch_is_refused_even_when_nothing_needs_a_reboot():
     """The setting is wrong on every run, not only on the run that happens to need a reboot."""
-    with pytest.raises(AnsibleFilterError, match='positive integer or a percentage'):
-        rw.reboot_waves(TRAYS, [], 'two')
+    with pytest.raises(ValueError, match='positive integer or a percentage'):
+        rp.plan_waves(TRAYS, [], 'two')
 
 
 @pytest.mark.parametrize('batch', [0, -1, '0', '0%', '150%', '100.5%', 'two', '', True, None, 1.5, '%'])
 def test_bad_batch_names_the_problem(batch):
-    with pytest.raises(AnsibleFilterError) as err:
-        rw.reboot_waves(TRAYS, TRAYS, batch)
+    with pytest.raises(ValueError) as err:
+        rp.plan_waves(TRAYS, TRAYS, batch)
     assert 'positive integer or a percentage' in str(err.value)
 
 
@@ -120,8 +114,8 @@ def test_missing_group_value_names_hosts_and_variable():
     racks = dict(RACK_OF)
     del racks['tray03']
     racks['tray04'] = ''
-    with pytest.raises(AnsibleFilterError) as err:
-        rw.reboot_waves(TRAYS, TRAYS, 1, racks, 'rack')
+    with pytest.raises(ValueError) as err:
+        rp.plan_waves(TRAYS, TRAYS, 1, racks, 'rack')
     assert 'rack is not set for tray03, tray04' in str(err.value)
 
 
@@ -132,14 +126,14 @@ def test_missing_group_value_of_a_tray_that_needs_no_reboot_is_fine():
 
 
 def test_unhashable_group_value():
-    with pytest.raises(AnsibleFilterError) as err:
-        rw.reboot_waves(['t1'], ['t1'], 1, {'t1': ['r1']}, 'rack')
+    with pytest.raises(ValueError) as err:
+        rp.plan_waves(['t1'], ['t1'], 1, {'t1': ['r1']}, 'rack')
     assert "rack of t1 is ['r1']" in str(err.value)
 
 
 def test_pending_host_outside_the_play():
-    with pytest.raises(AnsibleFilterError) as err:
-        rw.reboot_waves(['t1'], ['t1', 'tx'], 1)
+    with pytest.raises(ValueError) as err:
+        rp.plan_waves(['t1'], ['t1', 'tx'], 1)
     assert 'not in the play: tx' in str(err.value)
 
 
