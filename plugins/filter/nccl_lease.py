@@ -46,6 +46,11 @@ options:
     description: The Lease's name.
     type: str
     default: gpu-tray-nccl-run-lock
+  variants:
+    description: The NCCL variants this run would start; given, the result carries C(held) - a failed check per variant
+      when another run holds the lock (empty otherwise).
+    type: list
+    elements: str
 '''
 
 EXAMPLES = r'''
@@ -56,7 +61,7 @@ EXAMPLES = r'''
 
 RETURN = r'''
 _value:
-  description: C({state, holder, expires, message, body}).
+  description: C({state, holder, expires, message, body}), and C(held) when O(variants) is given.
   type: dict
 '''
 
@@ -65,15 +70,20 @@ from ansible.errors import AnsibleFilterError
 # the collection's own code is imported inside the functions (docs/performance.md "Filter plugins and the workers")
 
 
-def nccl_lease(lease, holder, duration, now, namespace, name=None):
-    from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.nccl_launch import LOCK_NAME, lease_decision, PlanError
+def nccl_lease(lease, holder, duration, now, namespace, name=None, variants=None):
+    from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.nccl_launch import (LOCK_NAME, PlanError,
+                                                                                         held_checks, lease_decision)
     if lease is not None and not isinstance(lease, dict):
         raise AnsibleFilterError('nccl_lease: the input must be the Lease (a dict) or none, got %s' % type(lease).__name__)
+    name = LOCK_NAME if name is None else name
     try:
-        return lease_decision(lease or None, holder, int(duration), float(now), namespace,
-                              LOCK_NAME if name is None else name)
+        decision = lease_decision(lease or None, holder, int(duration), float(now), namespace, name)
     except (PlanError, TypeError, ValueError) as exc:
         raise AnsibleFilterError('nccl_lease: %s' % exc)
+    if variants is not None:
+        # the record of each variant this run cannot start while another run holds the lock
+        decision['held'] = held_checks(list(variants), decision, namespace, name) if decision['state'] == 'held' else []
+    return decision
 
 
 class FilterModule(object):

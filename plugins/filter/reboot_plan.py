@@ -21,7 +21,7 @@ description:
   - A tray is idle when it is not a node of the cluster, or its node runs no pod but DaemonSet-owned and static
     (mirror) pods and was not cordoned before the run (filter P(gpu_tray.cluster.reboot_idle#filter)); with no cluster
     configured every tray is idle, with C(drain=never) every tray counts as busy. A cluster that any one source
-    configures (C(cluster.sources)) but that was not read is refused (C(refuse)): it never makes a tray idle.
+    configures (C(cluster.sources)) but that was not read is refused (C(refuse)) - it never makes a tray idle.
 positional: _input
 options:
   _input:

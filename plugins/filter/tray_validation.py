@@ -47,8 +47,29 @@ options:
         (multus's kubeconfig, one of the C(files); empty skips C(multus-token)), C(multus_token_warn_days)
         (default 30), C(multus_namespace) (named in the fix, default C(nvidia-network-operator)) and C(now) (seconds
         since the epoch the expiry is compared with; default the current time).
-    type: dict
+      - Or the list of trays (inventory hostnames), with their reads, specs and baselines in O(states), O(specs) and
+        O(baselines) (one entry per tray, in order), O(common) merged into every spec and O(error) as the reason of a
+        tray without a read - how the validate role calls it.
+    type: raw
     required: true
+  states:
+    description: With a list input, each tray's registered M(gpu_tray.cluster.tray_state) result (none when not read).
+    type: list
+    elements: raw
+  specs:
+    description: With a list input, each tray's spec (see O(_input)).
+    type: list
+    elements: dict
+  baselines:
+    description: With a list input, each tray's preflight C(gpu_tray_rdma) facts (none when not recorded).
+    type: list
+    elements: raw
+  common:
+    description: With a list input, what every tray's spec gets on top of its own (the recipe's policies, C(now), ...).
+    type: dict
+  error:
+    description: With a list input, why a tray without a read was not read.
+    type: str
 '''
 
 EXAMPLES = r'''
@@ -74,11 +95,24 @@ from ansible.module_utils.common.text.converters import to_native
 # the collection's own code is imported inside the functions (docs/performance.md "Filter plugins and the workers")
 
 
-def tray_validation(trays):
+def _by_tray(trays, states, specs, baselines, common, error):
+    """The mapping form of a list of trays with their parallel reads, specs and baselines."""
+    lists = {'states': states or [], 'specs': specs or [], 'baselines': baselines or []}
+    short = [name for name, values in lists.items() if len(values) != len(trays)]
+    if short:
+        raise AnsibleFilterError('tray_validation: %s must have one entry per tray (%d trays)'
+                                 % (', '.join(sorted(short)), len(trays)))
+    return dict((tray, {'state': state, 'error': error, 'spec': dict(spec or {}, **(common or {})), 'baseline': base})
+                for tray, state, spec, base in zip(trays, lists['states'], lists['specs'], lists['baselines']))
+
+
+def tray_validation(trays, states=None, specs=None, baselines=None, common=None, error=None):
     from ansible_collections.gpu_tray.cluster.plugins.module_utils.common import natural_key
     from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.tray_validation import evaluate, SpecError, unread
+    if isinstance(trays, (list, tuple)):
+        trays = _by_tray([str(t) for t in trays], states, specs, baselines, common, error)
     if not isinstance(trays, dict):
-        raise AnsibleFilterError('tray_validation: expects a mapping of tray name to {state, spec}, got %s'
+        raise AnsibleFilterError('tray_validation: expects a mapping of tray name to {state, spec} or a list of trays, got %s'
                                  % type(trays).__name__)
     checks = []
     for host in sorted(trays, key=natural_key):

@@ -15,8 +15,8 @@ description:
   - Reads the tray's state once - OS and kernel, modules, runtime units (as M(gpu_tray.cluster.tray_facts)), RDMA
     devices, ports and P_Key tables (as M(gpu_tray.cluster.rdma_facts)), huge page pools, the booted kernel command
     line, the containerd configuration and, on request, the raw C(mstconfig) query output of the rails.
-  - Judges nothing. The decisions are made on the controller by the P(gpu_tray.cluster.preflight_report#filter) filter,
-    which calls the same judges as the check modules (M(gpu_tray.cluster.ib_pkey_check),
+  - Judges nothing. The decisions are made on the controller by the preflight planner of the action
+    M(gpu_tray.cluster.tray_plan) (which reads the tray with this module), calling the same judges as the check modules (M(gpu_tray.cluster.ib_pkey_check),
     M(gpu_tray.cluster.nic_firmware), M(gpu_tray.cluster.hugepage_check), M(gpu_tray.cluster.kernel_cmdline),
     M(gpu_tray.cluster.containerd_config)). One module call per tray instead of one per check is what keeps a
     fleet-wide preflight close to the cost of a ping.
@@ -148,11 +148,15 @@ EXAMPLES = r'''
     rails: "{{ gpu_tray_rails }}"
   register: state
 
-- name: Decide on the controller, with the check modules' rules
-  ansible.builtin.set_fact:
-    report: "{{ state | gpu_tray.cluster.preflight_report(spec, host=inventory_hostname) }}"
+- name: Or read and judge with the preflight role (the check modules' rules, on the controller)
+  ansible.builtin.include_role:
+    name: gpu_tray.cluster.preflight
   vars:
-    spec: {pkey: "0xffff", hugepages: [{size: 2M, count: 5128}], checks: [pkeys, hugepages]}
+    preflight_fail: false
+
+- name: Its verdict
+  ansible.builtin.debug:
+    var: preflight_report.failed_checks
 '''
 
 RETURN = r'''

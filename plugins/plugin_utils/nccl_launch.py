@@ -826,3 +826,53 @@ def run_check(run):
         details.append('namespace %s removed' % namespace)
     return {'name': name, 'status': status, 'message': message, 'fix': fix, 'object': namespace, 'details': details,
             'data': nccl_data(nccl, dict(summary, variant=variant))}
+
+
+# --- the performance phase before the lock ----------------------------------------------------------------------
+
+CAPACITY_FIX = ('A worker needs a Ready, schedulable node with the GPUs (and on NET one VF of each rail) free: check '
+                'the nodes\' allocatable resources (GPU Operator device plugin, SR-IOV device plugin), '
+                'validate_nccl_node_selector, or run on fewer trays (validate_nccl_trays).')
+
+
+def check_name(variant):
+    return 'nccl-all-reduce-bw-%s' % variant
+
+
+def phase_plan(spec, variants, nodes, trays=None):
+    """What the performance phase decides before it takes the run lock, from the run's spec (``run_plan``'s, without
+    variant and keys), the variants asked for, the cluster's Node objects and the trays' reads (``trays``: tray ->
+    ``{state, proc_root}``, for the NET preflight).
+
+    Returns ``plans`` (each variant's ``run_plan``, counted with placeholder keys: the key pair is made per run),
+    ``preflight`` (the NET preflight check when net is asked, else None), ``checks`` (the preflight and a record per
+    variant that cannot start: skipped when the NET preflight failed, failed when the cluster has too few nodes for
+    it) and ``to_run`` (the variants that can start, in order)."""
+    plans = dict((variant, run_plan(dict(spec, variant=variant, nodes=nodes, ssh_private_key='planned',
+                                         ssh_public_key='planned'))) for variant in variants)
+    preflight = net_preflight(trays or {}) if 'net' in variants else None
+    refused = []
+    for variant in variants:
+        capacity = plans[variant]['capacity']
+        if variant == 'net' and preflight['status'] == 'failed':
+            refused.append({'variant': variant, 'name': check_name(variant), 'status': 'skipped',
+                            'message': 'Not run: the NET preflight failed (nccl-net-preflight).'})
+        elif not capacity['enough']:
+            refused.append({'variant': variant, 'name': check_name(variant), 'status': 'failed',
+                            'object': ', '.join(capacity['eligible']),
+                            'message': 'Not run: the run needs %s trays and %s.' % (spec.get('trays'),
+                                                                                     capacity['message']),
+                            'fix': CAPACITY_FIX})
+    skipped = set(item['variant'] for item in refused)
+    return {'plans': plans, 'preflight': preflight, 'checks': ([preflight] if preflight else []) + refused,
+            'to_run': [variant for variant in variants if variant not in skipped]}
+
+
+def held_checks(variants, decision, namespace, name=LOCK_NAME):
+    """A failed record per variant that cannot run because another run holds the lock (``decision``:
+    ``lease_decision``'s), naming the Lease, its holder and when it expires."""
+    return [{'name': check_name(variant), 'status': 'failed', 'object': '%s/%s' % (namespace, name),
+             'message': 'Not run: %s.' % decision['message'],
+             'fix': 'Wait for that run to end (its namespaces are labelled gpu-tray.cluster/nccl-run), or delete the '
+                    'Lease when that run is known to be dead: it expires on its own at %s.' % decision['expires']}
+            for variant in variants]

@@ -1,7 +1,7 @@
 # Copyright: (c) 2026, gpu_tray.cluster contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The NCCL benchmark runs of the performance phase (plugin_utils/nccl_launch.py, filters nccl_run_plan, nccl_lease,
-nccl_net_preflight): the objects of each variant and workload, the scripts the pods run (executed here with sh),
+nccl_phase): the objects of each variant and workload, the scripts the pods run (executed here with sh),
 the run lock and the NET preflight rule on the driver's /proc files."""
 
 import os
@@ -15,7 +15,7 @@ import yaml
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpu_tray.cluster.plugins.filter.nccl_lease import nccl_lease
-from ansible_collections.gpu_tray.cluster.plugins.filter.nccl_net_preflight import nccl_net_preflight
+from ansible_collections.gpu_tray.cluster.plugins.filter.nccl_phase import nccl_phase
 from ansible_collections.gpu_tray.cluster.plugins.filter.nccl_run_check import nccl_run_check
 from ansible_collections.gpu_tray.cluster.plugins.filter.nccl_run_plan import nccl_run_plan
 from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import nccl_launch as nl
@@ -420,7 +420,7 @@ def test_net_preflight_names_each_tray_that_cannot_run_it(tmp_path):
              'tray03': tray_read(tmp_path, 'tray03', None),
              'tray04': {'state': {'unreachable': True, 'msg': 'ssh: connect to host tray04 port 22: No route to host'},
                         'proc_root': '/proc'}}
-    check = nccl_net_preflight(trays)
+    check = nl.net_preflight(trays)
     assert check['name'] == 'nccl-net-preflight' and check['status'] == 'failed'
     assert check['object'] == 'tray02, tray03, tray04'
     assert check['message'].startswith('3 of 4 trays cannot run the NET benchmark: tray02: driver 580.173.02 runs '
@@ -431,11 +431,11 @@ def test_net_preflight_names_each_tray_that_cannot_run_it(tmp_path):
 
 
 def test_net_preflight_passes_and_warns_without_trays(tmp_path):
-    ok = nccl_net_preflight({'tray01': tray_read(tmp_path, 'tray01', 'params-r580-override'),
+    ok = nl.net_preflight({'tray01': tray_read(tmp_path, 'tray01', 'params-r580-override'),
                              'tray02': tray_read(tmp_path, 'tray02', 'params-r595', 'version-r595')})
     assert ok['status'] == 'passed' and ok['object'] == ''
-    assert nccl_net_preflight({})['status'] == 'warning'
-    assert nccl_net_preflight({'tray01': {'state': None}})['status'] == 'failed'
+    assert nl.net_preflight({})['status'] == 'warning'
+    assert nl.net_preflight({'tray01': {'state': None}})['status'] == 'failed'
 
 
 # ------------------------------------------------------------------------------------------------- capacity, checks
@@ -1177,7 +1177,7 @@ def test_the_preflight_finds_the_driver_files_the_role_asked_for_whatever_proc_r
 
 
 def test_net_preflight_goes_on_after_a_tray_it_could_not_read(tmp_path):
-    check = nccl_net_preflight({'tray01': {'state': None},
+    check = nl.net_preflight({'tray01': {'state': None},
                                 'tray02': tray_read(tmp_path, 'tray02', 'params-r580-override')})
     assert check['object'] == 'tray01'
     assert check['details'] == ['tray01: not read (the tray was not read in this run)',
@@ -1239,3 +1239,60 @@ def test_run_check_shows_the_documented_tail_of_a_failed_launchers_log_only():
         'launcher log: line %d' % index for index in range(40 - lines, 40)]
     passed = nl.run_check(_run(log=log))
     assert passed['status'] == 'passed' and not [d for d in passed['details'] if d.startswith('launcher log: ')]
+
+
+# ------------------------------------------------------------------------------------ the phase before the lock
+
+def phase_spec():
+    base = spec()
+    for key in ('variant', 'ssh_private_key', 'ssh_public_key'):
+        del base[key]
+    return base
+
+
+def test_the_phase_plans_every_variant_and_starts_only_those_that_can(tmp_path):
+    ok = tray_read(tmp_path, 'tray01', 'params-r580-override')
+    nodes = [node('tray01'), node('tray02')]
+    phase = nccl_phase(phase_spec(), ['nvls', 'net'], nodes, ['tray01', 'tray02'],
+                       [ok['state'], tray_read(tmp_path, 'tray02', 'params-r580-override')['state']],
+                       [ok['proc_root'], str(tmp_path / 'tray02' / 'proc')])
+    assert phase['to_run'] == ['nvls', 'net'] and sorted(phase['plans']) == ['net', 'nvls']
+    assert phase['preflight']['status'] == 'passed' and phase['checks'] == [phase['preflight']]
+    assert phase['plans']['net']['capacity']['enough'] is True
+    # the same plan as one run's, but with placeholder keys
+    assert phase['plans']['nvls']['namespace'] == nccl_run_plan(spec(variant='nvls', nodes=nodes))['namespace']
+
+
+def test_a_failed_net_preflight_skips_net_and_too_few_nodes_fail_the_variant(tmp_path):
+    bad = tray_read(tmp_path, 'tray01', 'params-r580-default')
+    phase = nccl_phase(phase_spec(), ['nvls', 'net'], [node('tray01')], ['tray01'], [bad['state']], [bad['proc_root']])
+    assert phase['to_run'] == []
+    preflight, nvls, net = phase['checks']
+    assert preflight['name'] == 'nccl-net-preflight' and preflight['status'] == 'failed'
+    assert net == {'variant': 'net', 'name': 'nccl-all-reduce-bw-net', 'status': 'skipped',
+                   'message': 'Not run: the NET preflight failed (nccl-net-preflight).'}
+    assert nvls['name'] == 'nccl-all-reduce-bw-nvls' and nvls['status'] == 'failed' and nvls['object'] == 'tray01'
+    assert nvls['message'].startswith('Not run: the run needs 2 trays and 1 node(s) can take a nvls worker')
+    assert nvls['fix'] == nl.CAPACITY_FIX
+    # without net, no preflight; a tray not read is none
+    only = nccl_phase(phase_spec(), ['nvls'], [node('tray01'), node('tray02')], ['tray01'], [None], [None])
+    assert only['preflight'] is None and only['checks'] == [] and only['to_run'] == ['nvls']
+
+
+def test_the_phase_refuses_mismatched_tray_lists():
+    with pytest.raises(AnsibleFilterError, match='one entry per tray'):
+        nccl_phase(phase_spec(), ['nvls'], [], ['tray01', 'tray02'], [None], ['/proc'])
+    with pytest.raises(AnsibleFilterError, match='the run spec'):
+        nccl_phase(['nvls'], ['nvls'], [])
+
+
+def test_a_held_lock_records_each_variant_it_keeps_from_running():
+    held = nccl_lease(lease('r0@other', '2026-12-04T09:55:00.123456Z'), 'r1@ctl', 3900, NOW, 'default', None,
+                      ['nvls', 'net'])
+    assert [(c['name'], c['status'], c['object']) for c in held['held']] == [
+        ('nccl-all-reduce-bw-nvls', 'failed', 'default/gpu-tray-nccl-run-lock'),
+        ('nccl-all-reduce-bw-net', 'failed', 'default/gpu-tray-nccl-run-lock')]
+    assert held['held'][0]['message'] == 'Not run: %s.' % held['message']
+    assert held['held'][0]['fix'].endswith('it expires on its own at 2026-12-04T10:05:00.123456Z.')
+    assert nccl_lease(None, 'r1@ctl', 3900, NOW, 'default', None, ['nvls'])['held'] == []
+    assert 'held' not in nccl_lease(None, 'r1@ctl', 3900, NOW, 'default')

@@ -317,7 +317,22 @@ def test_unread_tray_is_one_failed_check_and_the_evidence_lists_details(run_modu
     assert '<li>mlx5_12 port 1 (VF of 0000:07:00.0)' in files['report.html']
     assert 'mlx5_11 port 1' in files['junit.xml']
     with pytest.raises(AnsibleFilterError, match='expects a mapping'):
-        tray_validation([])
+        tray_validation('tray01')
+
+
+def test_the_list_form_is_the_mapping_form_of_parallel_lists():
+    """How the validate role calls it: the trays, their reads, specs and baselines in order, common spec keys on top
+    of each tray's, one reason for every tray without a read."""
+    common = {'policies': [], 'now': 0}
+    listed = tray_validation(['tray02', 'tray01'], states=[None, {'failed': True, 'msg': 'boom'}],
+                             specs=[{'rails': ['mlx5_0']}, {}], baselines=[None, None], common=common,
+                             error='not read in this run')
+    mapped = tray_validation({'tray02': {'state': None, 'error': 'not read in this run', 'spec': {'rails': ['mlx5_0']}},
+                              'tray01': {'state': {'failed': True, 'msg': 'boom'}, 'error': 'not read in this run'}})
+    assert listed == mapped and [c['name'] for c in listed][:1] == ['tray01/tray-read'], listed
+    assert 'not read in this run' in listed[0]['message']
+    with pytest.raises(AnsibleFilterError, match='baselines, specs must have one entry per tray'):
+        tray_validation(['tray01'], states=[None], specs=[], baselines=[])
 
 
 def test_a_checkpoint_not_read_or_not_parsable_is_said_in_the_vf_details(run_module, tools, tmp_path):
