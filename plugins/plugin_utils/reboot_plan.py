@@ -251,7 +251,7 @@ def unreadable(cluster):
     enough) but was not read, or None. Such a cluster never makes a tray idle: the run stops."""
     if cluster.get('read') or not cluster.get('sources'):
         return None
-    error = str(cluster.get('error') or 'no answer').split('\n')[0]
+    error = str(cluster.get('error') or 'no answer').split('\n', 1)[0]
     return ('The Kubernetes cluster configured by %s cannot be read (%s); nothing was rebooted. Fix the kubeconfig '
             'or credential, or set rolling_reboot_drain to never to reboot without draining.' % (
                 ', '.join(cluster['sources']), error[:200] + ('...' if len(error) > 200 else '')))
