@@ -10,13 +10,21 @@ never touch the lab or the cluster. The mark is set here, not by hand, so a new 
 - every test under tests/lab, tests/molecule and tests/unit/lab_infra;
 - every test of a tests/cluster module any of whose tests asks for the ``kcluster`` fixture (directly or through
   ``kubeconfig``/``k8s_api``): the module's fixtures stay in one process.
+
+It also puts tools/ on sys.path, so every test module and helper can ``from ansible_env import checkout_env``.
 """
 
 import pathlib
+import sys
 
 import pytest
 
 HERE = pathlib.Path(__file__).resolve().parent
+# tools/ on sys.path once, for the one Ansible environment of the checkout (tools/ansible_env.py) every test uses;
+# appended, so no tool module shadows anything a test imports
+TOOLS = str(HERE.parent / 'tools')
+if TOOLS not in sys.path:
+    sys.path.append(TOOLS)
 # whole directories that use the machine's one lab (trays, BMC emulators, molecule scenarios)
 MACHINE_DIRS = ('lab', 'molecule', 'unit/lab_infra')
 

@@ -30,6 +30,7 @@ import sys
 import tempfile
 
 import prep_bench
+from ansible_env import COLLECTIONS
 
 ROOT = prep_bench.ROOT
 GROUP_VARS = """gpu_tray_platform: rke2-vr200
@@ -98,7 +99,7 @@ def main():
             if label == 'before':
                 if not args.before:
                     continue
-                env_extra = {'ANSIBLE_COLLECTIONS_PATH': before_tree(work, args.before)}
+                env_extra = {COLLECTIONS: before_tree(work, args.before)}
             prep_bench.median_run(args.runs, label, inventory, play, env_extra=env_extra)
             cpu[label] = prep_bench.LAST['cpu']
     finally:

@@ -53,8 +53,9 @@ UNIT_REQS=(pytest hypothesis kubernetes netaddr jmespath PyYAML jsonschema cyclo
 out=${MATRIX_OUT:-$here/output/matrix}
 wheels="$GPU_TRAY_CACHE/wheels"
 mkdir -p "$out" "$wheels" "$GPU_TRAY_CACHE/matrix"
-export ANSIBLE_CONFIG="$here/ansible.cfg" ANSIBLE_HOME="$here/.ansible" ANSIBLE_COLLECTIONS_PATH="$here/.collections"
-export PYTHONDONTWRITEBYTECODE=1 ANSIBLE_DEPRECATION_WARNINGS=1 ANSIBLE_NOCOLOR=1
+# the checkout's Ansible environment (tools/ansible_env.py: its ansible.cfg, ANSIBLE_HOME, .collections, no colour)
+eval "$(python3 "$here/tools/ansible_env.py" --shell --root "$here" || echo exit 1)"
+export PYTHONDONTWRITEBYTECODE=1 ANSIBLE_DEPRECATION_WARNINGS=1
 
 log() { printf '[matrix] %s\n' "$*"; }
 now() { date +%s; }
@@ -194,7 +195,7 @@ PY
 rm -rf "$out/collections"; mkdir -p "$out/collections/ansible_collections/gpu_tray"
 for ns in "$colls"/ansible_collections/*/; do ln -s "${ns%/}" "$out/collections/ansible_collections/"; done
 ln -s "$here" "$out/collections/ansible_collections/gpu_tray/cluster"
-export ANSIBLE_COLLECTIONS_PATH="$out/collections"
+eval "$(python3 "$here/tools/ansible_env.py" --shell --collections "$out/collections" --only collections || echo exit 1)"
 log "dependency collections: $(cd "$colls/ansible_collections" && for c in */*/MANIFEST.json; do
   printf '%s %s, ' "${c%/MANIFEST.json}" "$(sed -n 's/.*"version": *"\([^"]*\)".*/\1/p' "$c" | head -n1)"; done | tr / . | sed 's/, $//')"
 [ "$venvs_only" = 1 ] && exit 0

@@ -65,6 +65,7 @@ import tempfile
 import threading
 import time
 
+import ansible_env
 import mutate_yaml
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -484,7 +485,7 @@ def worker_env():
     env = dict(os.environ, **MUTANT_ENV)
     # never import the checkout's own (unmutated) collection, nor use its configuration: the tests fall back to their
     # copy's (ROOT/.collections, ROOT/ansible.cfg)
-    for name in ('ANSIBLE_COLLECTIONS_PATH', 'ANSIBLE_CONFIG', 'ANSIBLE_HOME'):
+    for name in ansible_env.CHECKOUT_VARS:
         env.pop(name, None)
     env['GPU_TRAY_UPSTREAM'] = upstream_data()
     return env

@@ -52,6 +52,7 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "lab"))
 from gpu_tray_lab import powerlog  # noqa: E402  (the lab's own reading of the trays' power logs)
+from ansible_env import checkout_env  # noqa: E402  (tools/, this file's directory)
 LAB = ROOT / "lab" / "lab"
 BIN = ROOT / ".venv" / "bin"
 LOCK = "/var/lock/gpu-tray-lab.lock"
@@ -78,12 +79,8 @@ class BenchError(Exception):
 
 
 def env(extra=None):
-    e = dict(os.environ)
-    e.update(PATH="%s:%s" % (BIN, e.get("PATH", "")), ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"),
-             ANSIBLE_COLLECTIONS_PATH=str(ROOT / ".collections"), ANSIBLE_HOME=str(ROOT / ".ansible"),
-             ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0", ANSIBLE_DEPRECATION_WARNINGS="0")
-    e.update(extra or {})
-    return e
+    return checkout_env(ROOT, bin_path=str(BIN), force_color_off=True, ANSIBLE_DEPRECATION_WARNINGS="0",
+                        **(extra or {}))
 
 
 def lab(*args):

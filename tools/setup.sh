@@ -79,5 +79,5 @@ PY
 fi
 mkdir -p .collections/ansible_collections/gpu_tray
 ln -sfn ../../.. .collections/ansible_collections/gpu_tray/cluster
-log "collections: $(ANSIBLE_COLLECTIONS_PATH="$here/.collections" .venv/bin/ansible-galaxy collection list 2>/dev/null | grep -cE '^(ansible|awx|community|kubernetes|gpu_tray)\.') found in .collections"
+log "collections: $(.venv/bin/python tools/ansible_env.py --root "$here" --only collections -- .venv/bin/ansible-galaxy collection list 2>/dev/null | grep -cE '^(ansible|awx|community|kubernetes|gpu_tray)\.') found in .collections"
 log "done. Activate with: . .venv/bin/activate"

@@ -6,6 +6,8 @@ import os
 import subprocess
 import sys
 
+from ansible_env import checkout_env
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 
@@ -21,14 +23,9 @@ BIN = os.path.dirname(sys.executable)
 
 
 def ansible_env(**extra):
-    env = dict(os.environ)
-    env.setdefault("ANSIBLE_CONFIG", os.path.join(REPO, "ansible.cfg"))
-    env.setdefault("ANSIBLE_HOME", os.path.join(REPO, ".ansible"))
-    env.setdefault("ANSIBLE_COLLECTIONS_PATH", os.path.join(REPO, ".collections"))
-    env.update({"ANSIBLE_NOCOLOR": "1", "ANSIBLE_FORCE_COLOR": "0", "PATH": BIN + os.pathsep + env.get("PATH", "")})
-    env.update(extra)
-    # None removes a variable (K8S_AUTH_HOST="" is a host of "" to kubernetes.core, not "unset")
-    return dict((key, value) for key, value in env.items() if value is not None)
+    # a caller's own configuration, home and collections tree win (keep); None in extra removes a variable
+    # (K8S_AUTH_HOST="" is a host of "" to kubernetes.core, not "unset")
+    return checkout_env(REPO, keep=True, bin_path=BIN, force_color_off=True, **extra)
 
 
 def playbook_argv(playbook, *args, inventory="localhost,"):

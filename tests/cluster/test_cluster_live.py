@@ -17,6 +17,7 @@ from kubernetes import client
 from kubernetes.client.rest import ApiException
 
 import kcluster as kc
+from ansible_env import checkout_env
 from clusterhelpers import KCLUSTER, kube_config
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -306,10 +307,7 @@ def _playbook(path, env, *extra):
 
 def test_cluster_yml_hook_brings_an_rke2_cluster_up_and_down(kcluster, tmp_path):
     """cluster.yml present -> kcluster_kubeconfig set, 2 rke2-vr200 trays; absent -> everything gone."""
-    env = dict(os.environ, **HOOK_ENV)
-    env.setdefault("ANSIBLE_CONFIG", os.path.join(REPO, "ansible.cfg"))
-    env.setdefault("ANSIBLE_HOME", os.path.join(REPO, ".ansible"))
-    env.setdefault("ANSIBLE_COLLECTIONS_PATH", os.path.join(REPO, ".collections"))
+    env = checkout_env(REPO, base=dict(os.environ, **HOOK_ENV), keep=True, nocolor=False)
     state = HOOK_ENV["KCLUSTER_STATE"]
     if os.path.exists(state):      # leftovers of an interrupted run of this test
         subprocess.run([KCLUSTER, "down"], env=env, capture_output=True, check=True)

@@ -11,6 +11,8 @@ import time
 import yaml
 from kubernetes import client
 
+from ansible_env import checkout_env
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 NAMESPACE, RELEASE, CRD = "gpu-tray-smoke", "smoke-app", "traychecks.smoke.gpu-tray.test"
@@ -31,10 +33,7 @@ def _leave_leftovers(kcluster, k8s_api):
 def test_smoke_playbook(kcluster, k8s_api, tmp_path):
     _leave_leftovers(kcluster, k8s_api)
     result_file = tmp_path / "smoke.json"
-    env = dict(os.environ)
-    env.setdefault("ANSIBLE_CONFIG", os.path.join(REPO, "ansible.cfg"))
-    env.setdefault("ANSIBLE_HOME", os.path.join(REPO, ".ansible"))
-    env.setdefault("ANSIBLE_COLLECTIONS_PATH", os.path.join(REPO, ".collections"))
+    env = checkout_env(REPO, keep=True, nocolor=False)
     playbook = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
     t0 = time.time()
     res = subprocess.run([playbook, os.path.join(HERE, "smoke.yml"),

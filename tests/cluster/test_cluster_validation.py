@@ -17,6 +17,7 @@ import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
+from ansible_env import checkout_env
 from clusterhelpers import two_context_kubeconfig
 from stackhelpers import RAIL_PCI
 from upstreamdata import upstream_crd
@@ -36,17 +37,8 @@ def run(kubeconfig, tmp_path_factory):
     home = str(tmp_path_factory.mktemp('ansible-home'))
 
     def _run(module, **args):
-        env = dict(os.environ)
-        env.update({
-            'ANSIBLE_CONFIG': os.path.join(REPO, 'ansible.cfg'),
-            'ANSIBLE_HOME': home,
-            'ANSIBLE_LOCAL_TEMP': os.path.join(home, 'tmp'),
-            'ANSIBLE_COLLECTIONS_PATH': os.path.join(REPO, '.collections'),
-            'ANSIBLE_STDOUT_CALLBACK': 'ansible.builtin.json',
-            'ANSIBLE_LOAD_CALLBACK_PLUGINS': '1',
-            'ANSIBLE_NOCOLOR': '1',
-            'K8S_AUTH_KUBECONFIG': kubeconfig,
-        })
+        env = checkout_env(REPO, home=home, local_temp=True, callback='ansible.builtin.json',
+                           ANSIBLE_LOAD_CALLBACK_PLUGINS='1', K8S_AUTH_KUBECONFIG=kubeconfig)
         argv = [os.path.join(os.path.dirname(sys.executable), 'ansible'), 'localhost', '-i', 'localhost,',
                 '-c', 'local', '-e', 'ansible_python_interpreter=%s' % sys.executable,
                 '-m', 'gpu_tray.cluster.%s' % module, '-a', json.dumps(args)]
@@ -505,10 +497,7 @@ def test_conformance_secure_accelerator_access(run, core, namespace):
 
 def _validate(kubeconfig, home, *extra):
     """validate.yml on localhost; ``kubeconfig`` None: no K8S_AUTH_* at all (the extra vars name the cluster)."""
-    env = dict((k, v) for k, v in os.environ.items() if not k.startswith('K8S_AUTH_') and k != 'KUBECONFIG')
-    env.update(ANSIBLE_CONFIG=os.path.join(REPO, 'ansible.cfg'), ANSIBLE_HOME=home,
-               ANSIBLE_LOCAL_TEMP=os.path.join(home, 'tmp'), ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, '.collections'),
-               ANSIBLE_NOCOLOR='1')
+    env = checkout_env(REPO, without=('K8S_AUTH_*', 'KUBECONFIG'), home=home, local_temp=True)
     if kubeconfig:
         env['K8S_AUTH_KUBECONFIG'] = kubeconfig
     argv = [os.path.join(os.path.dirname(sys.executable), 'ansible-playbook'), '-i', 'localhost,', '-c', 'local',

@@ -17,6 +17,7 @@ from cryptography.hazmat.primitives.asymmetric import ed25519
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
+from ansible_env import checkout_env
 from stackhelpers import RAIL_PCI
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -26,9 +27,7 @@ IMAGE = 'nvcr.io/nvidia/gpu-operator:v26.7.0'
 
 
 def _playbook(kubeconfig, home, playbook, *extra):
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, 'ansible.cfg'), ANSIBLE_HOME=home,
-               ANSIBLE_LOCAL_TEMP=os.path.join(home, 'tmp'), ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, '.collections'),
-               ANSIBLE_NOCOLOR='1', K8S_AUTH_KUBECONFIG=kubeconfig)
+    env = checkout_env(REPO, home=home, local_temp=True, K8S_AUTH_KUBECONFIG=kubeconfig)
     argv = [os.path.join(os.path.dirname(sys.executable), 'ansible-playbook'), '-i', 'localhost,', '-c', 'local',
             '-e', 'ansible_python_interpreter=%s' % sys.executable, os.path.join(REPO, 'playbooks', playbook),
             '-e', json.dumps({'gpu_tray_rail_pci_addresses': RAIL_PCI})]

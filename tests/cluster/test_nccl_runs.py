@@ -28,6 +28,7 @@ import yaml
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
+from ansible_env import checkout_env
 from clusterhelpers import container_logs
 from stackhelpers import RAIL_PCI
 from upstreamdata import upstream_crd
@@ -123,9 +124,7 @@ class Observer(object):
 
 
 def _validate(kubeconfig, home, args, inventory='localhost,'):
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, 'ansible.cfg'), ANSIBLE_HOME=home,
-               ANSIBLE_LOCAL_TEMP=os.path.join(home, 'tmp'), ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, '.collections'),
-               ANSIBLE_NOCOLOR='1', K8S_AUTH_KUBECONFIG=kubeconfig)
+    env = checkout_env(REPO, home=home, local_temp=True, K8S_AUTH_KUBECONFIG=kubeconfig)
     argv = [os.path.join(os.path.dirname(sys.executable), 'ansible-playbook'), '-i', inventory, '-c', 'local',
             '-e', 'ansible_python_interpreter=%s' % sys.executable,
             # the NVKE recipes' SR-IOV policies select each rail by its PF address on the tray model

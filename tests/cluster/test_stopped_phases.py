@@ -18,7 +18,6 @@ which no task before the stop connects to.
   tests/lab/test_rolling_reboot_unreachable.py.
 """
 import json
-import os
 import pathlib
 import re
 import socket
@@ -28,6 +27,7 @@ import sys
 import pytest
 import yaml
 
+from ansible_env import COLLECTIONS, HOME, checkout_env
 from clusterhelpers import helm_binary
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -63,11 +63,8 @@ def _closed_port():
 
 
 def _env(home, kubeconfig):
-    env = {k: v for k, v in os.environ.items() if not k.startswith('K8S_AUTH_')}
-    env.update(PATH='%s:%s' % (BIN, env.get('PATH', '')), ANSIBLE_CONFIG=str(ROOT / 'ansible.cfg'),
-               ANSIBLE_HOME=str(home), ANSIBLE_LOCAL_TEMP=str(home / 'tmp'),
-               ANSIBLE_COLLECTIONS_PATH=str(ROOT / '.collections'), ANSIBLE_NOCOLOR='1', K8S_AUTH_KUBECONFIG=kubeconfig)
-    return env
+    return checkout_env(ROOT, without=('K8S_AUTH_*',), home=str(home), local_temp=True, bin_path=str(BIN),
+                        K8S_AUTH_KUBECONFIG=kubeconfig)
 
 
 def _check_evidence(evidence, phases, stopped, port):
@@ -127,7 +124,7 @@ def test_validate_with_the_api_down_through_ansible_runner(down_kubeconfig, tmp_
     (pdd / 'env' / 'extravars').write_text(yaml.safe_dump(extravars))
     env = _env(tmp_path / 'home', kubeconfig)
     (pdd / 'env' / 'envvars').write_text(yaml.safe_dump(
-        {k: env[k] for k in ('ANSIBLE_COLLECTIONS_PATH', 'ANSIBLE_HOME', 'ANSIBLE_NOCOLOR', 'PATH',
+        {k: env[k] for k in (COLLECTIONS, HOME, 'ANSIBLE_NOCOLOR', 'PATH',
                              'K8S_AUTH_KUBECONFIG')}))
     (pdd / 'inventory').mkdir()
     (pdd / 'inventory' / 'hosts.yml').write_text(yaml.safe_dump({'k8s_api': {'hosts': {'localhost': {

@@ -15,6 +15,8 @@ import subprocess
 import sys
 import time
 
+from ansible_env import checkout_env
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 LAB = ROOT / "lab" / "lab"
 BIN = pathlib.Path(sys.executable).parent          # the venv's bin (pytest runs from .venv/bin/pytest)
@@ -22,17 +24,7 @@ STATE = pathlib.Path(os.environ.get("GPU_TRAY_LAB_STATE", "/var/tmp/gpu-tray-lab
 
 
 def ansible_env():
-    env = dict(os.environ)
-    env.update(
-        PATH="%s:%s" % (BIN, env.get("PATH", "")),
-        ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"),
-        ANSIBLE_COLLECTIONS_PATH=str(ROOT / ".collections"),
-        ANSIBLE_HOME=str(ROOT / ".ansible"),
-        ANSIBLE_FORCE_COLOR="0",
-        ANSIBLE_NOCOLOR="1",
-        ANSIBLE_DEPRECATION_WARNINGS="0",
-    )
-    return env
+    return checkout_env(ROOT, bin_path=str(BIN), force_color_off=True, ANSIBLE_DEPRECATION_WARNINGS="0")
 
 
 def lab(*args, check=True):

@@ -66,6 +66,7 @@ import jinja2.sandbox
 import pytest
 import yaml
 
+from ansible_env import checkout_env
 from labtools import BIN, ROOT, ansible_env, lab, lab_up, tray_status
 
 CLUSTER_DIR = ROOT / "tests" / "cluster"
@@ -268,10 +269,9 @@ def run_template(template_id, inventory, cluster, tmp_path, credentials=(), laun
     extravars.update(launch or awx_job_vars(template_id))
     extravars.update(more)
     env = ansible_env()
-    envvars = {
-        # the execution environment: its collections, helm on PATH (execution-environment.yml installs both)
-        "ANSIBLE_COLLECTIONS_PATH": env["ANSIBLE_COLLECTIONS_PATH"], "ANSIBLE_HOME": str(pdd / "ansible-home"),
-        "ANSIBLE_NOCOLOR": "1", "PATH": "%s:%s" % (os.path.dirname(cluster["helm"]), env["PATH"])}
+    # the execution environment: its collections, helm on PATH (execution-environment.yml installs both); only these
+    envvars = checkout_env(ROOT, base={"PATH": env["PATH"]}, config=False, home=str(pdd / "ansible-home"),
+                           bin_path=os.path.dirname(cluster["helm"]))
     envvars.update(credential_injection({"kubeconfig": pathlib.Path(cluster["kubeconfig"]).read_text()}, pdd)[0])
     for inputs in credentials:      # more credentials attached to the template: their extra vars
         extravars.update(credential_injection(inputs, pdd)[1])

@@ -4,12 +4,13 @@ Scenarios use the shared lab-backed `default` driver config: create/destroy boot
 runs collection content over SSH, verify runs testinfra over SSH. A scenario fails this test with molecule's
 own output.
 """
-import os
 import pathlib
 import subprocess
 import sys
 
 import pytest
+
+from ansible_env import checkout_env
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BIN = pathlib.Path(sys.executable).parent
@@ -22,16 +23,8 @@ def test_there_are_scenarios():
 
 @pytest.mark.parametrize("scenario", SCENARIOS)
 def test_molecule_scenario(scenario):
-    env = dict(os.environ)
-    env.update(
-        PATH="%s:%s" % (BIN, env.get("PATH", "")),
-        MOLECULE_GLOB="molecule/*/molecule.yml",
-        ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"),
-        ANSIBLE_COLLECTIONS_PATH=str(ROOT / ".collections"),
-        ANSIBLE_HOME=str(ROOT / ".ansible"),
-        ANSIBLE_FORCE_COLOR="0",
-        PY_COLORS="0",
-    )
+    env = checkout_env(ROOT, bin_path=str(BIN), nocolor=False, force_color_off=True,
+                       MOLECULE_GLOB="molecule/*/molecule.yml", PY_COLORS="0")
     proc = subprocess.run([str(BIN / "molecule"), "test", "-s", scenario], cwd=ROOT, env=env,
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     assert proc.returncode == 0, proc.stdout[-30000:]

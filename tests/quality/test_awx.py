@@ -4,7 +4,6 @@ prepare nodes) without an AWX to talk to (`--tags plan`). tests/lab/test_awx_run
 playbooks through ansible-runner on the lab."""
 import importlib.util
 import json
-import os
 import pathlib
 import re
 import subprocess
@@ -12,6 +11,8 @@ import sys
 
 import pytest
 import yaml
+
+from ansible_env import checkout_env
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BIN = pathlib.Path(sys.executable).parent
@@ -22,9 +23,7 @@ SPEC.loader.exec_module(awx_surveys)
 
 
 def ansible_env():
-    return dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"),
-                ANSIBLE_COLLECTIONS_PATH=str(ROOT / ".collections"), ANSIBLE_NOCOLOR="1",
-                PATH="%s%s%s" % (BIN, os.pathsep, os.environ.get("PATH", "")))
+    return checkout_env(ROOT, home=False, bin_path=str(BIN))
 
 
 def test_committed_surveys_are_current():

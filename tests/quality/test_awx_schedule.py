@@ -2,13 +2,14 @@
 default, a variable to change or remove it; `--tags plan` shows the schedule without an AWX to talk to, and
 docs/awx.md says how to be told of a failed run."""
 import json
-import os
 import pathlib
 import subprocess
 import sys
 
 import pytest
 import yaml
+
+from ansible_env import checkout_env
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BIN = pathlib.Path(sys.executable).parent
@@ -20,9 +21,7 @@ def plan(*extra):
     argv = [str(BIN / "ansible-playbook"), "playbooks/awx_configure.yml", "--tags", "plan"]
     for item in extra:
         argv += ["-e", json.dumps(item)]
-    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_COLLECTIONS_PATH=str(ROOT / ".collections"),
-               ANSIBLE_NOCOLOR="1", ANSIBLE_STDOUT_CALLBACK="ansible.builtin.json",
-               PATH="%s%s%s" % (BIN, os.pathsep, os.environ.get("PATH", "")))
+    env = checkout_env(ROOT, home=False, callback="ansible.builtin.json", bin_path=str(BIN))
     proc = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr
     tasks = json.loads(proc.stdout)["plays"][0]["tasks"]

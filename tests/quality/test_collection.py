@@ -3,7 +3,6 @@
 Each test runs the real tool and fails with the tool's own output, so a lint or sanity regression reads the
 same here as on a developer's terminal.
 """
-import os
 import pathlib
 import subprocess
 import sys
@@ -11,6 +10,8 @@ import tarfile
 
 import pytest
 import yaml
+
+from ansible_env import checkout_env
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BIN = pathlib.Path(sys.executable).parent
@@ -101,7 +102,7 @@ def test_action_group_lists_every_host_module():
 
 @pytest.mark.parametrize("module", module_names())
 def test_ansible_doc_renders(module):
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(ROOT / ".collections"))
+    env = checkout_env(ROOT, config=False, home=False, nocolor=False)
     rc, out = run([str(BIN / "ansible-doc"), "gpu_tray.cluster.%s" % module], env=env)
     assert rc == 0, out
     assert "gpu_tray.cluster.%s" % module in out and "EXAMPLES" in out and "RETURN VALUES" in out, out[:2000]

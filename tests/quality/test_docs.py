@@ -4,18 +4,18 @@
 docsite does and validates the documentation schema, the semantic markup (O(), V(), M(), RV() ...) and every
 reference to a plugin or option of this collection or of the collections it depends on.
 """
-import os
 import pathlib
 import subprocess
 import sys
+
+from ansible_env import checkout_env
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BIN = pathlib.Path(sys.executable).parent
 
 
 def test_antsibull_docs_lint_collection_docs():
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(ROOT / ".collections"),
-               PATH="%s%s%s" % (BIN, os.pathsep, os.environ.get("PATH", "")))
+    env = checkout_env(ROOT, config=False, home=False, nocolor=False, bin_path=str(BIN))
     proc = subprocess.run([str(BIN / "antsibull-docs"), "lint-collection-docs", "--plugin-docs",
                            "--validate-collection-refs", "all", "--disallow-unknown-collection-refs",
                            "--check-extra-docs-refs", "."],

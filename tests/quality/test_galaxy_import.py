@@ -3,7 +3,7 @@ every Python file, ansible-lint (production profile, --offline) over the collect
 checks.
 
 Galaxy stops an import on an ERROR ("No role readme found") and shows every WARNING line on the collection's
-page, so both fail here. As on Galaxy, the importer runs with its own ANSIBLE_COLLECTIONS_PATH (its extraction
+page, so both fail here. As on Galaxy, the importer runs with its own collections search path (its extraction
 directory) and no dependency collection installed: ansible-lint's syntax check resolves the dependency
 collections' modules through the mock_modules of the shipped .ansible-lint (mocks come after installed
 collections, so `make lint` still checks the real argument specs); the tests below keep that list exact. The

@@ -13,6 +13,8 @@ import sys
 
 import yaml
 
+from ansible_env import checkout_env
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BIN = pathlib.Path(sys.executable).parent
 NCCL_LOG = ROOT / "tests" / "unit" / "fixtures" / "nccl" / "vr200_nvls_ib_mpirun.log"
@@ -32,7 +34,8 @@ def _installed(tmp_path):
     assert inst.returncode == 0, inst.stdout + inst.stderr
     # the dependency collections from the checkout's .collections (Galaxy is unreachable here); the installed
     # gpu_tray.cluster comes first, so the checkout's own copy is never used
-    env["ANSIBLE_COLLECTIONS_PATH"] = "%s:%s" % (installed, ROOT / ".collections")
+    env = checkout_env(ROOT, base=env, collections=[installed, ROOT / ".collections"], config=False, home=False,
+                       nocolor=False)
     work = tmp_path / "work"
     work.mkdir()
     return env, work, installed / "ansible_collections" / "gpu_tray" / "cluster"

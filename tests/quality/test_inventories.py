@@ -3,7 +3,6 @@ playbooks target, its rack is a real NVL72 rack (18 compute trays, each with the
 rolling reboot groups by), the reboot waves over it never take two trays of a rack down together, and the
 rke2-vr200 intent presets resolve to recipes and tuning intents that exist."""
 import json
-import os
 import pathlib
 import subprocess
 import sys
@@ -11,11 +10,12 @@ import sys
 import pytest
 import yaml
 
+from ansible_env import checkout_env
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BIN = pathlib.Path(sys.executable).parent
 INVENTORIES = sorted(p.name for p in (ROOT / "inventories").iterdir() if p.is_dir())
-ENV = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_COLLECTIONS_PATH=str(ROOT / ".collections"),
-           ANSIBLE_NOCOLOR="1")
+ENV = checkout_env(ROOT, home=False)
 
 
 def inventory(*args, path=None):

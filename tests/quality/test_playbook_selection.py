@@ -2,13 +2,14 @@
   * prepare_trays.yml's preflight cannot be left out by --tags / --skip-tags (only on purpose, by a variable);
   * a run without a chart stack (gpu_tray_stack_deploy=false, or before the stack role added its in-memory hosts)
     does not warn about the group stack_components."""
-import os
 import pathlib
 import subprocess
 import sys
 
 import pytest
 import yaml
+
+from ansible_env import checkout_env
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BIN = pathlib.Path(sys.executable).parent
@@ -18,8 +19,7 @@ NO_MATCH = "Could not match supplied host pattern"
 
 
 def playbook(*argv):
-    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_COLLECTIONS_PATH=str(ROOT / ".collections"),
-               ANSIBLE_HOME=str(ROOT / ".ansible"), ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0")
+    env = checkout_env(ROOT, force_color_off=True)
     proc = subprocess.run([str(BIN / "ansible-playbook")] + list(argv), cwd=ROOT, env=env, stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, text=True, check=False)
     assert proc.returncode == 0, proc.stdout[-6000:]

@@ -1,13 +1,14 @@
 """Bad inventory input stops a role at its argument spec, with a message naming the variable (no traceback,
 and before any task touches a host)."""
 import json
-import os
 import pathlib
 import re
 import subprocess
 import sys
 
 import pytest
+
+from ansible_env import checkout_env
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BIN = pathlib.Path(sys.executable).parent
@@ -17,8 +18,7 @@ def run_role(role, extra_vars, tmp_path):
     play = tmp_path / "play.yml"
     play.write_text("- hosts: localhost\n  connection: local\n  gather_facts: false\n  roles:\n"
                     "    - gpu_tray.cluster.%s\n" % role)
-    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_COLLECTIONS_PATH=str(ROOT / ".collections"),
-               ANSIBLE_HOME=str(ROOT / ".ansible"), ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0")
+    env = checkout_env(ROOT, force_color_off=True)
     argv = [str(BIN / "ansible-playbook"), str(play), "-e", json.dumps(extra_vars)]
     proc = subprocess.run(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                           check=False)
@@ -56,8 +56,7 @@ def run_preflight_playbook(extra_vars, tmp_path):
     inventory = tmp_path / "hosts.yml"
     inventory.write_text("all:\n  children:\n    gpu_trays:\n      hosts:\n        localhost:\n"
                          "          ansible_connection: local\n          ansible_python_interpreter: %s\n" % sys.executable)
-    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_COLLECTIONS_PATH=str(ROOT / ".collections"),
-               ANSIBLE_HOME=str(ROOT / ".ansible"), ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0")
+    env = checkout_env(ROOT, force_color_off=True)
     argv = [str(BIN / "ansible-playbook"), "-i", str(inventory), str(ROOT / "playbooks" / "preflight.yml"),
             "-e", json.dumps(extra_vars)]
     proc = subprocess.run(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,

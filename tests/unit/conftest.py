@@ -20,6 +20,8 @@ import tempfile
 
 import pytest
 
+from ansible_env import checkout_env, collections_entries   # tools/ (tests/conftest.py puts it on sys.path)
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 UNIT_DIR = os.path.dirname(os.path.abspath(__file__))
 if UNIT_DIR not in sys.path:
@@ -29,9 +31,9 @@ if UNIT_DIR not in sys.path:
 def _collections_root():
     """Directory above ``ansible_collections`` where gpu_tray/cluster is this checkout.
 
-    The first such entry of ANSIBLE_COLLECTIONS_PATH (the Makefile's .collections; tools/matrix.sh's tree with
-    newer dependency collections), else the repo's .collections."""
-    paths = [p for p in os.environ.get('ANSIBLE_COLLECTIONS_PATH', '').split(os.pathsep) if p]
+    The first such entry of the environment's collections search path (the Makefile's .collections;
+    tools/matrix.sh's tree with newer dependency collections), else the repo's .collections."""
+    paths = collections_entries()
     for candidate in paths + [os.path.join(REPO, '.collections')]:
         link = os.path.join(candidate, 'ansible_collections', 'gpu_tray', 'cluster')
         if os.path.isdir(link) and os.path.samefile(link, REPO):
@@ -140,7 +142,7 @@ def _run_module(module, args):
 
 @pytest.fixture
 def collections_root():
-    """Directory above ansible_collections (for ANSIBLE_COLLECTIONS_PATH)."""
+    """Directory above ansible_collections (the collections search path for Ansible run by a test)."""
     return COLLECTIONS_ROOT
 
 
@@ -165,17 +167,9 @@ def _adhoc(module, args, check=True, extra_env=None, home=None):
     ansible = os.path.join(os.path.dirname(sys.executable), 'ansible')
     if not os.path.exists(ansible):
         pytest.fail('ansible is not installed next to %s (run make setup)' % sys.executable)
-    env = dict(os.environ)
-    env.update({
-        'ANSIBLE_COLLECTIONS_PATH': COLLECTIONS_ROOT,
-        'ANSIBLE_HOME': home,
-        'ANSIBLE_LOCAL_TEMP': os.path.join(home, 'tmp'),
-        'ANSIBLE_STDOUT_CALLBACK': 'ansible.builtin.json',
-        'ANSIBLE_LOAD_CALLBACK_PLUGINS': '1',
-        'ANSIBLE_NOCOLOR': '1',
-        'ANSIBLE_HOST_KEY_CHECKING': '0',
-        'LC_ALL': 'C.UTF-8',
-    })
+    env = checkout_env(REPO, collections=COLLECTIONS_ROOT, config=False, home=home, local_temp=True,
+                       callback='ansible.builtin.json', ANSIBLE_LOAD_CALLBACK_PLUGINS='1', ANSIBLE_HOST_KEY_CHECKING='0',
+                       LC_ALL='C.UTF-8')
     env.update(extra_env or {})
     argv = [ansible, 'localhost', '-i', 'localhost,', '-c', 'local',
             '-e', 'ansible_python_interpreter=%s' % sys.executable,

@@ -19,6 +19,12 @@ import os
 import subprocess
 import sys
 
+# tools/ansible_env.py: tests/conftest.py puts tools/ on sys.path in pytest; this file also runs as a script
+_TOOLS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), 'tools')
+if _TOOLS not in sys.path:
+    sys.path.append(_TOOLS)
+from ansible_env import checkout_env  # noqa: E402  (tools/ on sys.path above)
+
 ROLES = ('kernel_tuning', 'imex', 'rdma_modules', 'rdma_netns')
 
 
@@ -31,7 +37,7 @@ def collections_root():
 def probe(cases, root=None):
     """Run the probe in a subprocess; the answer per case (see the module docstring)."""
     collections_root_ = root or collections_root()
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=collections_root_, ANSIBLE_NOCOLOR='1')
+    env = checkout_env(collections=collections_root_, config=False, home=False)
     proc = subprocess.run([sys.executable, os.path.abspath(__file__), collections_root_], input=json.dumps(cases),
                           env=env, capture_output=True, text=True, timeout=300, check=False)
     if proc.returncode != 0:

@@ -14,6 +14,8 @@ import time
 
 import pytest
 
+from ansible_env import checkout_env
+
 REPO = pathlib.Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(REPO / "lab"))
 
@@ -114,10 +116,9 @@ def test_each_tray_has_its_own_bmc_port_and_the_base_can_move(monkeypatch):
 
 def ansible_module(module, args):
     """Run a module on localhost with the repository's ansible (the json callback); return its result."""
-    env = dict(os.environ, ANSIBLE_CONFIG=str(REPO / "ansible.cfg"), ANSIBLE_COLLECTIONS_PATH=str(REPO / ".collections"),
-               ANSIBLE_HOME=str(REPO / ".ansible"), ANSIBLE_LOAD_CALLBACK_PLUGINS="1",
-               ANSIBLE_STDOUT_CALLBACK="ansible.posix.json", ANSIBLE_NOCOLOR="1", ANSIBLE_DEPRECATION_WARNINGS="0",
-               ANSIBLE_LOCALHOST_WARNING="0", ANSIBLE_INVENTORY_UNPARSED_WARNING="0")
+    env = checkout_env(REPO, callback="ansible.posix.json", ANSIBLE_LOAD_CALLBACK_PLUGINS="1",
+                       ANSIBLE_DEPRECATION_WARNINGS="0", ANSIBLE_LOCALHOST_WARNING="0",
+                       ANSIBLE_INVENTORY_UNPARSED_WARNING="0")
     argv = [str(pathlib.Path(sys.executable).parent / "ansible"), "localhost", "-m", module, "-a", json.dumps(args)]
     proc = subprocess.run(argv, cwd=REPO, env=env, capture_output=True, text=True, timeout=120, check=False)
     return json.loads(proc.stdout)["plays"][0]["tasks"][0]["hosts"]["localhost"]

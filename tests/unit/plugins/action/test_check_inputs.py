@@ -17,6 +17,7 @@ import pytest
 import yaml
 
 import ansible_collections.gpu_tray.cluster as collection
+from ansible_env import checkout_env
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
 COLLECTIONS_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(list(collection.__path__)[0])))
@@ -24,9 +25,9 @@ PLAYBOOKS = os.path.join(REPO, 'playbooks')
 
 
 def run(tmp_path, playbook, *args, inventory=None, callback='default'):
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, 'ansible.cfg'), ANSIBLE_COLLECTIONS_PATH=COLLECTIONS_ROOT,
-               ANSIBLE_HOME=str(tmp_path / 'home'), ANSIBLE_NOCOLOR='1', ANSIBLE_LOCALHOST_WARNING='0',
-               ANSIBLE_INVENTORY_UNPARSED_WARNING='0', ANSIBLE_STDOUT_CALLBACK='ansible.builtin.' + callback)
+    env = checkout_env(REPO, collections=COLLECTIONS_ROOT, home=str(tmp_path / 'home'),
+                       callback='ansible.builtin.' + callback, ANSIBLE_LOCALHOST_WARNING='0',
+                       ANSIBLE_INVENTORY_UNPARSED_WARNING='0')
     argv = [os.path.join(os.path.dirname(sys.executable), 'ansible-playbook'), str(playbook)]
     argv += ['-i', str(inventory)] if inventory else ['-i', 'localhost,', '-c', 'local',
                                                       '-e', 'ansible_python_interpreter=%s' % sys.executable]

@@ -12,6 +12,7 @@ import sys
 import pytest
 
 import ansible_collections.gpu_tray.cluster as collection
+from ansible_env import checkout_env
 
 # (not `from conftest import`: another conftest module of the session may hold that name)
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
@@ -73,11 +74,9 @@ BAD = '''
 def run(tmp_path, text, name, cache):
     path = tmp_path / name
     path.write_text(text % {'root': tmp_path, 'sys': tmp_path / 'tray' / 'sys'})
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=COLLECTIONS_ROOT, ANSIBLE_HOME=str(tmp_path / 'home'),
-               ANSIBLE_NOCOLOR='1', ANSIBLE_CACHE_PLUGIN='ansible.builtin.jsonfile',
-               ANSIBLE_CACHE_PLUGIN_CONNECTION=str(cache), ANSIBLE_GATHERING='explicit',
-               ANSIBLE_LOCALHOST_WARNING='0', ANSIBLE_INVENTORY_UNPARSED_WARNING='0')
-    env['ANSIBLE_CONFIG'] = os.path.join(REPO, 'ansible.cfg')
+    env = checkout_env(REPO, collections=COLLECTIONS_ROOT, home=str(tmp_path / 'home'),
+                       ANSIBLE_CACHE_PLUGIN='ansible.builtin.jsonfile', ANSIBLE_CACHE_PLUGIN_CONNECTION=str(cache),
+                       ANSIBLE_GATHERING='explicit', ANSIBLE_LOCALHOST_WARNING='0', ANSIBLE_INVENTORY_UNPARSED_WARNING='0')
     return subprocess.run([os.path.join(os.path.dirname(sys.executable), 'ansible-playbook'), '-i', 'localhost,',
                            '-c', 'local', '-e', 'ansible_python_interpreter=%s' % sys.executable, str(path)],
                           cwd=REPO, env=env, capture_output=True, text=True, timeout=300, check=False)

@@ -16,6 +16,7 @@ import sys
 import pytest
 
 import tooldouble
+from ansible_env import checkout_env
 from trayfixture import set_pkeys
 from unithelpers import containerd_tree, fixture_path
 
@@ -121,8 +122,7 @@ def test_module_defaults_group_sets_roots_for_every_module(tmp_path, tray, colle
                 "ansible_facts.gpu_tray_rdma.rails == ['mlx5_0', 'mlx5_1', 'mlx5_3', 'mlx5_4']",
                 "ansible_facts.gpu_tray.kernel_release == '6.8.0-1021-nvidia-64k'"]}},
         ]}]))
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=collections_root, ANSIBLE_HOME=str(tmp_path / 'home'),
-               ANSIBLE_NOCOLOR='1')
+    env = checkout_env(collections=collections_root, config=False, home=str(tmp_path / 'home'))
     proc = subprocess.run([os.path.join(os.path.dirname(sys.executable), 'ansible-playbook'), '--check',
                            '-i', 'localhost,', '-c', 'local', '-e', 'ansible_python_interpreter=%s' % sys.executable,
                            str(playbook)], cwd=repo_root, env=env, capture_output=True, text=True, timeout=300, check=False)
@@ -159,8 +159,7 @@ def test_pkey_from_inventory_like_variables(tmp_path, tray, collections_root, re
         '          - unquoted is failed\n'
         '          - unquoted.pkey == "0x8123"\n'
         '          - "\\"Tagged\\" not in unquoted.msg"\n' % (tray['sys'], tray['sys']))
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=collections_root, ANSIBLE_HOME=str(tmp_path / 'home'),
-               ANSIBLE_NOCOLOR='1')
+    env = checkout_env(collections=collections_root, config=False, home=str(tmp_path / 'home'))
     proc = subprocess.run([os.path.join(os.path.dirname(sys.executable), 'ansible-playbook'),
                            '-i', 'localhost,', '-c', 'local', '-e', 'ansible_python_interpreter=%s' % sys.executable,
                            str(playbook)], cwd=repo_root, env=env, capture_output=True, text=True, timeout=300,

@@ -20,6 +20,7 @@ from ansible_collections.gpu_tray.cluster.plugins.filter.nccl_run_check import n
 from ansible_collections.gpu_tray.cluster.plugins.filter.nccl_run_plan import nccl_run_plan
 from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import nccl_launch as nl
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.tray import read_files
+from ansible_env import checkout_env
 from unithelpers import fixture_path
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
@@ -546,9 +547,8 @@ def test_ssh_keypair_lookup_makes_a_fresh_openssh_ed25519_pair(tmp_path, collect
     """Through Ansible itself (the lookup's documented option is loaded the way a play loads it)."""
     import json
     import sys
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=collections_root, ANSIBLE_HOME=str(tmp_path / 'home'),
-               ANSIBLE_LOCAL_TEMP=str(tmp_path / 'tmp'), ANSIBLE_STDOUT_CALLBACK='ansible.builtin.json',
-               ANSIBLE_LOAD_CALLBACK_PLUGINS='1', ANSIBLE_NOCOLOR='1')
+    env = checkout_env(collections=collections_root, config=False, home=str(tmp_path / 'home'),
+                       local_temp=str(tmp_path / 'tmp'), callback='ansible.builtin.json', ANSIBLE_LOAD_CALLBACK_PLUGINS='1')
     expr = ("{{ [lookup('gpu_tray.cluster.ssh_keypair', comment='gpu-tray-nccl-r1'), "
             "lookup('gpu_tray.cluster.ssh_keypair')] }}")
     proc = subprocess.run([os.path.join(os.path.dirname(sys.executable), 'ansible'), 'localhost', '-i', 'localhost,',
