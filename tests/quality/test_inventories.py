@@ -64,13 +64,13 @@ def test_reboot_waves_take_one_tray_per_rack_at_a_time(name):
     # ansible-core's collection loader refuses in every later test of the session
     if str(ROOT / ".collections") not in sys.path:
         sys.path.insert(0, str(ROOT / ".collections"))
-    from ansible_collections.gpu_tray.cluster.plugins.filter.reboot_waves import FilterModule
+    from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.reboot_plan import plan_waves
     data, hostvars = listed(ROOT / "inventories" / name)
     trays = members(data, "gpu_trays")
     # a second rack, as an operator adds one: r02 copies of the trays
     second = [t.replace("-r01-", "-r02-") for t in trays]
     group_of = dict({t: hostvars[t]["rack"] for t in trays}, **{t: "r02" for t in second})
-    waves = FilterModule().filters()["reboot_waves"](trays + second, trays + second, hostvars[trays[0]][
+    waves = plan_waves(trays + second, trays + second, hostvars[trays[0]][
         "gpu_tray_reboot_batch"], group_of, "rack")
     assert len(waves) == 18 and all(sorted(group_of[h] for h in w) == ["r01", "r02"] for w in waves), waves
 
