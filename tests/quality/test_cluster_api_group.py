@@ -92,6 +92,29 @@ def test_every_play_that_talks_to_the_api_has_the_one_entry():
         assert defaults == DEFAULTS, (where, defaults)   # one line: no module named, no group of its own
 
 
+def module_defaults(node):
+    """Every module_defaults mapping of a parsed YAML document (plays, blocks, tasks)."""
+    if isinstance(node, list):
+        for item in node:
+            yield from module_defaults(item)
+    elif isinstance(node, dict):
+        if isinstance(node.get("module_defaults"), dict):
+            yield node["module_defaults"]
+        for value in node.values():
+            yield from module_defaults(value)
+
+
+def test_no_module_defaults_names_a_kubernetes_core_module():
+    """The roles' blocks too (the rolling reboot's): the cluster connection goes through the group, never module by
+    module (a module left out of the list ran without it)."""
+    for top in ("roles", "playbooks"):
+        for path in sorted((ROOT / top).rglob("*.yml")):
+            for defaults in module_defaults(yaml.safe_load(path.read_text())):
+                named = sorted(key for key in defaults
+                               if key.startswith(("kubernetes.core.", "group/kubernetes.core.")))
+                assert not named, (str(path.relative_to(ROOT)), named)
+
+
 def test_the_group_covers_every_module_the_collection_calls_on_the_api():
     modules = group_modules()
     assert {"kubernetes.core.k8s", "kubernetes.core.k8s_info", "kubernetes.core.k8s_drain", "kubernetes.core.k8s_log",
