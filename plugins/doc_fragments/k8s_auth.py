@@ -54,7 +54,9 @@ requirements:
   - packaging
 notes:
   - The options, aliases and C(K8S_AUTH_*) variables are those of C(kubernetes.core), so one
-    C(module_defaults) or AWX credential serves both collections.
+    C(module_defaults) or AWX credential serves both collections (action group
+    C(gpu_tray.cluster.cluster_api), which holds this collection's cluster checks and kubernetes.core's groups
+    C(k8s) and C(helm)).
   - The module only reads from the API (get/list). It always returns C(changed=false) and runs identically in
     check mode.
 attributes:

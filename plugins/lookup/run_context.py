@@ -42,10 +42,10 @@ EXAMPLES = r'''
   ansible.builtin.debug:
     msg: "{{ lookup('gpu_tray.cluster.run_context', 'num_vfs') }}"
 
-- name: Every play that talks to the Kubernetes API
+- name: Every play that talks to the Kubernetes API (group cluster_api - cluster checks, kubernetes.core k8s, helm)
   hosts: localhost
   module_defaults:
-    group/kubernetes.core.k8s: "{{ lookup('gpu_tray.cluster.run_context', 'k8s_auth') }}"
+    group/gpu_tray.cluster.cluster_api: "{{ lookup('gpu_tray.cluster.run_context', 'k8s_auth') }}"
   tasks: []
 '''
 

@@ -1,6 +1,6 @@
 # Copyright: (c) 2026, gpu_tray.cluster contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The action gpu_tray.cluster.check_inputs in real ansible-playbook runs on local hosts, through the playbooks' own
+"""The action gpu_tray.cluster.check_inputs in real ansible-playbook runs on local hosts, through the playbooks' opening
 tasks: the issue-34 examples refused in one line before anything is written (render_bundle, deploy_stack), a
 missing helm named with its fix, a misspelt variable set on a tray refused by every playbook whose first play
 runs on the API host (the stack and the validation read the trays' values), the check's task condition (run once
@@ -103,17 +103,19 @@ def recorded(proc):
     return dict((host, result['msg']) for host, result in tasks[-1]['hosts'].items())
 
 
-def first_tasks(name):
-    """The first two tasks of a playbook's first play: the check and the task that keeps its answers."""
+def opening(name):
+    """A playbook's opening, as its first play imports it (playbooks/tasks/opening.yml, with the playbook's own
+    arguments), its path made absolute for a play written elsewhere."""
     play = yaml.safe_load(open(os.path.join(PLAYBOOKS, name)))[0]
-    tasks = (play.get('pre_tasks') or play['tasks'])[:2]
-    assert 'gpu_tray.cluster.check_inputs' in tasks[0] and 'ansible.builtin.set_fact' in tasks[1], tasks
-    return tasks
+    task = dict((play.get('pre_tasks') or play['tasks'])[0])
+    assert task.get('ansible.builtin.import_tasks') == 'tasks/opening.yml', task
+    task['ansible.builtin.import_tasks'] = os.path.join(PLAYBOOKS, 'tasks', 'opening.yml')
+    return task
 
 
 def the_playbooks_check(tmp_path, name='preflight.yml'):
-    """A play over two local hosts that runs a playbook's first two tasks twice, then records what they left."""
-    text = yaml.safe_dump(first_tasks(name), default_flow_style=False, width=1000)
+    """A play over two local hosts that runs a playbook's opening twice, then records what it left."""
+    text = yaml.safe_dump([opening(name)], default_flow_style=False, width=1000)
     play = tmp_path / 'play.yml'
     play.write_text(PLAY % {'tasks': '\n'.join('    ' + line for line in text.splitlines()),
                             'defaults': os.path.join(REPO, 'roles', 'rolling_reboot', 'defaults', 'main.yml')})
@@ -161,7 +163,7 @@ def test_a_value_of_one_host_is_named_with_the_host(tmp_path):
 
 
 def test_a_helm_without_helm_diff_is_a_warning(tmp_path):
-    """deploy_stack's check with a helm that runs but has no helm-diff plugin: kubernetes.core.helm works without it,
+    """deploy_stack's opening with a helm that runs but has no helm-diff plugin: kubernetes.core.helm works without it,
     but cannot preview a release in check mode - said, not refused."""
     helm = tmp_path / 'helm'
     # `helm version` as Helm 3 prints it (kubernetes.core 6 asks for it before the plugin list), `helm plugin list`

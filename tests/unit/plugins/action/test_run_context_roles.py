@@ -14,7 +14,8 @@ import re
 import pytest
 import yaml
 
-from test_check_inputs import PLAYBOOKS, REPO, run   # noqa: I100 (the action tests' ansible-playbook runner)
+from test_check_inputs import REPO, run   # noqa: I100 (the action tests' ansible-playbook runner)
+from test_check_inputs import opening as check_opening   # noqa: I100 (the playbooks' opening, its path absolute)
 
 CONTEXT = re.compile(r"^\{\{\s*lookup\('gpu_tray\.cluster\.run_context',\s*'([a-z_]+)'\)\s*\}\}$")
 
@@ -36,10 +37,7 @@ def shared_options():
 
 def playbook(tmp_path, opening):
     """On every host: each role's defaults (as the role loads them) templated in this host's context."""
-    tasks = []
-    if opening:
-        with open(os.path.join(PLAYBOOKS, 'validate.yml')) as handle:
-            tasks = yaml.safe_load(handle)[0]['tasks'][:2]          # the check and the keep, as every playbook opens
+    tasks = [check_opening('validate.yml')] if opening else []   # the opening, as validate.yml imports it
     roles = sorted(set(role for uses in shared_options().values() for role, _option in uses))
     for role in roles:
         tasks.append({'name': 'defaults of %s' % role, 'ansible.builtin.include_vars': {
