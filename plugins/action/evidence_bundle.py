@@ -56,8 +56,8 @@ class ActionModule(ControllerAction):
         if args['preflight']:
             # the preflight's checks as a phase of its own (the run's reports keep their phases; the bundle binds both)
             phase = {'name': 'preflight', 'checks': preflight_records.phase_checks(args['preflight'])}
-            ctrf[PREFLIGHT] = (json.dumps(evidence.ctrf(phase, {'version': args['version']}), indent=2, sort_keys=True)
-                               + '\n').encode('utf-8')
+            text = json.dumps(evidence.ctrf(phase, {'version': args['version']}), indent=2, sort_keys=True)
+            ctrf[PREFLIGHT] = (text + '\n').encode('utf-8')
         signer = None
         try:
             if args['signing_key']:
