@@ -76,6 +76,12 @@ def mo(tmp_path_factory):
         log = tmp_path_factory.mktemp("mo") / "events.log"
         operator = subprocess.Popen([sys.executable, str(ROOT / "tests" / "cluster" / "maintenance_controller.py"),
                                      kubeconfig, str(log), "1"])
+        # the stand-in opens its log once it has imported the kubernetes client: seconds on a loaded machine
+        deadline = time.time() + 60
+        while not log.exists():
+            assert operator.poll() is None, "the maintenance controller stand-in exited (rc %s)" % operator.returncode
+            assert time.time() < deadline, "the maintenance controller stand-in did not open %s in 60 s" % log
+            time.sleep(0.25)
         inventory = lab_up("--platform", "rke2-vr200", "--trays", "2")
         workloads(kubeconfig, busy=("tray01",), nodes=("tray01", "tray02"))
         try:
@@ -101,7 +107,7 @@ def mo(tmp_path_factory):
 
 def events(log):
     out = []
-    for line in log.read_text().splitlines():
+    for line in (log.read_text() if log.exists() else "").splitlines():
         stamp, what, name, node, requestor = line.split()
         out.append((float(stamp), what, name, node, requestor))
     return out
