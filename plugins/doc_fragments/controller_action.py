@@ -7,7 +7,8 @@ __metaclass__ = type
 
 
 class ModuleDocFragment(object):
-    """Attributes of the action plugins that work on files of the controller (the evidence bundle, its verification)."""
+    """Attributes of the action plugins that run on the controller (the inputs check, the evidence, its bundle and its
+    verification); a module overrides an attribute by naming it."""
 
     DOCUMENTATION = r'''
 attributes:

@@ -47,13 +47,9 @@ options:
         V(vendored) (when C(stack_bundle_vendor_charts), else C(gpu_tray_bundle_vendor_charts), is true).
     type: raw
     default: false
+extends_documentation_fragment:
+  - gpu_tray.cluster.controller_action
 attributes:
-  action:
-    support: full
-    description: Runs on the controller as an action plugin.
-  async:
-    support: none
-    description: Runs in the controller process.
   bypass_host_loop:
     support: none
     description: Runs once per host of the loop; use C(run_once) - it checks every host of O(hosts) in one run.

@@ -51,13 +51,9 @@ options:
         The roles pass the run folder of P(gpu_tray.cluster.report_dir#lookup).
       - A C(latest) there that is not a link is not replaced (the task fails).
     type: path
+extends_documentation_fragment:
+  - gpu_tray.cluster.controller_action
 attributes:
-  action:
-    support: full
-    description: Runs on the controller as an action plugin.
-  async:
-    support: none
-    description: Runs in the controller process, not as an asynchronous job.
   bypass_host_loop:
     support: none
     description: Runs once per host of the loop; use C(run_once) to write every tray's files in one task.
@@ -67,10 +63,6 @@ attributes:
   diff_mode:
     support: none
     description: No diff is shown; the files written are listed in RV(written).
-  platform:
-    support: full
-    platforms: posix
-    description: The controller.
 seealso:
   - module: gpu_tray.cluster.tray_state
 '''
