@@ -71,8 +71,8 @@ from ansible.errors import AnsibleFilterError
 
 
 def nccl_lease(lease, holder, duration, now, namespace, name=None, variants=None):
-    from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.nccl_launch import (LOCK_NAME, PlanError,
-                                                                                         held_checks, lease_decision)
+    from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.nccl_launch import (
+        LOCK_NAME, PlanError, held_checks, lease_decision)
     if lease is not None and not isinstance(lease, dict):
         raise AnsibleFilterError('nccl_lease: the input must be the Lease (a dict) or none, got %s' % type(lease).__name__)
     name = LOCK_NAME if name is None else name

@@ -34,7 +34,8 @@ from ansible_collections.gpu_tray.cluster.plugins.module_utils.check_record impo
 
 # 'preflight': the preflight's checks the validation found, as a phase of the attested bundle (plugin_utils/
 # preflight_records.py); the validation's own reports hold the other five
-PHASES = ('preflight', 'readiness', 'deployment', 'trays', 'conformance', 'performance')
+RUN_PHASES = ('readiness', 'deployment', 'trays', 'conformance', 'performance')     # validate_phases' choices
+PHASES = ('preflight',) + RUN_PHASES
 TOOL = 'gpu_tray.cluster'
 _ORDER = {'failed': 0, 'warning': 1, 'skipped': 2, 'passed': 3}
 

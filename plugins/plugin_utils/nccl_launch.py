@@ -860,8 +860,8 @@ def phase_plan(spec, variants, nodes, trays=None):
         elif not capacity['enough']:
             refused.append({'variant': variant, 'name': check_name(variant), 'status': 'failed',
                             'object': ', '.join(capacity['eligible']),
-                            'message': 'Not run: the run needs %s trays and %s.' % (spec.get('trays'),
-                                                                                     capacity['message']),
+                            'message': 'Not run: the run needs %s trays and %s.' % (
+                                spec.get('trays'), capacity['message']),
                             'fix': CAPACITY_FIX})
     skipped = set(item['variant'] for item in refused)
     return {'plans': plans, 'preflight': preflight, 'checks': ([preflight] if preflight else []) + refused,

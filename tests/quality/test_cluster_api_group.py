@@ -7,12 +7,12 @@ A real run shows that the defaults get through the group: the inventory's gpu_tr
 kubernetes.core.k8s_info, kubernetes.core.k8s_drain, kubernetes.core.helm and a cluster check, as each one's own
 context argument, from the module_defaults a playbook writes."""
 import json
-import os
 import pathlib
 import subprocess
 import sys
 
 import yaml
+from ansible_env import checkout_env  # tools/ansible_env.py (tests/conftest.py puts tools/ on the path)
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BIN = pathlib.Path(sys.executable).parent
@@ -156,9 +156,8 @@ def test_the_run_context_reaches_kubernetes_core_through_the_group(tmp_path):
     path.write_text(yaml.safe_dump([{"hosts": "localhost", "gather_facts": False,
                                      "module_defaults": play["module_defaults"],
                                      "tasks": [dict(task, ignore_errors=True) for task in TASKS]}]))
-    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"),
-               ANSIBLE_COLLECTIONS_PATH=str(ROOT / ".collections"), ANSIBLE_HOME=str(tmp_path / "home"),
-               ANSIBLE_NOCOLOR="1", ANSIBLE_LOCALHOST_WARNING="0", ANSIBLE_STDOUT_CALLBACK="ansible.builtin.json")
+    env = checkout_env(ROOT, home=str(tmp_path / "home"), callback="ansible.builtin.json",
+                       ANSIBLE_LOCALHOST_WARNING="0")
     proc = subprocess.run([str(BIN / "ansible-playbook"), "-i", "localhost,", "-c", "local", str(path),
                            "-e", "ansible_python_interpreter=%s" % sys.executable,
                            "-e", "gpu_tray_kubeconfig=%s" % kubeconfig, "-e", "gpu_tray_kube_context=ctx-of-the-run"],

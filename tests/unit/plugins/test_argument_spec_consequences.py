@@ -86,7 +86,7 @@ IMPLEMENTED = [
     # preflight's and the verification's own)
     ('preflight', 'preflight_prefetch', {'kernel_tuning', 'imex', 'rdma_modules', 'rdma_netns'}),
     ('stack', 'stack_bundle_format', set(bundle.FORMATS)),
-    ('validate', 'validate_phases', set(evidence.PHASES)),
+    ('validate', 'validate_phases', set(evidence.RUN_PHASES)),
     ('validate', 'validate_nccl_variants', set(nccl_launch.VARIANTS)),
     ('validate', 'validate_recipe', _deployable_recipes()),
 ]

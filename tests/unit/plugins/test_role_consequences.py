@@ -250,7 +250,10 @@ def test_a_run_without_a_cluster_read_says_why_its_trays_are_not_drained(drain, 
     inputs = render('rolling_reboot', '__rolling_reboot_plan_inputs', rolling_reboot_drain=drain,
                     __rolling_reboot_hosts=['tray01', 'tray02'], __rolling_reboot_via='drain',
                     __rolling_reboot_waves_done=[], ansible_check_mode=False, hostvars=hostvars)
-    assert inputs['cluster'] == {'read': False, 'why': why}
+    assert {key: inputs['cluster'][key] for key in ('read', 'why', 'error')} == {'read': False, 'why': why, 'error': ''}
+    if drain == 'never':
+        assert inputs['cluster']['sources'] == []       # nothing is read: no source can refuse the run
+    inputs['cluster']['sources'] = []                   # none configured (whatever this machine's environment has)
     out = reboot_plan.plan(inputs)
     assert out['refuse'] is None and out['pending'] == ['tray01', 'tray02']
     assert '%s: every tray counts as %s' % (why, 'busy' if drain == 'never' else 'idle') in out['summary']
@@ -270,7 +273,7 @@ def test_a_run_with_the_cluster_read_drains_its_busy_trays():
                     __rolling_reboot_nodes={'resources': [{'metadata': {'name': 'tray01'}}]},
                     __rolling_reboot_hosts=['tray01', 'tray02'], __rolling_reboot_via='drain',
                     __rolling_reboot_waves_done=[], ansible_check_mode=False, hostvars=hostvars)
-    assert inputs['cluster'] == {'read': True, 'why': ''}
+    assert {key: inputs['cluster'][key] for key in ('read', 'why', 'error')} == {'read': True, 'why': '', 'error': ''}
     out = reboot_plan.plan(inputs)
     assert out['busy'] == ['tray02'] and out['trays']['tray02']['role'] == 'rolling', out['trays']
     assert out['trays']['tray02']['via'] == 'drain' and out['trays']['tray01']['via'] == 'drain', out['trays']

@@ -433,7 +433,7 @@ def test_net_preflight_names_each_tray_that_cannot_run_it(tmp_path):
 
 def test_net_preflight_passes_and_warns_without_trays(tmp_path):
     ok = nl.net_preflight({'tray01': tray_read(tmp_path, 'tray01', 'params-r580-override'),
-                             'tray02': tray_read(tmp_path, 'tray02', 'params-r595', 'version-r595')})
+                           'tray02': tray_read(tmp_path, 'tray02', 'params-r595', 'version-r595')})
     assert ok['status'] == 'passed' and ok['object'] == ''
     assert nl.net_preflight({})['status'] == 'warning'
     assert nl.net_preflight({'tray01': {'state': None}})['status'] == 'failed'
@@ -1178,7 +1178,7 @@ def test_the_preflight_finds_the_driver_files_the_role_asked_for_whatever_proc_r
 
 def test_net_preflight_goes_on_after_a_tray_it_could_not_read(tmp_path):
     check = nl.net_preflight({'tray01': {'state': None},
-                                'tray02': tray_read(tmp_path, 'tray02', 'params-r580-override')})
+                              'tray02': tray_read(tmp_path, 'tray02', 'params-r580-override')})
     assert check['object'] == 'tray01'
     assert check['details'] == ['tray01: not read (the tray was not read in this run)',
                                 'tray02: driver 580.173.02 runs with GrdmaPciTopoCheckOverride: 1']
