@@ -30,7 +30,8 @@ options:
       - Keys of the context to return (platform, recipe, rails, rail_pci_addresses, num_vfs, pkey, sysfs_root,
         proc_root, kubeconfig, kube_context, bmc_required, bmc_address, bmc_username, bmc_password, bmc_system_id,
         bmc_validate_certs, bmc_ca_path, bmc_timeout, report_dir), C(k8s_auth) for kubernetes.core's connection
-        options (only those set), or C(k8s_sources) for where kubernetes.core takes the cluster from on the controller
+        options (only those set), C(kept) for the whole context without its secrets (what a run may keep in its facts,
+        as M(gpu_tray.cluster.check_inputs) keeps it), or C(k8s_sources) for where kubernetes.core takes the cluster from on the controller
         (the inventory's inputs, C(K8S_AUTH_KUBECONFIG), C(K8S_AUTH_HOST), C(KUBECONFIG), C(~/.kube/config); empty -
         none is configured). None - the whole context.
     type: list
@@ -113,7 +114,9 @@ class LookupModule(LookupBase):
             return [context]
         out = []
         for term in terms:
-            if term == 'k8s_auth':
+            if term == 'kept':
+                out.append(run_context.kept(context))
+            elif term == 'k8s_auth':
                 out.append(run_context.k8s_auth(context))
             elif term == 'k8s_sources':
                 home = os.path.expanduser('~/.kube/config')
@@ -121,6 +124,6 @@ class LookupModule(LookupBase):
             elif term in context:
                 out.append(context[term])
             else:
-                raise AnsibleLookupError('run_context: %r is not a key of the run context (%s, k8s_auth, k8s_sources)'
+                raise AnsibleLookupError('run_context: %r is not a key of the run context (%s, kept, k8s_auth, k8s_sources)'
                                          % (term, ', '.join(context)))
         return out

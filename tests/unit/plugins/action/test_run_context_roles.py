@@ -103,3 +103,24 @@ def test_the_trays_disagreeing_on_a_cluster_value_stop_the_run(tmp_path):
     assert proc.returncode == 2
     assert 'gpu_tray_num_vfs differs between the trays (16 on tray01; 8 on tray02)' in proc.stdout, proc.stdout[-3000:]
     assert not (tmp_path / 'out-api.json').exists()
+
+
+@pytest.mark.parametrize('with_opening', [True, False], ids=['opened', 'alone'])
+def test_the_kept_context_is_the_whole_one_without_its_secrets(tmp_path, with_opening):
+    """lookup('gpu_tray.cluster.run_context', 'kept'): what the stack hands its component hosts - every key of the
+    context but the BMC password, which a run never keeps in its facts."""
+    tasks = [check_opening('validate.yml')] if with_opening else []
+    tasks.append({'name': 'both', 'ansible.builtin.copy': {
+        'content': "{{ {'whole': lookup('gpu_tray.cluster.run_context'), "
+                   "'kept': lookup('gpu_tray.cluster.run_context', 'kept')} | to_json }}",
+        'dest': str(tmp_path / 'out-{{ inventory_hostname }}.json')}, 'delegate_to': 'localhost'})
+    book = tmp_path / 'kept.yml'
+    book.write_text(yaml.safe_dump([{'hosts': 'all', 'gather_facts': False, 'tasks': tasks}]))
+    proc = run(tmp_path, book, inventory=inventory(tmp_path, gpu_tray_bmc_password='s3cret-pw'))
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    for host in ('api', 'tray01', 'tray02'):
+        got = json.loads((tmp_path / ('out-%s.json' % host)).read_text())
+        assert 's3cret-pw' not in json.dumps(got['kept']), host
+        assert set(got['whole']) - set(got['kept']) == {'bmc_password'}, host
+        assert dict((k, v) for k, v in got['whole'].items() if k != 'bmc_password') == got['kept'], host
+    assert json.loads((tmp_path / 'out-tray01.json').read_text())['whole']['bmc_password'] == 's3cret-pw'
