@@ -87,7 +87,7 @@ class ActionModule(ActionBase):
                 members = (run.get('wave') or {}).get('trays') or []
                 regs = dict((h, {}) for h in members)
                 for name in ('failure', 'sent', 'back', 'bmc_system', 'bmc_logs', 'bmc_cycle', 'cycled_back',
-                             'bmc_system_after', 'verified'):
+                             'bmc_system_after', 'verified', 'facts'):
                     for host, value in registered(hostvars, members, name).items():
                         regs[host][name] = value
                 out = reboot_plan.record_wave(run, inputs, trays, regs, in_play, now)

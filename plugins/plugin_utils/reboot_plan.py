@@ -4,8 +4,9 @@
 """The rolling reboot's plan, decided on the controller: pure functions, unit-tested (no I/O, no Ansible).
 
 The role (roles/rolling_reboot) reads - the Kubernetes nodes and each tray's pods (kubernetes.core.k8s_info), the
-Maintenance Operator, the trays' BMCs - and then dispatches, waits and records; what to do with what it read is
-decided here, through the filters ``reboot_plan``, ``reboot_idle`` and ``reboot_result``:
+Maintenance Operator, the trays' BMCs - and then dispatches, waits and registers what it did; what to do with what it
+read, and what its results mean, is decided here, through the action ``gpu_tray.cluster.reboot_step`` (the run's steps
+at the end of this file: :func:`begin`, :func:`judge_bmcs`, :func:`start_wave`, :func:`record_wave`, :func:`report`):
 
 * :func:`tray_state` - idle or busy: a tray is idle when it is not a node of the cluster, or its node runs no pod
   but DaemonSet-owned and static (mirror) pods (the pods a drain leaves alone) and nobody cordoned it before the run.
@@ -14,7 +15,8 @@ decided here, through the filters ``reboot_plan``, ``reboot_idle`` and ``reboot_
   first, then every other tray together), ``auto`` (canary for the idle trays, rolling for the busy ones, in the
   same run); per tray whether and how it is drained; the plan line, the progress line with an estimate, and why
   the run stops.
-* :func:`result` - a tray's row of the rolling-reboot report from what its wave registered.
+* :func:`result` - a tray's row of the rolling-reboot report from what its wave registered (:func:`outcome`).
+* :func:`use_maintenance_operator` - whether busy nodes are drained through the Maintenance Operator.
 
 Ansible's own knobs do not express "at most one batch per rack at a time, racks in parallel": ``serial`` and
 ``throttle`` limit the whole play, so 8 racks x 18 trays would take 144 reboot slots instead of 18; nor "one
@@ -638,6 +640,7 @@ REGISTERED = {
     'bmc_cycle': '__rolling_reboot_bmc_cycle', 'cycled_back': '__rolling_reboot_cycled_back',
     'bmc_system_after': '__rolling_reboot_bmc_system_after', 'verified': '__rolling_reboot_verified',
     'failure': '__rolling_reboot_failure', 'stopped': '__rolling_reboot_stopped', 'tray': '__rolling_reboot_tray',
+    'facts': 'ansible_facts',
 }
 GONE = 'left the play before the rolling reboot: unreachable or failed in an earlier phase'
 LEFT_GONE = 'as it is (it left the run unreachable)'
@@ -764,11 +767,20 @@ def start_wave(run, inputs, nodes=None, pods=None, now=None):
     return run
 
 
+def _serial(tray, regs):
+    """The tray's serial as its facts hold it when the wave is recorded (a verify read may have added it; the role's
+    __rolling_reboot_serial), else as kept before the plan."""
+    facts = regs.get('facts')
+    if not isinstance(facts, dict):
+        return (tray.get('bmc') or {}).get('serial')
+    return ((facts.get('gpu_tray') or {}).get('dmi') or {}).get('product_serial')
+
+
 def _bmc_seen(tray, regs):
     from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import bmc
     mine = tray.get('bmc') or {}
     count = mine.get('log_entries')
-    return bmc.state(mine.get('settings') or {}, regs.get('bmc_system'), regs.get('bmc_logs'), serial=mine.get('serial'),
+    return bmc.state(mine.get('settings') or {}, regs.get('bmc_system'), regs.get('bmc_logs'), serial=_serial(tray, regs),
                      count=bmc.DEFAULT_LOG_ENTRIES if count is None else int(count),
                      recover=mine.get('recover') or 'none', attempted=False)
 
@@ -778,7 +790,7 @@ def _bmc_after(tray, regs):
     if _skipped(regs.get('bmc_system_after')):
         return None
     mine = tray.get('bmc') or {}
-    return bmc.state(mine.get('settings') or {}, regs['bmc_system_after'], None, serial=mine.get('serial'))
+    return bmc.state(mine.get('settings') or {}, regs['bmc_system_after'], None, serial=_serial(tray, regs))
 
 
 def outcome(regs, tray, mine, via):

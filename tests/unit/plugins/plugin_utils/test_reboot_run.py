@@ -249,3 +249,14 @@ def test_the_report_gives_each_row_its_waves_timing():
     assert [r['tray'] for r in out['json']] == ['tray01', 'tray02', 'tray03']
     assert out['json'][0]['wave_timing'] == run['waves_done'][0] and out['json'][1]['wave_timing'] is None
     assert 'wave_timing' not in out['rows'][0] and out['plan'] == run['plan'] and out['stopped'] is None
+
+
+def test_the_bmc_section_takes_the_serial_the_trays_facts_hold_when_the_wave_is_recorded():
+    """The role's __rolling_reboot_serial is read when used: a serial the facts hold by then is the one judged."""
+    failure = {'step': 'reboot', 'task': 'Stop when the tray did not come back', 'error': 'x'}
+    base = dict(back={'failed': True, 'msg': 'timed out'}, bmc_system=SYSTEM, verified=None, failure=failure)
+    kept = rp.outcome(ok_regs(**base), tray(), {'via': None}, 'drain')['bmc']
+    other = rp.outcome(ok_regs(facts={'gpu_tray': {'dmi': {'product_serial': 'S9'}}}, **base), tray(), {'via': None},
+                       'drain')['bmc']
+    assert kept['system_id'] == 'System.Embedded.1' and kept['read']
+    assert other != kept and 'S9' in other['summary'], other
