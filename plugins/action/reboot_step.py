@@ -93,8 +93,8 @@ class ActionModule(ActionBase):
                 out = reboot_plan.record_wave(run, inputs, trays, regs, in_play, now)
             else:
                 stopped = [v for v in registered(hostvars, hosts, 'stopped').values() if isinstance(v, dict)]
-                out = reboot_plan.report(run, inputs, trays, [str(h) for h in task_vars.get('ansible_play_hosts_all')
-                                                               or hosts], stopped[0] if stopped else None)
+                play_hosts_all = [str(h) for h in task_vars.get('ansible_play_hosts_all') or hosts]
+                out = reboot_plan.report(run, inputs, trays, play_hosts_all, stopped[0] if stopped else None)
                 result.update(out, changed=False)
                 return result
         except (KeyError, TypeError, ValueError) as exc:

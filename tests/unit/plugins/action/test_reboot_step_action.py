@@ -18,12 +18,12 @@ INPUTS = {'hosts': HOSTS, 'reasons': {'tray01': ['kernel_tuning'], 'tray02': ['k
           'strategy': 'auto', 'canaries': 1, 'batch': 1, 'group_by': '', 'drain': 'auto', 'drain_via': 'auto',
           'via_insisted': False, 'cluster': {'read': False, 'why': 'no cluster configured', 'sources': [], 'error': ''},
           'check_mode': False}
-KEPT = {'changed_roles': [], 'maintenance': 'ns/nm', 'checks': {'dispatch': 'the send', 'default': 'the error',
-                                                                 'unreachable': 'the console'},
+CHECKS = {'dispatch': 'the send', 'default': 'the error', 'unreachable': 'the console'}
+KEPT = {'changed_roles': [], 'maintenance': 'ns/nm', 'checks': CHECKS,
         'bmc': {'judged': False, 'settings': {}, 'serial': None, 'log_entries': 10, 'recover': 'none'}}
 
 
-def step(args, hostvars, play_hosts=HOSTS, play_hosts_all=HOSTS):
+def step(args, hostvars, play_hosts=None, play_hosts_all=None):
     task = MagicMock()
     task.async_val = 0
     task.check_mode = False
@@ -31,8 +31,8 @@ def step(args, hostvars, play_hosts=HOSTS, play_hosts_all=HOSTS):
     task.args = dict(args)
     task.action = 'gpu_tray.cluster.reboot_step'
     module = reboot_step.ActionModule(task, MagicMock(), PlayContext(), MagicMock(), MagicMock(), MagicMock())
-    return module.run(task_vars={'hostvars': hostvars, 'ansible_play_hosts': play_hosts,
-                                 'ansible_play_hosts_all': play_hosts_all})
+    return module.run(task_vars={'hostvars': hostvars, 'ansible_play_hosts': play_hosts or HOSTS,
+                                 'ansible_play_hosts_all': play_hosts_all or HOSTS})
 
 
 def facts(**registered):
