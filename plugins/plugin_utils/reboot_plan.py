@@ -793,11 +793,20 @@ def _bmc_after(tray, regs):
     return bmc.state(mine.get('settings') or {}, regs['bmc_system_after'], None, serial=_serial(tray, regs))
 
 
-def outcome(regs, tray, mine, via):
+def _sent_now(sent, started):
+    """Whether this wave sent the tray its reboot: a send that succeeded, at or after the wave started (a result
+    registered by an earlier run of the role in the same play is not this wave's)."""
+    if not isinstance(sent, dict) or _failed(sent) or sent.get('unreachable') or sent.get('skipped'):
+        return False
+    at = sent.get('sent_at')
+    return isinstance(at, (int, float)) and (started is None or float(at) >= float(started))
+
+
+def outcome(regs, tray, mine, via, started=None):
     """What a tray's wave did, for :func:`result`, from what its tasks registered (``regs``): all went well; a failed
     step (``regs['failure']``: step, task, error - the role's one rescue records only that); or, before its reboot
     was sent (nothing waited for), a failure in taking the node out or sending. ``tray``: the tray's kept facts;
-    ``mine``: its part of the plan; ``via``: how the run drains busy nodes."""
+    ``mine``: its part of the plan; ``via``: how the run drains busy nodes; ``started``: when the wave started."""
     failure = regs.get('failure')
     drained = mine.get('via') is not None
     if isinstance(failure, dict):
@@ -806,7 +815,7 @@ def outcome(regs, tray, mine, via):
         out = {'step': step, 'task': failure.get('task'), 'error': failure.get('error'),
                'check': checks.get(step, checks.get('default')), 'unreachable': step == 'unreachable',
                'came_back': False, 'drained': drained, 'left': left(via, tray.get('maintenance'))}
-        if regs.get('back') is None:              # it failed before its wait: nothing was sent and waited for
+        if not _sent_now(regs.get('sent'), started):      # it failed before its reboot was sent: nothing waited for
             return out
     else:
         out = {'step': None, 'drained': drained}
@@ -846,7 +855,7 @@ def record_wave(run, inputs, trays, regs, in_play, now=None):
     for host in wave.get('trays') or []:
         mine, kept, got = plan_trays.get(host) or {}, trays.get(host) or {}, regs.get(host) or {}
         if host in in_play or isinstance(got.get('failure'), dict):
-            rows[host] = result(rows[host], outcome(got, kept, mine, run['via']))
+            rows[host] = result(rows[host], outcome(got, kept, mine, run['via'], run.get('started')))
         if host not in in_play:
             rows[host] = result(rows[host], gone_outcome(got, kept, mine))
     members = wave.get('trays') or []

@@ -260,3 +260,17 @@ def test_the_bmc_section_takes_the_serial_the_trays_facts_hold_when_the_wave_is_
                        'drain')['bmc']
     assert kept['system_id'] == 'System.Embedded.1' and kept['read']
     assert other != kept and 'S9' in other['summary'], other
+
+
+@pytest.mark.parametrize('sent', [None, {'failed': True, 'msg': 'no'}, {'unreachable': True, 'msg': 'x'},
+                                  {'changed': True, 'boot_id': 'b0', 'sent_at': NOW - 3600}],
+                         ids=['not-run', 'failed', 'unreachable', 'an-earlier-run'])
+def test_a_failure_before_the_reboot_was_sent_this_wave_has_no_times_and_no_bmc(sent):
+    """The send part of the wave (drain, NodeMaintenance, the send itself): nothing was sent in this wave, so nothing
+    was waited for - whatever an earlier run of the role in the same play registered."""
+    regs = {'failure': {'step': 'dispatch', 'task': 'Send the reboot', 'error': 'no'}, 'sent': sent,
+            'back': {'changed': True, 'back_at': NOW - 3000}}
+    out = rp.outcome(regs, tray(), {'via': 'drain'}, 'drain', started=NOW)
+    assert 'sent' not in out and 'back' not in out and out['came_back'] is False, out
+    row = rp.result({'tray': 'tray01'}, out)
+    assert (row['down_at'], row['rebooted'], row['drain']) == (None, 'unknown', 'cordoned (left cordoned)')
