@@ -4,8 +4,9 @@
 """The rolling reboot's plan, decided on the controller: pure functions, unit-tested (no I/O, no Ansible).
 
 The role (roles/rolling_reboot) reads - the Kubernetes nodes and each tray's pods (kubernetes.core.k8s_info), the
-Maintenance Operator, the trays' BMCs - and then dispatches, waits and records; what to do with what it read is
-decided here, through the filters ``reboot_plan``, ``reboot_idle`` and ``reboot_result``:
+Maintenance Operator, the trays' BMCs - and then dispatches, waits and registers what it did; what to do with what it
+read, and what its results mean, is decided here, through the action ``gpu_tray.cluster.reboot_step`` (the run's steps
+at the end of this file: :func:`begin`, :func:`judge_bmcs`, :func:`start_wave`, :func:`record_wave`, :func:`report`):
 
 * :func:`tray_state` - idle or busy: a tray is idle when it is not a node of the cluster, or its node runs no pod
   but DaemonSet-owned and static (mirror) pods (the pods a drain leaves alone) and nobody cordoned it before the run.
@@ -14,7 +15,8 @@ decided here, through the filters ``reboot_plan``, ``reboot_idle`` and ``reboot_
   first, then every other tray together), ``auto`` (canary for the idle trays, rolling for the busy ones, in the
   same run); per tray whether and how it is drained; the plan line, the progress line with an estimate, and why
   the run stops.
-* :func:`result` - a tray's row of the rolling-reboot report from what its wave registered.
+* :func:`result` - a tray's row of the rolling-reboot report from what its wave registered (:func:`outcome`).
+* :func:`use_maintenance_operator` - whether busy nodes are drained through the Maintenance Operator.
 
 Ansible's own knobs do not express "at most one batch per rack at a time, racks in parallel": ``serial`` and
 ``throttle`` limit the whole play, so 8 racks x 18 trays would take 144 reboot slots instead of 18; nor "one
@@ -618,3 +620,267 @@ def tray_message(row, left):
         text += ' %s.' % summary.rstrip('.')
     return '%s Check %s. The tray is left %s; no further tray was touched; a re-run resumes.' % (
         text, row.get('check') or 'the error above', left)
+
+
+# ------------------------------------------------------------------------------------------------ the run
+#
+# What the role registered, turned into the run's record on the controller (action gpu_tray.cluster.reboot_step):
+# :func:`begin` (idle or busy, how busy nodes are drained, the first plan and each tray's report row),
+# :func:`judge_bmcs` (each tray's BMC access before the first reboot), :func:`start_wave` (the wave re-planned with
+# the pods read just before it), :func:`record_wave` (each tray's outcome, the wave's record, the plan of the rest)
+# and :func:`report` (the rows, waves and where the run stopped, for the report files and the job's artifacts).
+# ``run`` is what the previous step returned (the role registers it as __rolling_reboot_run); ``trays`` per tray
+# what the role keeps of it (the fact __rolling_reboot_tray: changed_roles, maintenance, checks, bmc); ``regs`` per
+# tray what its tasks registered, by short name (see REGISTERED).
+
+# the results the role's tasks register on each tray, by the short names the steps use
+REGISTERED = {
+    'pods': '__rolling_reboot_pods', 'bmc_answer': '__rolling_reboot_bmc_answer', 'sent': '__rolling_reboot_sent',
+    'back': '__rolling_reboot_back', 'bmc_system': '__rolling_reboot_bmc_system', 'bmc_logs': '__rolling_reboot_bmc_logs',
+    'bmc_cycle': '__rolling_reboot_bmc_cycle', 'cycled_back': '__rolling_reboot_cycled_back',
+    'bmc_system_after': '__rolling_reboot_bmc_system_after', 'verified': '__rolling_reboot_verified',
+    'failure': '__rolling_reboot_failure', 'stopped': '__rolling_reboot_stopped', 'tray': '__rolling_reboot_tray',
+    'facts': 'ansible_facts',
+}
+GONE = 'left the play before the rolling reboot: unreachable or failed in an earlier phase'
+LEFT_GONE = 'as it is (it left the run unreachable)'
+NO_PLAN = 'No plan was made: the run stopped before it.'
+
+
+def _skipped(result):
+    """Jinja's ``is skipped`` of a registered result; a result never registered counts as skipped."""
+    return not isinstance(result, dict) or bool(result.get('skipped'))
+
+
+def _failed(result):
+    """Jinja's ``is failed``."""
+    return isinstance(result, dict) and bool(result.get('failed'))
+
+
+def use_maintenance_operator(drain_via, reads):
+    """Whether busy nodes are drained through the Maintenance Operator (rolling_reboot_drain_via): always with
+    maintenance_operator; with auto only when the cluster serves the NodeMaintenance CRD AND runs the operator (a
+    Deployment named ...maintenance-operator...) - CRDs stay behind after the operator is uninstalled, and a
+    NodeMaintenance nobody serves never becomes Ready. ``reads``: the registered loop results of the role's look
+    (the CRD, then the Deployments)."""
+    if drain_via == 'maintenance_operator':
+        return True
+    reads = list(reads or [])
+    if drain_via != 'auto' or len(reads) < 2:
+        return False
+    crd = (reads[0] or {}).get('resources') or []
+    deployments = (reads[1] or {}).get('resources') or []
+    names = [str(((item or {}).get('metadata') or {}).get('name') or '') for item in deployments]
+    return bool(crd) and any('maintenance-operator' in name for name in names)
+
+
+def node_object(nodes, name):
+    """The tray's Node as the nodes read returned it; None when the cluster has no node of that name or was not read."""
+    for node in ((nodes or {}).get('resources') or []) if isinstance(nodes, dict) else []:
+        if ((node or {}).get('metadata') or {}).get('name') == name:
+            return node
+    return None
+
+
+def left(via, maintenance):
+    """How a failed tray's node is left (the failure message, the report), by the way the run drains busy nodes:
+    ``maintenance`` is the role's NodeMaintenance, namespace/name."""
+    if (via or 'drain') == 'drain':
+        return 'cordoned (left cordoned)'
+    return ('cordoned by NodeMaintenance %s (left in place: delete it to release the node, '
+            'docs/runbooks/orphaned-node-maintenance.md)' % maintenance)
+
+
+def start_row(tray, reasons, changed_roles, check_mode):
+    """A tray's report row before the plan."""
+    status = ('would reboot' if check_mode else 'not reached') if reasons else 'no reboot needed'
+    return {'tray': tray, 'status': status, 'rebooted': 'no', 'cmdline_verified': 'n/a', 'drain': '-',
+            'reboot_required_by': list(reasons or []), 'changed_roles': list(changed_roles or [])}
+
+
+def _start_rows(inputs, trays):
+    return dict((h, start_row(h, (inputs.get('reasons') or {}).get(h), (trays.get(h) or {}).get('changed_roles'),
+                              inputs.get('check_mode'))) for h in inputs['hosts'])
+
+
+def _plan(inputs, run, **more):
+    """plan() of the run's inputs with what the run holds (states, rows, the way busy nodes go, waves done)."""
+    return plan(dict(inputs, states=run['states'], rows=run['rows'], via=run['via'],
+                     waves_done=run.get('waves_done') or [], **more))
+
+
+def begin(inputs, trays, nodes=None, pods=None, mo_reads=None, now=None):
+    """The run's starting point: per tray its state (:func:`tray_state` from its Node in ``nodes`` and its ``pods``
+    read; None when the cluster was not read), how busy nodes are drained (:func:`use_maintenance_operator`), the
+    first plan (``planned``: its lines, kept for the report) and each tray's report row with its place in the plan.
+    ``inputs``: plan()'s, without states, rows, via, waves_done, now; with drain_via."""
+    hosts = [str(h) for h in inputs['hosts']]
+    inputs = dict(inputs, hosts=hosts)
+    read = bool((inputs.get('cluster') or {}).get('read'))
+    pods = pods or {}
+    states = {}
+    for host in hosts:
+        if read:
+            got = pods.get(host)
+            states[host] = tray_state(node_object(nodes, (inputs.get('nodes') or {}).get(host)),
+                                      None if _skipped(got) else got)
+        else:
+            states[host] = None
+    run = {'states': states, 'rows': _start_rows(inputs, trays), 'waves_done': [],
+           'via': 'maintenance_operator' if use_maintenance_operator(inputs.get('drain_via'), mo_reads) else 'drain'}
+    run['plan'] = _plan(inputs, run, now=now)
+    run['planned'] = run['plan']['lines']
+    for host in hosts:
+        mine = run['plan']['trays'][host]
+        run['rows'][host] = dict(run['rows'][host], group=(inputs.get('groups') or {}).get(host), wave=mine['wave'],
+                                 role=mine['role'], idle='idle' if mine['idle'] else 'busy', idle_why=mine['why'],
+                                 drain=mine['drain'])
+    return run
+
+
+def judge_bmcs(run, inputs, trays, answers):
+    """Each tray's BMC access before the first reboot (plugin_utils/bmc.py access), for the trays that reboot and
+    whose BMC is required or configured: ``bmc`` per tray, and the row's ``bmc_access``."""
+    from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import bmc
+    run = dict(run, rows=dict(run['rows']), bmc={})
+    for host in inputs['hosts']:
+        mine = (trays.get(host) or {}).get('bmc') or {}
+        if not (inputs.get('reasons') or {}).get(host) or not mine.get('judged'):
+            continue
+        answer = (answers or {}).get(host)
+        run['bmc'][host] = bmc.access(mine.get('settings') or {}, answer if isinstance(answer, dict) else None,
+                                      mine.get('serial'))
+        run['rows'][host] = dict(run['rows'][host], bmc_access=run['bmc'][host]['msg'])
+    return run
+
+
+def start_wave(run, inputs, nodes=None, pods=None, now=None):
+    """The next wave, planned once more with the pods of its idle trays read just before it (a tray that became busy
+    leaves it for a rolling wave): ``wave`` (the plan's next), ``wave_index``, ``started``."""
+    states = dict(run['states'])
+    for host, got in (pods or {}).items():
+        if not _skipped(got) and host in states:
+            states[host] = tray_state(node_object(nodes, (inputs.get('nodes') or {}).get(host)), got)
+    run = dict(run, states=states)
+    run['plan'] = _plan(inputs, run, only=((run['plan'] or {}).get('next') or {}).get('trays') or [], now=now)
+    run.update(wave=run['plan']['next'], wave_index=len(run['waves_done']) + 1, started=now)
+    return run
+
+
+def _serial(tray, regs):
+    """The tray's serial as its facts hold it when the wave is recorded (a verify read may have added it; the role's
+    __rolling_reboot_serial), else as kept before the plan."""
+    facts = regs.get('facts')
+    if not isinstance(facts, dict):
+        return (tray.get('bmc') or {}).get('serial')
+    return ((facts.get('gpu_tray') or {}).get('dmi') or {}).get('product_serial')
+
+
+def _bmc_seen(tray, regs):
+    from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import bmc
+    mine = tray.get('bmc') or {}
+    count = mine.get('log_entries')
+    return bmc.state(mine.get('settings') or {}, regs.get('bmc_system'), regs.get('bmc_logs'), serial=_serial(tray, regs),
+                     count=bmc.DEFAULT_LOG_ENTRIES if count is None else int(count),
+                     recover=mine.get('recover') or 'none', attempted=False)
+
+
+def _bmc_after(tray, regs):
+    from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import bmc
+    if _skipped(regs.get('bmc_system_after')):
+        return None
+    mine = tray.get('bmc') or {}
+    return bmc.state(mine.get('settings') or {}, regs['bmc_system_after'], None, serial=_serial(tray, regs))
+
+
+def _sent_now(sent, started):
+    """Whether this wave sent the tray its reboot: a send that succeeded, at or after the wave started (a result
+    registered by an earlier run of the role in the same play is not this wave's)."""
+    if not isinstance(sent, dict) or _failed(sent) or sent.get('unreachable') or sent.get('skipped'):
+        return False
+    at = sent.get('sent_at')
+    return isinstance(at, (int, float)) and (started is None or float(at) >= float(started))
+
+
+def outcome(regs, tray, mine, via, started=None):
+    """What a tray's wave did, for :func:`result`, from what its tasks registered (``regs``): all went well; a failed
+    step (``regs['failure']``: step, task, error - the role's one rescue records only that); or, before its reboot
+    was sent (nothing waited for), a failure in taking the node out or sending. ``tray``: the tray's kept facts;
+    ``mine``: its part of the plan; ``via``: how the run drains busy nodes; ``started``: when the wave started."""
+    failure = regs.get('failure')
+    drained = mine.get('via') is not None
+    if isinstance(failure, dict):
+        step = failure.get('step') or 'default'
+        checks = tray.get('checks') or {}
+        out = {'step': step, 'task': failure.get('task'), 'error': failure.get('error'),
+               'check': checks.get(step, checks.get('default')), 'unreachable': step == 'unreachable',
+               'came_back': False, 'drained': drained, 'left': left(via, tray.get('maintenance'))}
+        if not _sent_now(regs.get('sent'), started):      # it failed before its reboot was sent: nothing waited for
+            return out
+    else:
+        out = {'step': None, 'drained': drained}
+    back, cycle, cycled_back = regs.get('back'), regs.get('bmc_cycle'), regs.get('cycled_back')
+    cycled_ok = cycled_back if not _skipped(cycled_back) and not _failed(cycled_back) else None
+    out.update(sent=regs.get('sent'), back=back, bmc=_bmc_seen(tray, regs) if _failed(back) else None,
+               cycled=not _skipped(cycle), cycled_back=cycled_ok)
+    if out['step'] is None:
+        out['verified'] = ((((regs.get('verified') or {}).get('plan') or {}).get('exports') or {})
+                           .get('cmdline_verified'))
+        out['released'] = 'drained, uncordoned' if mine.get('via') == 'drain' else (
+            'NodeMaintenance %s (Maintenance Operator), released' % tray.get('maintenance'))
+        return out
+    out.update(bmc_after=_bmc_after(tray, regs),
+               cycle_failed=(cycle.get('msg', 'failed') if _failed(cycle) else None),
+               came_back=not _failed(back) or cycled_ok is not None)
+    return out
+
+
+def gone_outcome(regs, tray, mine):
+    """The outcome of a tray of the wave that left the play (UNREACHABLE: Ansible runs no rescue for it): failed,
+    recorded on its behalf so that the next wave never starts beside it."""
+    back = regs.get('back')
+    return {'step': 'unreachable', 'unreachable': True, 'check': (tray.get('checks') or {}).get('unreachable'),
+            'sent': regs.get('sent') if regs.get('sent') is not None else {},
+            'came_back': back is not None and not _skipped(back) and not _failed(back),
+            'drained': mine.get('via') is not None, 'left': LEFT_GONE}
+
+
+def record_wave(run, inputs, trays, regs, in_play, now=None):
+    """The wave's end: each tray's row (:func:`result` of its :func:`outcome`; a tray no longer ``in_play`` counted
+    as failed, :func:`gone_outcome`), the wave's record in ``waves_done`` and the plan of the rest (its ``last``
+    line; ``stop`` when a tray failed)."""
+    wave = run.get('wave') or {}
+    rows = dict(run['rows'])
+    plan_trays = run['plan']['trays']
+    for host in wave.get('trays') or []:
+        mine, kept, got = plan_trays.get(host) or {}, trays.get(host) or {}, regs.get(host) or {}
+        if host in in_play or isinstance(got.get('failure'), dict):
+            rows[host] = result(rows[host], outcome(got, kept, mine, run['via'], run.get('started')))
+        if host not in in_play:
+            rows[host] = result(rows[host], gone_outcome(got, kept, mine))
+    members = wave.get('trays') or []
+    started = float(run.get('started') or now)
+    entry = {'wave': int(run.get('wave_index') or len(run['waves_done']) + 1), 'label': wave.get('label'),
+             'trays': members, 'started': started, 'ended': float(now), 'seconds': round(float(now) - started, 1),
+             'reboots': dict((h, rows[h].get('reboot_seconds')) for h in members),
+             'failed': [h for h in members if rows[h].get('status') == FAILED]}
+    run = dict(run, rows=rows, waves_done=list(run['waves_done']) + [entry])
+    run['plan'] = _plan(inputs, run, now=now)
+    return run
+
+
+def report(run, inputs, trays, play_hosts_all, stopped=None):
+    """What the report files and the job's artifacts show: ``rows`` (every tray of the run, its report row),
+    ``json`` (the rows with their wave's timing, then a row per tray that left the play before the rolling
+    reboot), ``waves``, ``plan`` (the latest), ``planned`` (the first plan's lines), ``stopped``."""
+    hosts = [str(h) for h in inputs['hosts']]
+    run = run if isinstance(run, dict) and isinstance(run.get('rows'), dict) else None
+    rows_of = run['rows'] if run else _start_rows(dict(inputs, hosts=hosts), trays)
+    rows = [rows_of[h] for h in hosts]
+    waves = list((run or {}).get('waves_done') or [])
+    wave_of = dict((w.get('wave'), w) for w in waves)
+    timed = [dict(row, wave_timing=wave_of.get(row.get('wave'))) for row in rows]
+    gone = [{'tray': h, 'status': 'not in the run', 'rebooted': 'no', 'cmdline_verified': 'n/a', 'drain': '-',
+             'why': GONE} for h in play_hosts_all if h not in hosts]
+    return {'rows': rows, 'json': timed + gone, 'waves': waves, 'plan': (run or {}).get('plan') or {},
+            'planned': (run or {}).get('planned') or [NO_PLAN], 'stopped': stopped}

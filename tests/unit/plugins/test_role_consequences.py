@@ -233,52 +233,64 @@ def test_an_optional_bmc_that_does_not_answer_warns_and_a_required_one_fails():
         assert record['status'] == status, record
 
 
-def _tray_facts(reasons, state=None):
-    """What the role sets on a tray before the plan: the roles that asked for its reboot, its group, node name,
-    idle/busy state (None: not read) and report row."""
-    return {'__rolling_reboot_reasons': reasons, '__rolling_reboot_group': '', '__rolling_reboot_node': None,
-            '__rolling_reboot_state': state, '__rolling_reboot_result': {}}
+def _tray_facts(reasons, node=None):
+    """What the role sets on a tray before the plan: the roles that asked for its reboot, its group and node name."""
+    return {'__rolling_reboot_reasons': reasons, '__rolling_reboot_group': '', '__rolling_reboot_node': node}
 
 
 @pytest.mark.parametrize('drain, why', [('auto', 'no cluster configured'), ('never', 'rolling_reboot_drain is never')])
 def test_a_run_without_a_cluster_read_says_why_its_trays_are_not_drained(drain, why):
-    """The plan's inputs as the role renders them, planned by reboot_plan: no cluster was read (none configured, or
-    rolling_reboot_drain never), so no tray is drained - and the plan line and every tray's row say why, in the
-    words of the inventory setting that decided it."""
+    """The plan's inputs as the role renders them, planned by the reboot_step action's first step (reboot_plan.begin):
+    no cluster was read (none configured, or rolling_reboot_drain never), so no tray is drained - and the plan line
+    and every tray's row say why, in the words of the inventory setting that decided it."""
     from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import reboot_plan
     hostvars = {'tray01': _tray_facts(['kernel_tuning']), 'tray02': _tray_facts(['kernel_tuning'])}
     inputs = render('rolling_reboot', '__rolling_reboot_plan_inputs', rolling_reboot_drain=drain,
-                    __rolling_reboot_hosts=['tray01', 'tray02'], __rolling_reboot_via='drain',
-                    __rolling_reboot_waves_done=[], ansible_check_mode=False, hostvars=hostvars)
+                    __rolling_reboot_hosts=['tray01', 'tray02'], ansible_check_mode=False, hostvars=hostvars)
     assert {key: inputs['cluster'][key] for key in ('read', 'why', 'error')} == {'read': False, 'why': why, 'error': ''}
     if drain == 'never':
         assert inputs['cluster']['sources'] == []       # nothing is read: no source can refuse the run
     inputs['cluster']['sources'] = []                   # none configured (whatever this machine's environment has)
-    out = reboot_plan.plan(inputs)
+    run = reboot_plan.begin(inputs, {})
+    out = run['plan']
     assert out['refuse'] is None and out['pending'] == ['tray01', 'tray02']
     assert '%s: every tray counts as %s' % (why, 'busy' if drain == 'never' else 'idle') in out['summary']
+    assert run['states'] == {'tray01': None, 'tray02': None} and run['via'] == 'drain'
     for tray in ('tray01', 'tray02'):
         assert out['trays'][tray]['via'] is None and why in out['trays'][tray]['why'], out['trays'][tray]
         assert out['trays'][tray]['drain'] == ('not drained: ' + ('no cluster' if drain == 'auto' else why))
+        assert run['rows'][tray]['drain'] == out['trays'][tray]['drain'] and run['rows'][tray]['status'] == 'not reached'
+
+
+def _pods(*names, daemonset=False):
+    owners = [{'kind': 'DaemonSet'}] if daemonset else [{'kind': 'ReplicaSet'}]
+    return {'resources': [{'metadata': {'namespace': 'default', 'name': n, 'ownerReferences': owners},
+                           'status': {'phase': 'Running'}} for n in names]}
 
 
 def test_a_run_with_the_cluster_read_drains_its_busy_trays():
     """With the cluster's nodes read (the registered k8s_info), the trays of the plan that are nodes are drained
-    before their reboot: the busy one, rolling, through the way the role chose; the idle one directly."""
+    before their reboot: the busy one, rolling, through the way the role chose (the Maintenance Operator when the
+    cluster runs it); the idle one directly."""
     from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import reboot_plan
-    busy = {'node': True, 'idle': False, 'why': '1 workload pod(s)', 'workloads': ['default/train-0']}
-    idle = {'node': True, 'idle': True, 'why': 'no workload pod', 'workloads': []}
-    hostvars = {'tray01': _tray_facts(['kernel_tuning'], idle), 'tray02': _tray_facts(['kernel_tuning'], busy)}
-    inputs = render('rolling_reboot', '__rolling_reboot_plan_inputs',
-                    __rolling_reboot_nodes={'resources': [{'metadata': {'name': 'tray01'}}]},
-                    __rolling_reboot_hosts=['tray01', 'tray02'], __rolling_reboot_via='drain',
-                    __rolling_reboot_waves_done=[], ansible_check_mode=False, hostvars=hostvars)
+    hostvars = {'tray01': _tray_facts(['kernel_tuning'], 'tray01'), 'tray02': _tray_facts(['kernel_tuning'], 'tray02')}
+    nodes = {'resources': [{'metadata': {'name': 'tray01'}}, {'metadata': {'name': 'tray02'}}]}
+    inputs = render('rolling_reboot', '__rolling_reboot_plan_inputs', __rolling_reboot_nodes=nodes,
+                    __rolling_reboot_hosts=['tray01', 'tray02'], ansible_check_mode=False, hostvars=hostvars)
     assert {key: inputs['cluster'][key] for key in ('read', 'why', 'error')} == {'read': True, 'why': '', 'error': ''}
-    out = reboot_plan.plan(inputs)
+    assert inputs['drain_via'] == 'auto'
+    pods = {'tray01': _pods('dcgm', daemonset=True), 'tray02': _pods('train-0')}
+    run = reboot_plan.begin(inputs, {}, nodes, pods)
+    out = run['plan']
+    assert run['states']['tray02']['workloads'] == ['default/train-0'] and run['states']['tray01']['idle']
     assert out['busy'] == ['tray02'] and out['trays']['tray02']['role'] == 'rolling', out['trays']
     assert out['trays']['tray02']['via'] == 'drain' and out['trays']['tray01']['via'] == 'drain', out['trays']
-    inputs['via'] = 'maintenance_operator'
-    assert reboot_plan.plan(inputs)['trays']['tray02']['via'] == 'maintenance_operator'
+    assert run['rows']['tray02']['idle'] == 'busy' and run['rows']['tray01']['idle'] == 'idle'
+    operator = [{'resources': [{'metadata': {'name': 'nodemaintenances.maintenance.nvidia.com'}}]},
+                {'resources': [{'metadata': {'name': 'network-operator-maintenance-operator-chart'}}]}]
+    run = reboot_plan.begin(inputs, {}, nodes, pods, operator)
+    assert run['via'] == 'maintenance_operator' and run['plan']['trays']['tray02']['via'] == 'maintenance_operator'
+    assert run['plan']['trays']['tray01']['via'] == 'drain'
 
 
 @pytest.mark.parametrize('via, left', [
@@ -289,10 +301,12 @@ def test_a_run_with_the_cluster_read_drains_its_busy_trays():
 def test_a_failed_tray_is_described_as_the_way_it_was_drained_left_it(via, left):
     """How the failure message and the report describe a failed tray's node: cordoned by kubernetes.core.k8s_drain
     (also when the run failed before it chose a way: no NodeMaintenance was ever created), or held by the role's
-    NodeMaintenance, named, with what releases it."""
-    given = {} if via is None else {'__rolling_reboot_via': via}
-    text = render('rolling_reboot', '__rolling_reboot_left', rolling_reboot_node_name='node07',
-                  rolling_reboot_maintenance_namespace='nvidia-maintenance', **given)
+    NodeMaintenance - named as the role names it (the tray's kept facts) - with what releases it."""
+    from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import reboot_plan
+    kept = render('rolling_reboot', '__rolling_reboot_tray_facts', rolling_reboot_node_name='node07',
+                  rolling_reboot_maintenance_namespace='nvidia-maintenance', inventory_hostname='node07')
+    assert kept['maintenance'] == 'nvidia-maintenance/gpu-tray-rolling-reboot-node07'
+    text = reboot_plan.left(via, kept['maintenance'])
     assert text.startswith(left), text
     assert ('NodeMaintenance' in text) is (via == 'maintenance_operator')
 

@@ -5,11 +5,6 @@ and a tray's report row - the rolling reboot's decisions, without a tray or a cl
 
 import pytest
 
-from ansible.errors import AnsibleFilterError
-
-from ansible_collections.gpu_tray.cluster.plugins.filter import reboot_idle as idle_filter
-from ansible_collections.gpu_tray.cluster.plugins.filter import reboot_plan as plan_filter
-from ansible_collections.gpu_tray.cluster.plugins.filter import reboot_result as result_filter
 from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import reboot_plan as rp
 
 TRAYS = ['tray%02d' % i for i in range(1, 9)]
@@ -105,13 +100,6 @@ def test_a_failed_read_with_an_empty_list_is_not_an_idle_node():
 def test_a_long_read_error_is_cut():
     state = rp.tray_state(node('tray01'), {'failed': True, 'msg': 'x' * 500})
     assert state['why'] == 'its pods could not be read (%s)' % ('x' * 200)
-
-
-def test_the_reboot_idle_filter_takes_the_read_and_the_node():
-    assert idle_filter.reboot_idle(pods(pod('w')), node('tray01'))['idle'] is False
-    assert idle_filter.reboot_idle(pods(pod('w')), None)['why'] == 'not a node of the cluster'
-    assert idle_filter.reboot_idle(pods(pod('w')), 'not-a-node')['node'] is False
-    assert idle_filter.reboot_idle(pods())['node'] is False
 
 
 # ------------------------------------------------------------------------------------------------ canaries
@@ -391,16 +379,6 @@ def test_inputs_no_plan_can_be_made_from_are_errors_naming_them(key, value, word
     # a bad batch is refused even when nothing needs a reboot: it is wrong on every run
     with pytest.raises(rp.PlanError):
         rp.plan(inputs(reasons={}, **{key: value}))
-
-
-def test_the_filter_turns_errors_into_filter_errors():
-    assert plan_filter.reboot_plan(inputs())['periods'] == 2
-    with pytest.raises(AnsibleFilterError, match='reboot_plan: strategy must be one of'):
-        plan_filter.reboot_plan(inputs(strategy='x'))
-    with pytest.raises(AnsibleFilterError, match='reboot_plan: expects a dict of inputs'):
-        plan_filter.reboot_plan(['not', 'a', 'dict'])
-    with pytest.raises(AnsibleFilterError, match="reboot_plan: 'hosts'"):
-        plan_filter.reboot_plan(dict((k, v) for k, v in inputs().items() if k != 'hosts'))
 
 
 def test_a_rolling_plan_without_a_batch_takes_one():
@@ -685,14 +663,6 @@ def test_a_failed_verification_after_a_power_cycle():
     row = rp.result(BASE, {'step': 'verify', 'task': 'Verify', 'error': 'x', 'cycled': True,
                            'cycled_back': {'back_at': 1200.0}, 'sent': SENT, 'back': {'failed': True}})
     assert row['rebooted'] == 'yes, after a power cycle' and row['reboot_seconds'] == 200.0
-
-
-def test_the_reboot_result_filter():
-    assert result_filter.reboot_result(BASE, {'step': None})['status'] == 'rebooted'
-    with pytest.raises(AnsibleFilterError, match='reboot_result: expects the row and the outcome as dicts'):
-        result_filter.reboot_result(BASE, None)
-    with pytest.raises(AnsibleFilterError):
-        result_filter.reboot_result('row', {})
 
 
 def test_times_are_utc():

@@ -1,0 +1,105 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpu_tray.cluster contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Action plugin gpu_tray.cluster.reboot_step: the rolling reboot's bookkeeping, on the controller, once per step.
+
+    the role reads and acts (tasks)  ->  this action: what it means (plugin_utils/reboot_plan.py)  ->  registered
+
+Run with ``run_once: true``: one worker reads what the role's tasks registered on every tray of the run
+(``hostvars``: plugin_utils/reboot_plan.py REGISTERED) and the previous step's result (``run``), and returns the next
+- the plan, every tray's report row, the waves done - which the role registers (a registered run_once result reaches
+every host of the play). The role's options are not in ``hostvars``: what a step needs of a tray's own settings the
+role keeps in the tray's fact ``__rolling_reboot_tray``.
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import time
+
+from ansible.errors import AnsibleActionFail
+from ansible.module_utils.common.text.converters import to_native
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import reboot_plan
+
+STEPS = ('plan', 'bmc', 'wave', 'record', 'report')
+ARGUMENT_SPEC = dict(
+    step=dict(type='str', required=True, choices=list(STEPS)),
+    inputs=dict(type='dict', required=True),
+    run=dict(type='raw'),
+    nodes=dict(type='raw'),
+    maintenance_operator=dict(type='raw'),
+)
+# what a step returns (and the next one takes back as ``run``)
+KEPT = ('plan', 'planned', 'rows', 'states', 'via', 'waves_done', 'bmc', 'wave', 'wave_index', 'started')
+
+
+def registered(hostvars, hosts, name):
+    """{tray: what the role registered on it as REGISTERED[name]} (None where it was never registered)."""
+    out = {}
+    for host in hosts:
+        try:
+            values = hostvars[host]
+            out[host] = values.get(reboot_plan.REGISTERED[name]) if hasattr(values, 'get') else None
+        except KeyError:
+            out[host] = None
+    return out
+
+
+def previous(run):
+    """The run the previous step returned (its kept keys), None when there is none."""
+    if not isinstance(run, dict) or not isinstance(run.get('rows'), dict) or not isinstance(run.get('plan'), dict):
+        return None
+    return dict((key, run[key]) for key in KEPT if key in run)
+
+
+class ActionModule(ActionBase):
+
+    TRANSFERS_FILES = False
+    _requires_connection = False
+    _supports_check_mode = True
+
+    def run(self, tmp=None, task_vars=None):
+        result = super(ActionModule, self).run(tmp, task_vars)
+        _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
+        task_vars = task_vars or {}
+        step, inputs, run = args['step'], args['inputs'], previous(args['run'])
+        if not isinstance(inputs.get('hosts'), list):
+            raise AnsibleActionFail('reboot_step: inputs.hosts must be the trays of the run (a list)')
+        hosts = [str(h) for h in inputs['hosts']]
+        hostvars = task_vars.get('hostvars') or {}
+        in_play = [str(h) for h in task_vars.get('ansible_play_hosts') or []]
+        trays = dict((h, v if isinstance(v, dict) else {}) for h, v in registered(hostvars, hosts, 'tray').items())
+        if step != 'plan' and step != 'report' and run is None:
+            raise AnsibleActionFail('reboot_step: step %s needs run, the result of the previous step' % step)
+        now = time.time()
+        try:
+            if step == 'plan':
+                out = reboot_plan.begin(inputs, trays, args['nodes'], registered(hostvars, hosts, 'pods'),
+                                        (args['maintenance_operator'] or {}).get('results'), now)
+            elif step == 'bmc':
+                out = reboot_plan.judge_bmcs(run, inputs, trays, registered(hostvars, hosts, 'bmc_answer'))
+            elif step == 'wave':
+                out = reboot_plan.start_wave(run, inputs, args['nodes'],
+                                             registered(hostvars, [h for h in hosts if h in in_play], 'pods'), now)
+            elif step == 'record':
+                members = (run.get('wave') or {}).get('trays') or []
+                regs = dict((h, {}) for h in members)
+                for name in ('failure', 'sent', 'back', 'bmc_system', 'bmc_logs', 'bmc_cycle', 'cycled_back',
+                             'bmc_system_after', 'verified', 'facts'):
+                    for host, value in registered(hostvars, members, name).items():
+                        regs[host][name] = value
+                out = reboot_plan.record_wave(run, inputs, trays, regs, in_play, now)
+            else:
+                stopped = [v for v in registered(hostvars, hosts, 'stopped').values() if isinstance(v, dict)]
+                play_hosts_all = [str(h) for h in task_vars.get('ansible_play_hosts_all') or hosts]
+                out = reboot_plan.report(run, inputs, trays, play_hosts_all, stopped[0] if stopped else None)
+                result.update(out, changed=False)
+                return result
+        except (KeyError, TypeError, ValueError) as exc:
+            # the run so far stays registered (the report is written from it)
+            result.update(run or {}, failed=True, msg='reboot_plan: %s' % to_native(exc))
+            return result
+        result.update(out, changed=False, msg=(out.get('plan') or {}).get('summary', ''))
+        return result

@@ -1,0 +1,77 @@
+# Copyright: (c) 2026, gpu_tray.cluster contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The reboot_step action in-process: it reads what the role registered on every tray (hostvars) and the previous
+step's result, and returns the next - the plan, the rows, the wave's record, the report - as the role registers it.
+The decisions are plugin_utils/reboot_plan.py's (tests/unit/plugins/plugin_utils/test_reboot_run.py)."""
+
+from unittest.mock import MagicMock
+
+import pytest
+from ansible.errors import AnsibleActionFail
+from ansible.playbook.play_context import PlayContext
+
+from ansible_collections.gpu_tray.cluster.plugins.action import reboot_step
+
+HOSTS = ['tray01', 'tray02']
+INPUTS = {'hosts': HOSTS, 'reasons': {'tray01': ['kernel_tuning'], 'tray02': ['kernel_tuning']},
+          'groups': {'tray01': '', 'tray02': ''}, 'nodes': {'tray01': 'tray01', 'tray02': 'tray02'},
+          'strategy': 'auto', 'canaries': 1, 'batch': 1, 'group_by': '', 'drain': 'auto', 'drain_via': 'auto',
+          'via_insisted': False, 'cluster': {'read': False, 'why': 'no cluster configured', 'sources': [], 'error': ''},
+          'check_mode': False}
+CHECKS = {'dispatch': 'the send', 'default': 'the error', 'unreachable': 'the console'}
+KEPT = {'changed_roles': [], 'maintenance': 'ns/nm', 'checks': CHECKS,
+        'bmc': {'judged': False, 'settings': {}, 'serial': None, 'log_entries': 10, 'recover': 'none'}}
+
+
+def step(args, hostvars, play_hosts=None, play_hosts_all=None):
+    task = MagicMock()
+    task.async_val = 0
+    task.check_mode = False
+    task.diff = False
+    task.args = dict(args)
+    task.action = 'gpu_tray.cluster.reboot_step'
+    module = reboot_step.ActionModule(task, MagicMock(), PlayContext(), MagicMock(), MagicMock(), MagicMock())
+    return module.run(task_vars={'hostvars': hostvars, 'ansible_play_hosts': play_hosts or HOSTS,
+                                 'ansible_play_hosts_all': play_hosts_all or HOSTS})
+
+
+def facts(**registered):
+    return dict({'__rolling_reboot_tray': KEPT}, **registered)
+
+
+def test_a_run_from_the_plan_to_a_failed_send_and_its_report():
+    hostvars = {'tray01': facts(), 'tray02': facts()}
+    run = step({'step': 'plan', 'inputs': INPUTS}, hostvars)
+    assert not run.get('failed') and run['changed'] is False and run['via'] == 'drain'
+    assert run['rows']['tray01']['role'] == 'canary' and run['msg'] == run['plan']['summary']
+    run = step({'step': 'bmc', 'inputs': INPUTS, 'run': run}, hostvars)
+    assert run['bmc'] == {}
+    run = step({'step': 'wave', 'inputs': INPUTS, 'run': run}, hostvars)
+    assert run['wave']['trays'] == ['tray01'] and run['wave_index'] == 1
+    hostvars['tray01'] = facts(__rolling_reboot_failure={'step': 'dispatch', 'task': 'Send the reboot', 'error': 'no'},
+                               __rolling_reboot_sent={'failed': True, 'msg': 'no'})
+    run = step({'step': 'record', 'inputs': INPUTS, 'run': run}, hostvars)
+    row = run['rows']['tray01']
+    assert (row['status'], row['rebooted'], row['check'], row['down_at']) == ('FAILED', 'unknown', 'the send', None)
+    assert run['waves_done'][0]['failed'] == ['tray01'] and run['plan']['stop']['canary'] == ['tray01']
+    hostvars['tray02'] = facts(__rolling_reboot_stopped={'task': 'Stop the run', 'message': 'The canary tray01 failed'})
+    report = step({'step': 'report', 'inputs': INPUTS, 'run': run}, hostvars, play_hosts_all=HOSTS + ['tray09'])
+    assert [r['tray'] for r in report['json']] == ['tray01', 'tray02', 'tray09']
+    assert report['json'][0]['wave_timing']['wave'] == 1 and report['stopped']['task'] == 'Stop the run'
+
+
+def test_a_tray_of_the_wave_that_left_the_play_is_recorded_failed():
+    hostvars = {'tray01': facts(__rolling_reboot_sent={'sent_at': 1.0, 'boot_id': 'b'}), 'tray02': facts()}
+    run = step({'step': 'plan', 'inputs': INPUTS}, hostvars)
+    run = step({'step': 'wave', 'inputs': INPUTS, 'run': run}, hostvars)
+    run = step({'step': 'record', 'inputs': INPUTS, 'run': run}, hostvars, play_hosts=['tray02'])
+    assert run['rows']['tray01']['unreachable'] and run['rows']['tray01']['check'] == 'the console'
+
+
+def test_a_step_without_the_previous_one_is_refused_and_a_plan_error_keeps_the_run():
+    with pytest.raises(AnsibleActionFail, match='step wave needs run'):
+        step({'step': 'wave', 'inputs': INPUTS}, {})
+    run = step({'step': 'plan', 'inputs': INPUTS}, {'tray01': facts(), 'tray02': facts()})
+    failed = step({'step': 'wave', 'inputs': dict(INPUTS, strategy='sideways'), 'run': run}, {})
+    assert failed['failed'] and failed['msg'].startswith('reboot_plan: strategy must be one of')
+    assert failed['rows'] == run['rows'] and failed['plan'] == run['plan']          # the report still has them

@@ -1,0 +1,276 @@
+# Copyright: (c) 2026, gpu_tray.cluster contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""plugin_utils/reboot_plan.py, the run's steps (action reboot_step): what the role registered turned into the plan,
+each tray's report row and outcome, the wave's record and the report - the per-tray bookkeeping that was YAML."""
+
+import pytest
+
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import reboot_plan as rp
+
+NOW = 1796431064.0
+CHECKS = {'drain': 'the drain error', 'reboot': 'the BMC section', 'verify': 'the tray\'s connection',
+          'unreachable': 'the tray\'s BMC console (SOL)', 'default': 'the error above'}
+BMC_SETTINGS = {'address': '10.0.0.11', 'username': 'admin', 'password': True, 'system_id': ''}
+
+
+def tray(judged=False, recover='none'):
+    """A tray's kept facts (__rolling_reboot_tray)."""
+    return {'changed_roles': ['kernel_tuning'], 'maintenance': 'nvidia-maintenance/gpu-tray-rolling-reboot-tray01',
+            'checks': CHECKS, 'bmc': {'judged': judged, 'settings': BMC_SETTINGS, 'serial': 'S1', 'log_entries': 5,
+                                      'recover': recover}}
+
+
+def inputs(hosts=('tray01', 'tray02', 'tray03'), asking=('tray01', 'tray02'), **more):
+    """The plan's inputs as the role renders them (__rolling_reboot_plan_inputs), no cluster."""
+    out = {'hosts': list(hosts), 'reasons': dict((h, ['kernel_tuning'] if h in asking else []) for h in hosts),
+           'groups': dict((h, '') for h in hosts), 'nodes': dict((h, h) for h in hosts), 'strategy': 'auto',
+           'canaries': 1, 'batch': 1, 'group_by': '', 'drain': 'auto', 'drain_via': 'auto', 'via_insisted': False,
+           'cluster': {'read': False, 'why': 'no cluster configured', 'sources': [], 'error': ''}, 'check_mode': False}
+    out.update(more)
+    return out
+
+
+def trays(hosts=('tray01', 'tray02', 'tray03'), **kwargs):
+    return dict((h, tray(**kwargs)) for h in hosts)
+
+
+SYSTEM = {'changed': False, 'redfish_facts': {'system': {'ret': True, 'entries': [[{}, {
+    'Id': 'System.Embedded.1', 'SerialNumber': 'S1', 'PowerState': 'On', 'Status': {'Health': 'OK'},
+    'BootProgress': {'LastState': 'OSRunning'}}]]}}}
+
+
+# ------------------------------------------------------------------------------------------------ the Maintenance Operator
+
+def _reads(crd, deployments):
+    return [{'resources': [{'metadata': {'name': 'nodemaintenances.maintenance.nvidia.com'}}] if crd else []},
+            {'resources': [{'metadata': {'name': name}} for name in deployments]}]
+
+
+@pytest.mark.parametrize('drain_via, reads, expected', [
+    ('maintenance_operator', None, True),                                     # insisted on: always (refused if absent)
+    ('drain', _reads(True, ['network-operator-maintenance-operator-chart']), False),
+    ('auto', _reads(True, ['network-operator-maintenance-operator-chart']), True),
+    ('auto', _reads(True, ['network-operator']), False),                     # the CRD stayed behind an uninstall
+    ('auto', _reads(False, ['maintenance-operator']), False),                # a Deployment without the API
+    ('auto', [{'skipped': True}, {'skipped': True}], False),                 # not read (no cluster)
+    ('auto', None, False),
+], ids=['insisted', 'drain', 'auto-running', 'auto-crd-left-behind', 'auto-no-crd', 'auto-not-read', 'auto-none'])
+def test_the_maintenance_operator_is_used_only_where_it_runs(drain_via, reads, expected):
+    assert rp.use_maintenance_operator(drain_via, reads) is expected
+
+
+def test_the_node_object_is_the_named_node_of_the_read():
+    nodes = {'resources': [{'metadata': {'name': 'a'}}, {'metadata': {'name': 'b'}, 'spec': {'unschedulable': True}}]}
+    assert rp.node_object(nodes, 'b')['spec'] == {'unschedulable': True}
+    assert rp.node_object(nodes, 'c') is None and rp.node_object({'skipped': True}, 'a') is None
+    assert rp.node_object(None, 'a') is None
+
+
+# ------------------------------------------------------------------------------------------------ begin, bmc, wave
+
+def test_the_plan_emits_the_rows_it_starts_from():
+    run = rp.begin(inputs(check_mode=True), trays(), now=NOW)
+    assert run['via'] == 'drain' and run['waves_done'] == [] and run['planned'] == run['plan']['lines']
+    assert run['planned'][0].endswith('Check mode: nothing is rebooted.')
+    one = run['rows']['tray01']
+    assert one == {'tray': 'tray01', 'status': 'would reboot', 'rebooted': 'no', 'cmdline_verified': 'n/a',
+                   'drain': 'not drained: no cluster', 'reboot_required_by': ['kernel_tuning'],
+                   'changed_roles': ['kernel_tuning'], 'group': '', 'wave': 1, 'role': 'canary', 'idle': 'idle',
+                   'idle_why': 'no cluster configured'}
+    assert run['rows']['tray02']['wave'] == 2 and run['rows']['tray02']['role'] == 'together'
+    three = run['rows']['tray03']
+    assert (three['status'], three['wave'], three['role'], three['drain']) == ('no reboot needed', None, None, '-')
+    assert rp.begin(inputs(), trays())['rows']['tray01']['status'] == 'not reached'
+
+
+def test_a_busy_tray_is_judged_from_its_node_and_its_pods_when_the_cluster_was_read():
+    nodes = {'resources': [{'metadata': {'name': h}} for h in ('tray01', 'tray02')]}
+    pods = {'tray01': {'resources': []}, 'tray02': {'resources': [{'metadata': {'name': 'train', 'namespace': 'ml'}}]},
+            'tray03': {'skipped': True}}
+    cluster = {'read': True, 'why': '', 'sources': ['~/.kube/config'], 'error': ''}
+    run = rp.begin(inputs(cluster=cluster), trays(), nodes, pods)
+    assert run['states']['tray01']['why'] == 'runs no pod' and run['states']['tray02']['workloads'] == ['ml/train']
+    assert run['states']['tray03'] == dict(run['states']['tray03'], node=False, why='not a node of the cluster')
+    assert run['plan']['busy'] == ['tray02'] and run['rows']['tray02']['idle_why'] == 'runs 1 workload pod(s): ml/train'
+
+
+def test_each_rebooting_tray_with_a_bmc_to_judge_gets_its_access_in_its_row():
+    kept = trays(judged=True)
+    kept['tray02']['bmc']['judged'] = False
+    run = rp.judge_bmcs(rp.begin(inputs(), kept), inputs(), kept, {'tray01': SYSTEM, 'tray02': None, 'tray03': SYSTEM})
+    assert sorted(run['bmc']) == ['tray01']                    # tray02 not judged, tray03 not rebooting
+    assert run['bmc']['tray01']['ok'] and run['rows']['tray01']['bmc_access'].startswith('The BMC at 10.0.0.11 answers')
+    assert 'bmc_access' not in run['rows']['tray02'] and 'bmc_access' not in run['rows']['tray03']
+    refused = rp.judge_bmcs(rp.begin(inputs(), kept), inputs(), kept, {'tray01': {'skipped': True}})
+    assert not refused['bmc']['tray01']['ok'] and 'was not asked' in refused['bmc']['tray01']['msg']
+
+
+def test_a_tray_found_busy_just_before_its_wave_leaves_the_idle_trays_for_a_rolling_batch():
+    nodes = {'resources': [{'metadata': {'name': h}} for h in ('tray01', 'tray02', 'tray03')]}
+    cluster = {'read': True, 'why': '', 'sources': ['~/.kube/config'], 'error': ''}
+    given = inputs(asking=('tray01', 'tray02', 'tray03'), cluster=cluster)
+    idle = dict((h, {'resources': []}) for h in given['hosts'])
+    run = rp.begin(given, trays(), nodes, idle)
+    assert [w['trays'] for w in run['plan']['waves']] == [['tray01'], ['tray02', 'tray03']]
+    run = rp.start_wave(run, given, nodes, {'tray01': {'skipped': True}}, NOW)
+    assert run['wave']['trays'] == ['tray01'] and run['wave_index'] == 1 and run['started'] == NOW
+    run = rp.record_wave(run, given, trays(), {'tray01': ok_regs()}, given['hosts'], NOW + 100)
+    busy = {'tray02': {'resources': [{'metadata': {'name': 'train', 'namespace': 'ml'}}]}, 'tray03': {'resources': []}}
+    run = rp.start_wave(run, given, nodes, busy, NOW + 101)
+    # the busy tray's first batch goes down with the idle ones (strategy auto), drained as a busy one
+    assert (run['wave']['together'], run['wave']['rolling'], run['wave_index']) == (['tray03'], ['tray02'], 2), run['wave']
+    assert run['wave']['label'] == '1 together + 1 rolling'
+    assert run['states']['tray02']['idle'] is False and run['plan']['trays']['tray02']['role'] == 'rolling'
+
+
+# ------------------------------------------------------------------------------------------------ record
+
+def ok_regs(down=NOW + 1, up=NOW + 61, **more):
+    regs = {'sent': {'changed': True, 'boot_id': 'b1', 'sent_at': down}, 'back': {'changed': True, 'back_at': up},
+            'bmc_system': {'skipped': True}, 'bmc_logs': {'skipped': True}, 'bmc_cycle': {'skipped': True},
+            'cycled_back': {'skipped': True}, 'bmc_system_after': {'skipped': True},
+            'verified': {'plan': {'exports': {'cmdline_verified': 'yes'}}}}
+    regs.update(more)
+    return regs
+
+
+def _wave(given, kept, regs, in_play=None, recover='none'):
+    run = rp.start_wave(rp.begin(given, kept), given, None, {}, NOW)
+    return rp.record_wave(run, given, kept, regs, given['hosts'] if in_play is None else in_play, NOW + 90.04)
+
+
+def test_a_tray_that_came_back_verified_is_rebooted_and_the_wave_is_recorded():
+    run = _wave(inputs(), trays(), {'tray01': ok_regs()})
+    row = run['rows']['tray01']
+    assert (row['status'], row['rebooted'], row['cmdline_verified'], row['reboot_seconds']) == ('rebooted', 'yes', 'yes', 60.0)
+    assert row['drain'] == 'not drained: no cluster' and row['down_at'] == NOW + 1 and row['unreachable'] is False
+    assert run['waves_done'] == [{'wave': 1, 'label': 'canary', 'trays': ['tray01'], 'started': NOW, 'ended': NOW + 90.04,
+                                  'seconds': 90.0, 'reboots': {'tray01': 60.0}, 'failed': []}]
+    assert run['plan']['last'] == 'wave 1/2 (canary) done in 90 s: 1 tray(s) back, reboots took 60 s.'
+    assert run['plan']['stop'] is None and run['plan']['next']['trays'] == ['tray02']
+
+
+def test_a_drained_tray_says_how_its_node_was_put_back():
+    nodes = {'resources': [{'metadata': {'name': 'tray01'}}]}
+    given = inputs(cluster={'read': True, 'why': '', 'sources': ['x'], 'error': ''})
+    run = rp.begin(given, trays(), nodes, {'tray01': {'resources': []}})
+    run = rp.record_wave(rp.start_wave(run, given, nodes, {}, NOW), given, trays(), {'tray01': ok_regs()},
+                         given['hosts'], NOW + 90)
+    assert run['rows']['tray01']['drain'] == 'drained, uncordoned'
+
+
+def test_a_tray_that_failed_before_its_reboot_was_sent_is_left_as_its_drain_left_it():
+    regs = {'tray01': {'failure': {'step': 'drain', 'task': 'Cordon and drain the node', 'error': 'PDB  blocks\n it'}}}
+    nodes = {'resources': [{'metadata': {'name': 'tray01'}}]}
+    given = inputs(cluster={'read': True, 'why': '', 'sources': ['x'], 'error': ''})
+    run = rp.begin(given, trays(), nodes, {'tray01': {'resources': []}})
+    run = rp.record_wave(rp.start_wave(run, given, nodes, {}, NOW), given, trays(), regs, given['hosts'], NOW + 5)
+    row = run['rows']['tray01']
+    assert (row['status'], row['rebooted'], row['cmdline_verified']) == ('FAILED', 'no', 'n/a')
+    assert row['error'] == 'PDB blocks it' and row['check'] == 'the drain error' and row['down_at'] is None
+    assert row['drain'] == 'cordoned (left cordoned)' and row['failed_step'] == 'Cordon and drain the node'
+    assert row['message'].startswith('Canary tray01: Cordon and drain the node failed: PDB blocks it Check the drain')
+    assert run['waves_done'][0]['failed'] == ['tray01'] and run['plan']['stop']['canary'] == ['tray01']
+    assert run['plan']['next'] is None
+
+
+def test_a_tray_not_back_gets_the_bmc_section_and_fails_at_its_reboot():
+    failed_back = {'failed': True, 'msg': 'timed out waiting for a new boot id'}
+    regs = ok_regs(back=failed_back, bmc_system=SYSTEM, bmc_logs={'skipped': True}, verified=None,
+                   failure={'step': 'reboot', 'task': 'Stop when the tray did not come back', 'error': 'not back'})
+    run = _wave(inputs(), trays(), {'tray01': regs})
+    row = run['rows']['tray01']
+    assert (row['status'], row['rebooted'], row['cmdline_verified']) == ('FAILED', 'did not come back', 'no')
+    assert row['up_at'] is None and row['down_at'] == NOW + 1 and row['check'] == 'the BMC section'
+    assert row['bmc']['read'] and row['bmc']['recovery']['done'] is False and row['bmc']['after'] is None
+    assert row['bmc']['summary'] in row['message'] or row['bmc']['summary'].rstrip('.') in row['message']
+
+
+def test_a_tray_back_after_its_one_power_cycle_is_rebooted_with_the_bmc_section():
+    regs = ok_regs(back={'failed': True, 'msg': 'timed out'}, bmc_system=SYSTEM, bmc_cycle={'changed': True},
+                   cycled_back={'changed': True, 'back_at': NOW + 400})
+    row = _wave(inputs(), trays(recover='power_cycle'), {'tray01': regs})['rows']['tray01']
+    assert (row['status'], row['rebooted']) == ('rebooted (power-cycled once through the BMC)', 'yes, after a power cycle')
+    assert row['up_at'] == NOW + 400 and row['bmc']['recovery']['result'] == 'back after the power cycle'
+
+
+def test_a_failed_power_cycle_is_named_with_its_error():
+    regs = ok_regs(back={'failed': True, 'msg': 'timed out'}, bmc_system=SYSTEM,
+                   bmc_cycle={'failed': True, 'msg': 'HTTP 500'}, bmc_system_after={'skipped': True},
+                   failure={'step': 'reboot', 'task': 'Stop when the tray did not come back', 'error': 'x'})
+    row = _wave(inputs(), trays(recover='power_cycle'), {'tray01': regs})['rows']['tray01']
+    assert row['bmc']['recovery']['result'] == 'the power cycle command failed: HTTP 500'
+    assert row['rebooted'] == 'did not come back'
+
+
+def test_a_tray_that_stopped_answering_after_it_came_back_was_rebooted():
+    regs = ok_regs(verified={'unreachable': True, 'msg': 'ssh: connection timed out'},
+                   failure={'step': 'unreachable', 'task': 'Stop for a tray that stopped answering after it came back',
+                            'error': 'ssh: connection timed out'})
+    row = _wave(inputs(), trays(), {'tray01': regs})['rows']['tray01']
+    assert (row['status'], row['rebooted'], row['cmdline_verified'], row['unreachable']) == ('FAILED', 'yes', 'no', True)
+    assert row['failed_step'] == 'the tray stopped answering after it came back from its reboot'
+    assert row['check'] == CHECKS['unreachable']
+
+
+def test_a_tray_that_left_the_play_is_counted_as_failed_on_its_behalf():
+    regs = {'tray01': {'sent': {'changed': True, 'boot_id': 'b1', 'sent_at': NOW + 1}, 'back': None}}
+    run = _wave(inputs(), trays(), regs, in_play=['tray02', 'tray03'])
+    row = run['rows']['tray01']
+    assert (row['status'], row['unreachable'], row['rebooted']) == ('FAILED', True, 'unknown')
+    assert row['failed_step'] == 'the tray stopped answering' and row['down_at'] == NOW + 1
+    assert row['error'] == 'unreachable over SSH, no further task ran on it'
+    assert row['message'].endswith('The tray is left as it is; no further tray was touched; a re-run resumes.')
+    assert run['waves_done'][0]['failed'] == ['tray01'] and run['plan']['stop'] is not None
+
+
+def test_a_tray_gone_after_it_came_back_had_rebooted():
+    regs = {'tray01': {'sent': {'sent_at': NOW}, 'back': {'changed': True, 'back_at': NOW + 50}}}
+    row = _wave(inputs(), trays(), regs, in_play=['tray02'])['rows']['tray01']
+    assert (row['rebooted'], row['failed_step']) == ('yes', 'the tray stopped answering after it came back from its reboot')
+
+
+# ------------------------------------------------------------------------------------------------ report
+
+def test_the_report_without_a_plan_shows_the_rows_the_run_started_from():
+    out = rp.report(None, inputs(), trays(), ['tray01', 'tray02', 'tray03', 'tray09'], {'task': 't', 'message': 'm'})
+    assert out['planned'] == [rp.NO_PLAN] and out['plan'] == {} and out['waves'] == []
+    assert [r['status'] for r in out['rows']] == ['not reached', 'not reached', 'no reboot needed']
+    assert out['json'][-1] == {'tray': 'tray09', 'status': 'not in the run', 'rebooted': 'no', 'cmdline_verified': 'n/a',
+                               'drain': '-', 'why': rp.GONE}
+    assert out['stopped'] == {'task': 't', 'message': 'm'}
+    # a failed plan step returns no rows: the same
+    assert rp.report({'failed': True, 'msg': 'x'}, inputs(), trays(), ['tray01'])['planned'] == [rp.NO_PLAN]
+
+
+def test_the_report_gives_each_row_its_waves_timing():
+    run = _wave(inputs(), trays(), {'tray01': ok_regs()})
+    out = rp.report(run, inputs(), trays(), ['tray01', 'tray02', 'tray03'])
+    assert [r['tray'] for r in out['json']] == ['tray01', 'tray02', 'tray03']
+    assert out['json'][0]['wave_timing'] == run['waves_done'][0] and out['json'][1]['wave_timing'] is None
+    assert 'wave_timing' not in out['rows'][0] and out['plan'] == run['plan'] and out['stopped'] is None
+
+
+def test_the_bmc_section_takes_the_serial_the_trays_facts_hold_when_the_wave_is_recorded():
+    """The role's __rolling_reboot_serial is read when used: a serial the facts hold by then is the one judged."""
+    failure = {'step': 'reboot', 'task': 'Stop when the tray did not come back', 'error': 'x'}
+    base = dict(back={'failed': True, 'msg': 'timed out'}, bmc_system=SYSTEM, verified=None, failure=failure)
+    kept = rp.outcome(ok_regs(**base), tray(), {'via': None}, 'drain')['bmc']
+    other = rp.outcome(ok_regs(facts={'gpu_tray': {'dmi': {'product_serial': 'S9'}}}, **base), tray(), {'via': None},
+                       'drain')['bmc']
+    assert kept['system_id'] == 'System.Embedded.1' and kept['read']
+    assert other != kept and 'S9' in other['summary'], other
+
+
+@pytest.mark.parametrize('sent', [None, {'failed': True, 'msg': 'no'}, {'unreachable': True, 'msg': 'x'},
+                                  {'changed': True, 'boot_id': 'b0', 'sent_at': NOW - 3600}],
+                         ids=['not-run', 'failed', 'unreachable', 'an-earlier-run'])
+def test_a_failure_before_the_reboot_was_sent_this_wave_has_no_times_and_no_bmc(sent):
+    """The send part of the wave (drain, NodeMaintenance, the send itself): nothing was sent in this wave, so nothing
+    was waited for - whatever an earlier run of the role in the same play registered."""
+    regs = {'failure': {'step': 'dispatch', 'task': 'Send the reboot', 'error': 'no'}, 'sent': sent,
+            'back': {'changed': True, 'back_at': NOW - 3000}}
+    out = rp.outcome(regs, tray(), {'via': 'drain'}, 'drain', started=NOW)
+    assert 'sent' not in out and 'back' not in out and out['came_back'] is False, out
+    row = rp.result({'tray': 'tray01'}, out)
+    assert (row['down_at'], row['rebooted'], row['drain']) == (None, 'unknown', 'cordoned (left cordoned)')
