@@ -56,3 +56,9 @@ def test_the_phase_names_each_check_by_its_tray():
     checks = preflight_records.phase_checks(records)
     assert [(c['name'], c['status'], c['object']) for c in checks] == [
         ('tray1/pkeys', 'failed', 'tray1'), ('tray2/preflight', 'skipped', 'tray2'), ('tray10/os_image', 'passed', 'tray10')]
+
+
+def test_an_empty_record_in_the_newest_folder_counts_as_none():
+    """A record file that is empty (a preflight stopped while writing it) is no record, and no JSON error."""
+    out = find(['tray01'], {'/old/tray01/preflight.json': ''}, newest={'tray01/preflight.json': '/old'})
+    assert out['records']['tray01']['dir'] is None and out['missing'] == ['tray01']

@@ -56,3 +56,36 @@ def test_newest_run_folder_holding_a_file(tmp_path):
         str(base / 'awx-job-2')
     assert report_dir.newest_with(str(base), 'tray02/preflight.json') == ''
     assert report_dir.newest_with(str(tmp_path / 'none'), 'tray01/preflight.json') == ''
+
+
+def test_the_latest_link_is_never_the_folder_found_and_folders_without_the_file_are_passed_over(tmp_path):
+    """'latest' (a link to the newest run) is not a run folder: the run folder it points at is named. Folders that
+    do not hold the file (a dozen validate-only jobs) are passed over, whichever order the directory lists them."""
+    base = tmp_path / 'report'
+    for number in range(1, 13):
+        (base / ('awx-job-%d' % number)).mkdir(parents=True)
+    (base / 'awx-job-7' / 'tray01').mkdir()
+    (base / 'awx-job-7' / 'tray01' / 'preflight.json').write_text('{}')
+    (base / 'notes.txt').write_text('a file beside the run folders')
+    os.symlink('awx-job-7', str(base / 'latest'))
+    assert report_dir.newest_with(str(base), 'tray01/preflight.json') == str(base / 'awx-job-7')
+
+
+def test_newest_reads_the_run_folders_with_a_run_id_and_the_report_dir_itself_without(tmp_path):
+    """newest(): a run placed in run folders (an AWX job) reads the newest one that holds the file (its own first);
+    a run without them (the command line) reads its report directory itself, or the folder it prefers."""
+    base = tmp_path / 'report'
+    (base / 'awx-job-3' / 'tray01').mkdir(parents=True)
+    (base / 'awx-job-3' / 'tray01' / 'preflight.json').write_text('{}')
+    job = report_dir.locate(str(base), None, 9, None)
+    assert job['run_id'] == 'awx-job-9'
+    assert report_dir.newest(job, 'tray01/preflight.json') == str(base / 'awx-job-3')
+    assert report_dir.newest(job, 'tray02/preflight.json') == ''
+    plain = report_dir.locate(str(base), None, None, None)
+    assert plain['run_id'] == '' and report_dir.newest(plain, 'tray01/preflight.json') == ''
+    (base / 'tray01').mkdir()
+    (base / 'tray01' / 'preflight.json').write_text('{}')
+    assert report_dir.newest(plain, 'tray01/preflight.json') == str(base)
+    other = tmp_path / 'elsewhere'
+    assert report_dir.newest(plain, 'tray01/preflight.json', prefer=str(other)) == ''
+    assert report_dir.newest(plain, 'tray01/preflight.json', prefer=str(base / 'awx-job-3')) == str(base / 'awx-job-3')
