@@ -274,3 +274,54 @@ def test_a_failure_before_the_reboot_was_sent_this_wave_has_no_times_and_no_bmc(
     assert 'sent' not in out and 'back' not in out and out['came_back'] is False, out
     row = rp.result({'tray': 'tray01'}, out)
     assert (row['down_at'], row['rebooted'], row['drain']) == (None, 'unknown', 'cordoned (left cordoned)')
+
+
+# ------------------------------------------------------------------------------------------------ what mutation asked for
+
+def test_an_unreadable_clusters_error_is_cut_after_200_characters():
+    """The refusal quotes the read's first line, whole up to 200 characters, cut with '...' after that."""
+    cut = rp.unreadable({'read': False, 'sources': ['KUBECONFIG=/k'], 'error': 'x' * 199 + 'YZ\nsecond line'})
+    assert '(%s...)' % ('x' * 199 + 'Y') in cut and 'Z' not in cut and 'second' not in cut, cut
+    whole = rp.unreadable({'read': False, 'sources': ['KUBECONFIG=/k'], 'error': 'e' * 200})
+    assert '(%s)' % ('e' * 200) in whole, whole
+
+
+def test_a_tray_of_an_unreadable_cluster_counts_as_busy_and_as_no_node_read():
+    state = rp._state(inputs(cluster={'read': False, 'why': '', 'sources': ['KUBECONFIG=/k'], 'error': ''}), 'tray01')
+    assert state['node'] is False and state['idle'] is False and 'KUBECONFIG=/k cannot be read' in state['why']
+
+
+OFF = {'changed': False, 'redfish_facts': {'system': {'ret': True, 'entries': [[{}, {
+    'Id': 'System.Embedded.1', 'SerialNumber': 'S1', 'PowerState': 'Off', 'Status': {'Health': 'OK'}}]]}}}
+NOT_BACK = {'step': 'reboot', 'task': 'Stop when the tray did not come back', 'error': 'x'}
+
+
+def test_without_facts_the_bmc_section_judges_the_serial_kept_before_the_plan():
+    kept = tray()
+    kept['bmc'] = dict(kept['bmc'], serial='S7')
+    regs = ok_regs(back={'failed': True, 'msg': 'timed out'}, bmc_system=SYSTEM, verified=None, failure=NOT_BACK)
+    seen = rp.outcome(regs, kept, {'via': None}, 'drain')['bmc']
+    assert 'S7' in seen['summary'], seen
+
+
+@pytest.mark.parametrize('recover, cycle', [('power_cycle', True), ('none', False)])
+def test_the_power_cycle_is_due_only_where_the_tray_asks_for_it(recover, cycle):
+    regs = ok_regs(back={'failed': True, 'msg': 'timed out'}, bmc_system=OFF, verified=None, failure=NOT_BACK)
+    seen = rp.outcome(regs, tray(recover=recover), {'via': None}, 'drain')['bmc']
+    assert seen['recovery']['power_cycle'] is cycle, seen
+
+
+def test_a_tray_still_down_after_its_power_cycle_carries_what_the_bmc_said_after_it():
+    regs = ok_regs(back={'failed': True, 'msg': 'timed out'}, bmc_system=OFF, bmc_cycle={'changed': True},
+                   cycled_back={'failed': True, 'msg': 'timed out again'}, bmc_system_after=OFF, verified=None,
+                   failure=NOT_BACK)
+    out = rp.outcome(regs, tray(recover='power_cycle'), {'via': None}, 'drain')
+    assert out['bmc_after'] is not None and out['bmc_after']['read'], out['bmc_after']
+    assert out['bmc_after']['system_id'] == 'System.Embedded.1' and out['came_back'] is False
+
+
+def test_a_reboot_sent_the_moment_the_wave_started_is_this_waves():
+    regs = {'failure': NOT_BACK, 'sent': {'changed': True, 'boot_id': 'b1', 'sent_at': NOW},
+            'back': {'failed': True, 'msg': 'timed out'}}
+    out = rp.outcome(regs, tray(), {'via': None}, 'drain', started=NOW)
+    assert out['sent'] == regs['sent'] and out['back'] == regs['back'], out
