@@ -23,14 +23,19 @@ from ansible.plugins.action import ActionBase
 
 from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import reboot_plan
 
-STEPS = ('plan', 'bmc', 'wave', 'record', 'report')
+STEPS = ('plan', 'wave', 'not_back', 'record', 'report')
 ARGUMENT_SPEC = dict(
     step=dict(type='str', required=True, choices=list(STEPS)),
-    inputs=dict(type='dict', required=True),
+    inputs=dict(type='dict'),
     run=dict(type='raw'),
     nodes=dict(type='raw'),
     maintenance_operator=dict(type='raw'),
+    foreign=dict(type='raw'),
+    final=dict(type='bool', default=False),
+    timeout=dict(type='raw'),
 )
+# what step not_back reads of the tray's own results
+NOT_BACK = ('bmc_system', 'bmc_logs', 'bmc_system_after', 'back', 'bmc_cycle', 'bmc_seen', 'facts')
 # what a step returns (and the next one takes back as ``run``)
 KEPT = ('plan', 'planned', 'rows', 'states', 'via', 'waves_done', 'bmc', 'wave', 'wave_index', 'started')
 
@@ -64,7 +69,18 @@ class ActionModule(ActionBase):
         result = super(ActionModule, self).run(tmp, task_vars)
         _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
         task_vars = task_vars or {}
-        step, inputs, run = args['step'], args['inputs'], previous(args['run'])
+        step, inputs, run = args['step'], args['inputs'] or {}, previous(args['run'])
+        if step == 'not_back':          # once for the tray that did not come back, not run_once
+            regs = dict((name, task_vars.get(reboot_plan.REGISTERED[name])) for name in NOT_BACK)
+            tray = task_vars.get(reboot_plan.REGISTERED['tray'])
+            out = reboot_plan.not_back(tray if isinstance(tray, dict) else {}, regs, args['timeout'], args['final'])
+            if args['final']:
+                result.update(out, failed=True, changed=False)
+            else:
+                result.update(out, changed=False, msg=out['warning'],
+                              warnings=['%s did not come back from its reboot. %s' % (
+                                  task_vars.get('inventory_hostname'), out['warning'])])
+            return result
         if not isinstance(inputs.get('hosts'), list):
             raise AnsibleActionFail('reboot_step: inputs.hosts must be the trays of the run (a list)')
         hosts = [str(h) for h in inputs['hosts']]
@@ -77,17 +93,15 @@ class ActionModule(ActionBase):
         try:
             if step == 'plan':
                 out = reboot_plan.begin(inputs, trays, args['nodes'], registered(hostvars, hosts, 'pods'),
-                                        (args['maintenance_operator'] or {}).get('results'), now)
-            elif step == 'bmc':
-                out = reboot_plan.judge_bmcs(run, inputs, trays, registered(hostvars, hosts, 'bmc_answer'))
+                                        (args['maintenance_operator'] or {}).get('results'), now,
+                                        (args['foreign'] or {}).get('results'), registered(hostvars, hosts, 'bmc_answer'))
             elif step == 'wave':
                 out = reboot_plan.start_wave(run, inputs, args['nodes'],
                                              registered(hostvars, [h for h in hosts if h in in_play], 'pods'), now)
             elif step == 'record':
                 members = (run.get('wave') or {}).get('trays') or []
                 regs = dict((h, {}) for h in members)
-                for name in ('failure', 'sent', 'back', 'bmc_system', 'bmc_logs', 'bmc_cycle', 'cycled_back',
-                             'bmc_system_after', 'verified', 'facts'):
+                for name in ('failure', 'sent', 'back', 'bmc_seen', 'bmc_final', 'bmc_cycle', 'cycled_back', 'verified'):
                     for host, value in registered(hostvars, members, name).items():
                         regs[host][name] = value
                 out = reboot_plan.record_wave(run, inputs, trays, regs, in_play, now)

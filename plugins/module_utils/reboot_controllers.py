@@ -9,7 +9,7 @@ interrupt a node when one of their packages has an ``interrupt`` or a ``configIn
 service or restartAllServices (``noop`` does not), on every node their ``spec.nodeSelectors`` label selector matches
 - an absent selector matches every node (nodeprep.md 1.2).
 
-Used by the rolling reboot (filter foreign_reboot_controllers, on the controller) and by cluster_preflight (on
+Used by the rolling reboot (its plan, reboot_step action, on the controller) and by cluster_preflight (on
 the API host), so both judge with the same rules. Standard library only.
 """
 

@@ -17,12 +17,17 @@ description:
     C(hostvars), and the previous step's result (O(run)); returns the next, which the role registers (a registered
     C(run_once) result reaches every host of the play).
   - C(plan) - each tray idle or busy (its Node in O(nodes), the pods read it registered), how busy nodes are drained
-    (O(maintenance_operator), C(rolling_reboot_drain_via)), the first plan and every tray's report row with its
-    place in it. C(bmc) - each rebooting tray's BMC access (its row's C(bmc_access)). C(wave) - the next wave,
-    planned once more with the pods of its idle trays read just before it. C(record) - each tray's outcome (the send,
-    the wait, the BMC reads, the power cycle, the verify, the failure its rescue recorded; a tray that left the play
-    counts as failed, unreachable), the wave's record, the plan of the rest. C(report) - the rows, the waves and where
-    the run stopped, for C(rolling-reboot.md), C(rolling-reboot.json) and the job's artifacts.
+    (O(maintenance_operator), C(rolling_reboot_drain_via)), what refuses the run (a configured cluster that cannot
+    be read, another controller that reboots these trays in O(foreign), a Maintenance Operator insisted on that the
+    cluster does not have, a tray without its group, ...), the first plan, every tray's report row with its place in
+    it and each rebooting tray's BMC access (the BMC answers the trays registered; a warning for a BMC that cannot be
+    used where it is not required). C(wave) - the next wave, planned once more with the pods of its idle trays read
+    just before it. C(not_back) - for one tray that did not come back, not C(run_once) - what its BMC says (the reads
+    it registered) and whether it is power-cycled once, shown as a warning; with O(final), the tray still down, the
+    step fails with what the BMC said last. C(record) - each tray's outcome (the send, the wait, what C(not_back)
+    said, the power cycle, the verify, the failure its rescue recorded; a tray that left the play counts as failed,
+    unreachable), the wave's record, the plan of the rest. C(report) - the rows, the waves and where the run stopped,
+    for C(rolling-reboot.md), C(rolling-reboot.json) and the job's artifacts.
   - Changes nothing; runs in check mode too.
 author:
   - gpu_tray.cluster contributors (!UNKNOWN)
@@ -31,14 +36,13 @@ options:
     description: Which step of the run.
     type: str
     required: true
-    choices: [plan, bmc, wave, record, report]
+    choices: [plan, wave, not_back, record, report]
   inputs:
     description:
       - The plan's inputs (the role's C(__rolling_reboot_plan_inputs)) - C(hosts), C(reasons), C(groups), C(nodes),
         C(strategy), C(canaries), C(batch), C(group_by), C(drain), C(drain_via), C(via_insisted), C(cluster),
-        C(check_mode); see C(plugins/plugin_utils/reboot_plan.py) C(plan) and C(begin).
+        C(check_mode); see C(plugins/plugin_utils/reboot_plan.py) C(plan) and C(begin). Every step but C(not_back).
     type: dict
-    required: true
   run:
     description: The previous step's result (every step but C(plan); C(report) without it shows the rows before the plan).
     type: raw
@@ -47,6 +51,16 @@ options:
     type: raw
   maintenance_operator:
     description: The registered looped read of the Maintenance Operator's CRD and Deployments (step C(plan)).
+    type: raw
+  foreign:
+    description: The registered looped read of NodeWright and Skyhook objects (step C(plan)).
+    type: raw
+  final:
+    description: Step C(not_back) - the tray is still down (not from its reboot, nor from the one power cycle).
+    type: bool
+    default: false
+  timeout:
+    description: Step C(not_back) with O(final) - the reboot timeout the failure names, in seconds.
     type: raw
 extends_documentation_fragment:
   - gpu_tray.cluster.controller_action
@@ -109,9 +123,16 @@ waves_done:
   elements: dict
   returned: except for steps C(report) and a plan that could not be made
 bmc:
-  description: Per rebooting tray its BMC access (C(ok), C(kind), C(msg), C(fix), ...).
+  description:
+    - Per rebooting tray its BMC access (C(ok), C(kind), C(msg), C(fix), ...) - steps C(plan) on.
+    - Step C(not_back) - what the tray's BMC says (C(read), C(power_state), C(boot_progress), C(health), C(log),
+      C(summary), C(system_id), C(recovery) - C(power_cycle), C(command), C(why)).
   type: dict
-  returned: from step C(bmc) on
+  returned: from step C(plan) on; step C(not_back)
+after:
+  description: Step C(not_back) with O(final) - what the BMC said after the power cycle (as RV(bmc)), null when not read.
+  type: dict
+  returned: step C(not_back) with O(final)
 wave:
   description: The wave being run (the plan's C(next)), with C(wave_index) and C(started) (epoch seconds).
   type: dict

@@ -6,7 +6,7 @@
 The role (roles/rolling_reboot) reads - the Kubernetes nodes and each tray's pods (kubernetes.core.k8s_info), the
 Maintenance Operator, the trays' BMCs - and then dispatches, waits and registers what it did; what to do with what it
 read, and what its results mean, is decided here, through the action ``gpu_tray.cluster.reboot_step`` (the run's steps
-at the end of this file: :func:`begin`, :func:`judge_bmcs`, :func:`start_wave`, :func:`record_wave`, :func:`report`):
+at the end of this file: :func:`begin`, :func:`start_wave`, :func:`not_back`, :func:`record_wave`, :func:`report`):
 
 * :func:`tray_state` - idle or busy: a tray is idle when it is not a node of the cluster, or its node runs no pod
   but DaemonSet-owned and static (mirror) pods (the pods a drain leaves alone) and nobody cordoned it before the run.
@@ -370,6 +370,7 @@ def plan(inputs):
     check_mode   nothing is rebooted
     waves_done   the waves run so far: {wave, label, trays, started, ended, seconds, reboots: {tray: seconds}}
     only         restrict the next wave to these trays (those read just before it)
+    refuse       a refusal decided before the plan (:func:`begin`: another controller, no Maintenance Operator)
     now          epoch seconds (the progress line)
 
     Returns ``{refuse, stop, strategy, idle, busy, pending, canaries, waves, periods, trays, lines, summary, next,
@@ -413,7 +414,7 @@ def plan(inputs):
                     for m, c, t, r in waves]
     out['periods'] = len(waves)
     out['stop'] = _stop(inputs)
-    out['refuse'] = unplaced or _refusal(inputs, out)
+    out['refuse'] = inputs.get('refuse') or unplaced or _refusal(inputs, out)
     _lines(inputs, out, done)
     if unplaced:
         out['summary'], out['lines'] = unplaced, [unplaced]
@@ -561,7 +562,7 @@ def result(base, outcome):
     """A tray's report row after its wave (``base``: the row so far; ``outcome``: what its wave registered).
 
     outcome: step (the failed step, None when all went well), error, check (what to look at), sent (the dispatch
-    result: boot_id, sent_at), back (the wait: back_at, failed, msg), bmc (the bmc_state section, or None),
+    result: boot_id, sent_at), back (the wait: back_at, failed, msg), bmc (bmc.state: :func:`not_back`, or None),
     cycled (the power-cycle command ran), cycle_failed, cycled_back (back after it), verified (the verify plan's
     exports.cmdline_verified), unreachable (it stopped answering over SSH), came_back (its reboot had been seen),
     drained (its node was drained or put under maintenance), left (how a failed tray's node is left), released
@@ -625,9 +626,10 @@ def tray_message(row, left):
 # ------------------------------------------------------------------------------------------------ the run
 #
 # What the role registered, turned into the run's record on the controller (action gpu_tray.cluster.reboot_step):
-# :func:`begin` (idle or busy, how busy nodes are drained, the first plan and each tray's report row),
-# :func:`judge_bmcs` (each tray's BMC access before the first reboot), :func:`start_wave` (the wave re-planned with
-# the pods read just before it), :func:`record_wave` (each tray's outcome, the wave's record, the plan of the rest)
+# :func:`begin` (idle or busy, how busy nodes are drained, what refuses the run, the first plan, each tray's report
+# row and its BMC access before the first reboot: :func:`judge_bmcs`), :func:`start_wave` (the wave re-planned with
+# the pods read just before it), :func:`not_back` (what the BMC says about a tray that did not come back, once),
+# :func:`record_wave` (each tray's outcome, the wave's record, the plan of the rest)
 # and :func:`report` (the rows, waves and where the run stopped, for the report files and the job's artifacts).
 # ``run`` is what the previous step returned (the role registers it as __rolling_reboot_run); ``trays`` per tray
 # what the role keeps of it (the fact __rolling_reboot_tray: changed_roles, maintenance, checks, bmc); ``regs`` per
@@ -637,6 +639,7 @@ def tray_message(row, left):
 REGISTERED = {
     'pods': '__rolling_reboot_pods', 'bmc_answer': '__rolling_reboot_bmc_answer', 'sent': '__rolling_reboot_sent',
     'back': '__rolling_reboot_back', 'bmc_system': '__rolling_reboot_bmc_system', 'bmc_logs': '__rolling_reboot_bmc_logs',
+    'bmc_seen': '__rolling_reboot_bmc_seen', 'bmc_final': '__rolling_reboot_bmc_final',
     'bmc_cycle': '__rolling_reboot_bmc_cycle', 'cycled_back': '__rolling_reboot_cycled_back',
     'bmc_system_after': '__rolling_reboot_bmc_system_after', 'verified': '__rolling_reboot_verified',
     'failure': '__rolling_reboot_failure', 'stopped': '__rolling_reboot_stopped', 'tray': '__rolling_reboot_tray',
@@ -674,6 +677,40 @@ def use_maintenance_operator(drain_via, reads):
     return bool(crd) and any('maintenance-operator' in name for name in names)
 
 
+def maintenance_operator_missing(via_insisted, reads):
+    """The refusal when rolling_reboot_drain_via is maintenance_operator (``via_insisted``) and the cluster, read
+    (``reads``: the role's look, the CRD first), serves no NodeMaintenance API; else None."""
+    reads = list(reads or [])
+    if not via_insisted or not reads or _skipped(reads[0]) or (reads[0].get('resources') or []):
+        return None
+    return ('rolling_reboot_drain_via is maintenance_operator but the cluster serves no '
+            'nodemaintenances.maintenance.nvidia.com; nothing was rebooted. Install the Maintenance Operator '
+            '(network-operator with maintenanceOperator.enabled) or set rolling_reboot_drain_via to drain.')
+
+
+def foreign_controllers(reads, nodes, trays):
+    """The refusal when another controller would reboot ``trays`` (the node names of the trays that reboot): a
+    NodeWright or Skyhook object among ``reads`` (the role's looped look, skipped when rolling_reboot_foreign_controllers
+    is allow) whose package interrupts with a reboot and whose node selector takes one of them (module_utils/
+    reboot_controllers.py, the rules cluster_preflight reports with; ``nodes``: the registered Node read); else None.
+    Raises ValueError for a selector that cannot be read."""
+    from ansible_collections.gpu_tray.cluster.plugins.module_utils import reboot_controllers
+    objects = [obj for read in reads or [] if isinstance(read, dict) and not _skipped(read)
+               for obj in read.get('resources') or []]
+    labels = dict((((n or {}).get('metadata') or {}).get('name'), ((n or {}).get('metadata') or {}).get('labels') or {})
+                  for n in (nodes or {}).get('resources') or []) if isinstance(nodes, dict) else {}
+    found = reboot_controllers.foreign_reboot_controllers(objects, labels, trays) if objects else []
+    if not found:
+        return None
+
+    def joined(key):
+        return ', '.join(dict.fromkeys(item for f in found for item in f[key]))
+    return ('%s would also interrupt %s (%s): two controllers that do not know of each other would reboot these nodes '
+            'concurrently; nothing was rebooted. Pause or remove them (annotation nodewright.nvidia.com/pause=true, '
+            'skyhook.nvidia.com/pause=true on a Skyhook), or set rolling_reboot_foreign_controllers to allow.' % (
+                ', '.join('%s %s' % (f['kind'], f['name']) for f in found), joined('trays'), joined('interrupts')))
+
+
 def node_object(nodes, name):
     """The tray's Node as the nodes read returned it; None when the cluster has no node of that name or was not read."""
     for node in ((nodes or {}).get('resources') or []) if isinstance(nodes, dict) else []:
@@ -709,13 +746,18 @@ def _plan(inputs, run, **more):
                      waves_done=run.get('waves_done') or [], **more))
 
 
-def begin(inputs, trays, nodes=None, pods=None, mo_reads=None, now=None):
+def begin(inputs, trays, nodes=None, pods=None, mo_reads=None, now=None, foreign=None, bmc_answers=None):
     """The run's starting point: per tray its state (:func:`tray_state` from its Node in ``nodes`` and its ``pods``
     read; None when the cluster was not read), how busy nodes are drained (:func:`use_maintenance_operator`), the
     first plan (``planned``: its lines, kept for the report) and each tray's report row with its place in the plan.
-    ``inputs``: plan()'s, without states, rows, via, waves_done, now; with drain_via."""
+    ``inputs``: plan()'s, without states, rows, via, waves_done, now; with drain_via. The plan refuses the run for
+    another controller that reboots these trays (``foreign``: :func:`foreign_controllers`) and for a Maintenance
+    Operator insisted on that the cluster does not have (``mo_reads``: :func:`maintenance_operator_missing`). Each
+    rebooting tray's BMC is judged from ``bmc_answers`` (:func:`judge_bmcs`: ``bmc``, ``warnings``)."""
     hosts = [str(h) for h in inputs['hosts']]
-    inputs = dict(inputs, hosts=hosts)
+    rebooting = [(inputs.get('nodes') or {}).get(h, h) for h in hosts if (inputs.get('reasons') or {}).get(h)]
+    inputs = dict(inputs, hosts=hosts, refuse=foreign_controllers(foreign, nodes, rebooting)
+                  or maintenance_operator_missing(inputs.get('via_insisted'), mo_reads))
     read = bool((inputs.get('cluster') or {}).get('read'))
     pods = pods or {}
     states = {}
@@ -735,14 +777,15 @@ def begin(inputs, trays, nodes=None, pods=None, mo_reads=None, now=None):
         run['rows'][host] = dict(run['rows'][host], group=(inputs.get('groups') or {}).get(host), wave=mine['wave'],
                                  role=mine['role'], idle='idle' if mine['idle'] else 'busy', idle_why=mine['why'],
                                  drain=mine['drain'])
-    return run
+    return judge_bmcs(run, inputs, trays, bmc_answers)
 
 
 def judge_bmcs(run, inputs, trays, answers):
     """Each tray's BMC access before the first reboot (plugin_utils/bmc.py access), for the trays that reboot and
-    whose BMC is required or configured: ``bmc`` per tray, and the row's ``bmc_access``."""
+    whose BMC is required or configured: ``bmc`` per tray, and the row's ``bmc_access``; ``warnings``, one per tray
+    that reboots with a BMC that cannot be used where it is not required (the role refuses where it is)."""
     from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import bmc
-    run = dict(run, rows=dict(run['rows']), bmc={})
+    run = dict(run, rows=dict(run['rows']), bmc={}, warnings=[])
     for host in inputs['hosts']:
         mine = (trays.get(host) or {}).get('bmc') or {}
         if not (inputs.get('reasons') or {}).get(host) or not mine.get('judged'):
@@ -751,6 +794,10 @@ def judge_bmcs(run, inputs, trays, answers):
         run['bmc'][host] = bmc.access(mine.get('settings') or {}, answer if isinstance(answer, dict) else None,
                                       mine.get('serial'))
         run['rows'][host] = dict(run['rows'][host], bmc_access=run['bmc'][host]['msg'])
+        if not run['bmc'][host]['ok'] and not mine.get('required'):
+            run['warnings'].append(
+                '%s: %s The tray reboots anyway (rolling_reboot_bmc_required is false): if it does not come back, '
+                'nothing can look at it or recover it.' % (host, run['bmc'][host]['msg']))
     return run
 
 
@@ -776,21 +823,29 @@ def _serial(tray, regs):
     return ((facts.get('gpu_tray') or {}).get('dmi') or {}).get('product_serial')
 
 
-def _bmc_seen(tray, regs):
+def not_back(tray, regs, timeout=None, final=False):
+    """A tray that did not come back from its reboot (action reboot_step, step ``not_back``, once for that tray):
+    ``bmc`` - what its BMC says (bmc.state of the reads the role registered, ``regs``: bmc_system, bmc_logs, facts)
+    and whether it is power-cycled once (its ``recovery``) - and the ``warning`` the action shows. With ``final`` -
+    still down, not from its reboot nor from the one power cycle - ``after``, what the BMC said after the power cycle
+    (when read: bmc_system_after), and ``msg``, the step's failure (``regs``: back, bmc_cycle, bmc_seen: the first
+    step's result; ``timeout``: rolling_reboot_timeout). The report row takes both (:func:`outcome`)."""
     from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import bmc
     mine = tray.get('bmc') or {}
-    count = mine.get('log_entries')
-    return bmc.state(mine.get('settings') or {}, regs.get('bmc_system'), regs.get('bmc_logs'), serial=_serial(tray, regs),
-                     count=bmc.DEFAULT_LOG_ENTRIES if count is None else int(count),
-                     recover=mine.get('recover') or 'none', attempted=False)
-
-
-def _bmc_after(tray, regs):
-    from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import bmc
-    if _skipped(regs.get('bmc_system_after')):
-        return None
-    mine = tray.get('bmc') or {}
-    return bmc.state(mine.get('settings') or {}, regs['bmc_system_after'], None, serial=_serial(tray, regs))
+    settings, serial = mine.get('settings') or {}, _serial(tray, regs)
+    if not final:
+        count = mine.get('log_entries')
+        seen = bmc.state(settings, regs.get('bmc_system'), regs.get('bmc_logs'), serial=serial,
+                         count=bmc.DEFAULT_LOG_ENTRIES if count is None else int(count),
+                         recover=mine.get('recover') or 'none', attempted=False)
+        return {'bmc': seen, 'warning': '%s; %s' % (seen['summary'], seen['recovery']['why'])}
+    read_after = regs.get('bmc_system_after')
+    after = None if _skipped(read_after) else bmc.state(settings, read_after, None, serial=serial)
+    seen = (regs.get('bmc_seen') or {}).get('bmc') or {}
+    return {'after': after, 'msg': 'The tray did not come back from its reboot within %s s (%s)%s. %s.' % (
+        timeout, (regs.get('back') or {}).get('msg', 'no answer'),
+        '' if _skipped(regs.get('bmc_cycle')) else ', nor from its power cycle through the BMC',
+        (after or seen).get('summary'))}
 
 
 def _sent_now(sent, started):
@@ -821,7 +876,8 @@ def outcome(regs, tray, mine, via, started=None):
         out = {'step': None, 'drained': drained}
     back, cycle, cycled_back = regs.get('back'), regs.get('bmc_cycle'), regs.get('cycled_back')
     cycled_ok = cycled_back if not _skipped(cycled_back) and not _failed(cycled_back) else None
-    out.update(sent=regs.get('sent'), back=back, bmc=_bmc_seen(tray, regs) if _failed(back) else None,
+    seen, final = regs.get('bmc_seen'), regs.get('bmc_final')         # what not_back said, once
+    out.update(sent=regs.get('sent'), back=back, bmc=None if _skipped(seen) else seen.get('bmc'),
                cycled=not _skipped(cycle), cycled_back=cycled_ok)
     if out['step'] is None:
         out['verified'] = ((((regs.get('verified') or {}).get('plan') or {}).get('exports') or {})
@@ -829,7 +885,7 @@ def outcome(regs, tray, mine, via, started=None):
         out['released'] = 'drained, uncordoned' if mine.get('via') == 'drain' else (
             'NodeMaintenance %s (Maintenance Operator), released' % tray.get('maintenance'))
         return out
-    out.update(bmc_after=_bmc_after(tray, regs),
+    out.update(bmc_after=None if _skipped(final) else final.get('after'),
                cycle_failed=(cycle.get('msg', 'failed') if _failed(cycle) else None),
                came_back=not _failed(back) or cycled_ok is not None)
     return out

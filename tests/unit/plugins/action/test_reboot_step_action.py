@@ -23,7 +23,7 @@ KEPT = {'changed_roles': [], 'maintenance': 'ns/nm', 'checks': CHECKS,
         'bmc': {'judged': False, 'settings': {}, 'serial': None, 'log_entries': 10, 'recover': 'none'}}
 
 
-def step(args, hostvars, play_hosts=None, play_hosts_all=None):
+def step(args, hostvars, play_hosts=None, play_hosts_all=None, **own):
     task = MagicMock()
     task.async_val = 0
     task.check_mode = False
@@ -31,8 +31,8 @@ def step(args, hostvars, play_hosts=None, play_hosts_all=None):
     task.args = dict(args)
     task.action = 'gpu_tray.cluster.reboot_step'
     module = reboot_step.ActionModule(task, MagicMock(), PlayContext(), MagicMock(), MagicMock(), MagicMock())
-    return module.run(task_vars={'hostvars': hostvars, 'ansible_play_hosts': play_hosts or HOSTS,
-                                 'ansible_play_hosts_all': play_hosts_all or HOSTS})
+    return module.run(task_vars=dict({'hostvars': hostvars, 'ansible_play_hosts': play_hosts or HOSTS,
+                                      'ansible_play_hosts_all': play_hosts_all or HOSTS}, **own))
 
 
 def facts(**registered):
@@ -44,8 +44,7 @@ def test_a_run_from_the_plan_to_a_failed_send_and_its_report():
     run = step({'step': 'plan', 'inputs': INPUTS}, hostvars)
     assert not run.get('failed') and run['changed'] is False and run['via'] == 'drain'
     assert run['rows']['tray01']['role'] == 'canary' and run['msg'] == run['plan']['summary']
-    run = step({'step': 'bmc', 'inputs': INPUTS, 'run': run}, hostvars)
-    assert run['bmc'] == {}
+    assert run['bmc'] == {} and run['warnings'] == []           # no BMC judged
     run = step({'step': 'wave', 'inputs': INPUTS, 'run': run}, hostvars)
     assert run['wave']['trays'] == ['tray01'] and run['wave_index'] == 1
     hostvars['tray01'] = facts(__rolling_reboot_failure={'step': 'dispatch', 'task': 'Send the reboot', 'error': 'no'},
@@ -75,3 +74,34 @@ def test_a_step_without_the_previous_one_is_refused_and_a_plan_error_keeps_the_r
     failed = step({'step': 'wave', 'inputs': dict(INPUTS, strategy='sideways'), 'run': run}, {})
     assert failed['failed'] and failed['msg'].startswith('reboot_plan: strategy must be one of')
     assert failed['rows'] == run['rows'] and failed['plan'] == run['plan']          # the report still has them
+
+
+SYSTEM = {'redfish_facts': {'system': {'ret': True, 'entries': [[{}, {
+    'Id': '1', 'SerialNumber': 'S1', 'PowerState': 'On', 'Status': {'Health': 'OK'}}]]}}}
+
+
+def test_the_plan_judges_each_rebooting_trays_bmc_and_warns_where_it_is_not_required():
+    kept = dict(KEPT, bmc=dict(KEPT['bmc'], judged=True, required=False, serial='S1',
+                               settings={'address': 'https://bmc', 'username': 'u', 'password': True, 'system_id': ''}))
+    hostvars = {'tray01': facts(__rolling_reboot_bmc_answer=SYSTEM), 'tray02': facts(__rolling_reboot_bmc_answer=None)}
+    hostvars['tray01']['__rolling_reboot_tray'] = hostvars['tray02']['__rolling_reboot_tray'] = kept
+    run = step({'step': 'plan', 'inputs': INPUTS}, hostvars)
+    assert run['bmc']['tray01']['ok'] and not run['bmc']['tray02']['ok']
+    assert run['warnings'] == ['tray02: %s The tray reboots anyway (rolling_reboot_bmc_required is false): if it does '
+                               'not come back, nothing can look at it or recover it.' % run['bmc']['tray02']['msg']]
+    assert 'warnings' not in step({'step': 'wave', 'inputs': INPUTS, 'run': run}, hostvars)     # said once
+
+
+def test_not_back_reads_the_trays_own_results_warns_once_and_fails_when_final():
+    settings = {'address': 'https://bmc', 'username': 'u', 'password': True, 'system_id': ''}
+    own = {'inventory_hostname': 'tray01',
+           '__rolling_reboot_tray': dict(KEPT, bmc=dict(KEPT['bmc'], recover='power_cycle', settings=settings)),
+           '__rolling_reboot_bmc_system': SYSTEM, '__rolling_reboot_back': {'failed': True, 'msg': 'timed out'},
+           'ansible_facts': {'gpu_tray': {'dmi': {'product_serial': 'S1'}}}}
+    seen = step({'step': 'not_back'}, {}, **own)
+    assert not seen.get('failed') and seen['bmc']['read'] and seen['bmc']['recovery']['command'] == 'PowerForceRestart'
+    assert seen['warnings'] == ['tray01 did not come back from its reboot. %s' % seen['msg']]
+    own.update(__rolling_reboot_bmc_seen=seen, __rolling_reboot_bmc_cycle={'skipped': True})
+    final = step({'step': 'not_back', 'final': True, 'timeout': 600}, {}, **own)
+    assert final['failed'] and final['after'] is None and final['msg'] == (
+        'The tray did not come back from its reboot within 600 s (timed out). %s.' % seen['bmc']['summary'])

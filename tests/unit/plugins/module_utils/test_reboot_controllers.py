@@ -3,12 +3,6 @@
 """module_utils/reboot_controllers.py: which NodeWright / Skyhook objects would interrupt the trays of a run."""
 import pytest
 
-from ansible.errors import AnsibleFilterError
-
-from ansible_collections.gpu_tray.cluster.plugins.filter.foreign_reboot_controllers import (
-    FilterModule,
-    foreign_reboot_controllers,
-)
 from ansible_collections.gpu_tray.cluster.plugins.module_utils import reboot_controllers as rc
 
 GPU = {'nvidia.com/gpu.present': 'true', 'node-role.kubernetes.io/worker': ''}
@@ -62,10 +56,11 @@ def test_noop_packages_and_other_nodes_do_not_count():
     assert rc.foreign_reboot_controllers([cr('all', TUNED)], NODES, ['tray09']) == []
 
 
-def test_a_bad_operator_is_an_error_through_the_filter():
+def test_a_bad_operator_is_a_selector_error_a_value_error_the_reboot_step_action_reports():
     bad = cr('bad', TUNED, {'matchExpressions': [{'key': 'a', 'operator': 'Gt', 'values': ['1']}]})
-    with pytest.raises(AnsibleFilterError, match="operator 'Gt'"):
-        foreign_reboot_controllers([bad], NODES, ['tray01'])
+    with pytest.raises(rc.SelectorError, match="operator 'Gt'"):
+        rc.foreign_reboot_controllers([bad], NODES, ['tray01'])
+    assert issubclass(rc.SelectorError, ValueError)
 
 
 def test_cluster_preflight_reports_them_on_gpu_nodes_as_a_warning():
@@ -101,7 +96,3 @@ def test_an_object_without_interrupts_does_not_hide_the_next_one():
             'spec': {'packages': {'tuning': {'interrupt': {'type': 'reboot'}}}}}
     found = rc.foreign_reboot_controllers([quiet, loud], {'t1': {}}, ['t1'])
     assert found == [{'kind': 'NodeWright', 'name': 'b-loud', 'interrupts': ['tuning: reboot'], 'trays': ['t1']}]
-
-
-def test_the_filter_is_registered_under_its_name():
-    assert FilterModule().filters() == {'foreign_reboot_controllers': foreign_reboot_controllers}

@@ -94,6 +94,65 @@ def test_a_busy_tray_is_judged_from_its_node_and_its_pods_when_the_cluster_was_r
     assert run['plan']['busy'] == ['tray02'] and run['rows']['tray02']['idle_why'] == 'runs 1 workload pod(s): ml/train'
 
 
+TUNED = {'nvidia-tuned': {'interrupt': {'type': 'reboot'}, 'configInterrupts': {'intent': {'type': 'reboot'}}}}
+
+
+def _cr(kind, name, packages, hostname=None):
+    spec = {'packages': packages}
+    if hostname:
+        spec['nodeSelectors'] = {'matchLabels': {'kubernetes.io/hostname': hostname}}
+    return {'kind': kind, 'metadata': {'name': name}, 'spec': spec}
+
+
+def test_another_controller_that_reboots_a_rebooting_tray_refuses_the_run_in_the_plan():
+    """The NodeWright/Skyhook read (looped, NodeWright then Skyhook): an object whose package reboots and whose
+    selector takes a tray that reboots refuses; one on another node, one without an interrupt, one that takes only
+    a tray without a reboot (tray03) do not; the refusal names the objects, the trays and the packages once each."""
+    cluster = {'read': True, 'why': '', 'sources': ['~/.kube/config'], 'error': ''}
+    nodes = {'resources': [{'metadata': {'name': h, 'labels': {'kubernetes.io/hostname': h}}}
+                           for h in ('tray01', 'tray02', 'tray03')]}
+    noop = {'shellscript': {'interrupt': {'type': 'noop'}}}
+    quiet = [{'resources': [_cr('NodeWright', 'elsewhere', TUNED, 'tray09'), _cr('NodeWright', 'only3', TUNED, 'tray03')]},
+             {'resources': [_cr('Skyhook', 'harmless', noop)]}]
+    run = rp.begin(inputs(cluster=cluster), trays(), nodes, foreign=quiet)
+    assert run['plan']['refuse'] is None and run['plan']['next'] is not None
+    loud = [{'resources': [_cr('NodeWright', 'tuning', TUNED, 'tray01')]}, {'resources': [_cr('Skyhook', 'all', TUNED)]}]
+    run = rp.begin(inputs(cluster=cluster), trays(), nodes, foreign=loud)
+    assert run['plan']['refuse'] == (
+        'NodeWright tuning, Skyhook all would also interrupt tray01, tray02 (nvidia-tuned: reboot): '
+        'two controllers that do not know of each other would reboot these nodes concurrently; nothing was rebooted. '
+        'Pause or remove them (annotation nodewright.nvidia.com/pause=true, skyhook.nvidia.com/pause=true on a '
+        'Skyhook), or set rolling_reboot_foreign_controllers to allow.')
+    assert run['plan']['next'] is None and run['plan']['lines'][-1] == run['plan']['refuse']
+    skipped = [{'skipped': True, 'resources': [_cr('Skyhook', 'all', TUNED)]}, {'skipped': True}]
+    assert rp.begin(inputs(cluster=cluster), trays(), nodes, foreign=skipped)['plan']['refuse'] is None
+
+
+def test_another_controller_refuses_before_a_tray_without_its_group():
+    nodes = {'resources': [{'metadata': {'name': 'tray01'}}]}
+    cluster = {'read': True, 'why': '', 'sources': ['~/.kube/config'], 'error': ''}
+    grouped = inputs(cluster=cluster, group_by='rack', groups={'tray01': 'r1', 'tray02': None, 'tray03': 'r1'})
+    assert 'tray02' in rp.begin(grouped, trays(), nodes)['plan']['refuse']
+    refuse = rp.begin(grouped, trays(), nodes, foreign=[{'resources': [_cr('Skyhook', 'all', TUNED)]}])['plan']['refuse']
+    assert refuse.startswith('Skyhook all would also interrupt tray01 (nvidia-tuned: reboot)')
+
+
+@pytest.mark.parametrize('insisted, reads, refused', [
+    (True, _reads(False, []), True),                                   # insisted on, the cluster serves no API
+    (True, _reads(True, []), False),                                   # the API is served (a Deployment not needed)
+    (False, _reads(False, []), False),                                 # auto: busy trays are drained instead
+    (True, [{'skipped': True}, {'skipped': True}], False),             # not read (no cluster): nothing to refuse
+    (True, None, False),
+], ids=['insisted-no-api', 'insisted-api', 'auto', 'not-read', 'none'])
+def test_a_maintenance_operator_insisted_on_that_the_cluster_lacks_refuses_the_run(insisted, reads, refused):
+    run = rp.begin(inputs(via_insisted=insisted, drain_via='maintenance_operator' if insisted else 'auto'), trays(),
+                   mo_reads=reads)
+    expected = ('rolling_reboot_drain_via is maintenance_operator but the cluster serves no '
+                'nodemaintenances.maintenance.nvidia.com; nothing was rebooted. Install the Maintenance Operator '
+                '(network-operator with maintenanceOperator.enabled) or set rolling_reboot_drain_via to drain.')
+    assert run['plan']['refuse'] == (expected if refused else None)
+
+
 def test_each_rebooting_tray_with_a_bmc_to_judge_gets_its_access_in_its_row():
     kept = trays(judged=True)
     kept['tray02']['bmc']['judged'] = False
@@ -131,6 +190,17 @@ def ok_regs(down=NOW + 1, up=NOW + 61, **more):
             'cycled_back': {'skipped': True}, 'bmc_system_after': {'skipped': True},
             'verified': {'plan': {'exports': {'cmdline_verified': 'yes'}}}}
     regs.update(more)
+    return regs
+
+
+def registered(regs, kept):
+    """What the role registers for a tray not back: step not_back's result, and its final one when still down."""
+    regs = dict(regs)
+    if (regs.get('back') or {}).get('failed'):
+        regs['bmc_seen'] = rp.not_back(kept, regs)
+        cycled = regs.get('cycled_back') or {'skipped': True}
+        if cycled.get('skipped') or cycled.get('failed'):
+            regs['bmc_final'] = dict(rp.not_back(kept, regs, 600, final=True), failed=True)
     return regs
 
 
@@ -178,7 +248,7 @@ def test_a_tray_not_back_gets_the_bmc_section_and_fails_at_its_reboot():
     failed_back = {'failed': True, 'msg': 'timed out waiting for a new boot id'}
     regs = ok_regs(back=failed_back, bmc_system=SYSTEM, bmc_logs={'skipped': True}, verified=None,
                    failure={'step': 'reboot', 'task': 'Stop when the tray did not come back', 'error': 'not back'})
-    run = _wave(inputs(), trays(), {'tray01': regs})
+    run = _wave(inputs(), trays(), {'tray01': registered(regs, tray())})
     row = run['rows']['tray01']
     assert (row['status'], row['rebooted'], row['cmdline_verified']) == ('FAILED', 'did not come back', 'no')
     assert row['up_at'] is None and row['down_at'] == NOW + 1 and row['check'] == 'the BMC section'
@@ -189,7 +259,8 @@ def test_a_tray_not_back_gets_the_bmc_section_and_fails_at_its_reboot():
 def test_a_tray_back_after_its_one_power_cycle_is_rebooted_with_the_bmc_section():
     regs = ok_regs(back={'failed': True, 'msg': 'timed out'}, bmc_system=SYSTEM, bmc_cycle={'changed': True},
                    cycled_back={'changed': True, 'back_at': NOW + 400})
-    row = _wave(inputs(), trays(recover='power_cycle'), {'tray01': regs})['rows']['tray01']
+    assert 'bmc_final' not in registered(regs, tray(recover='power_cycle'))        # back: the final step is skipped
+    row = _wave(inputs(), trays(recover='power_cycle'), {'tray01': registered(regs, tray(recover='power_cycle'))})['rows']['tray01']
     assert (row['status'], row['rebooted']) == ('rebooted (power-cycled once through the BMC)', 'yes, after a power cycle')
     assert row['up_at'] == NOW + 400 and row['bmc']['recovery']['result'] == 'back after the power cycle'
 
@@ -198,7 +269,7 @@ def test_a_failed_power_cycle_is_named_with_its_error():
     regs = ok_regs(back={'failed': True, 'msg': 'timed out'}, bmc_system=SYSTEM,
                    bmc_cycle={'failed': True, 'msg': 'HTTP 500'}, bmc_system_after={'skipped': True},
                    failure={'step': 'reboot', 'task': 'Stop when the tray did not come back', 'error': 'x'})
-    row = _wave(inputs(), trays(recover='power_cycle'), {'tray01': regs})['rows']['tray01']
+    row = _wave(inputs(), trays(recover='power_cycle'), {'tray01': registered(regs, tray(recover='power_cycle'))})['rows']['tray01']
     assert row['bmc']['recovery']['result'] == 'the power cycle command failed: HTTP 500'
     assert row['rebooted'] == 'did not come back'
 
@@ -255,9 +326,9 @@ def test_the_bmc_section_takes_the_serial_the_trays_facts_hold_when_the_wave_is_
     """The role's __rolling_reboot_serial is read when used: a serial the facts hold by then is the one judged."""
     failure = {'step': 'reboot', 'task': 'Stop when the tray did not come back', 'error': 'x'}
     base = dict(back={'failed': True, 'msg': 'timed out'}, bmc_system=SYSTEM, verified=None, failure=failure)
-    kept = rp.outcome(ok_regs(**base), tray(), {'via': None}, 'drain')['bmc']
-    other = rp.outcome(ok_regs(facts={'gpu_tray': {'dmi': {'product_serial': 'S9'}}}, **base), tray(), {'via': None},
-                       'drain')['bmc']
+    kept = rp.outcome(registered(ok_regs(**base), tray()), tray(), {'via': None}, 'drain')['bmc']
+    other = rp.outcome(registered(ok_regs(facts={'gpu_tray': {'dmi': {'product_serial': 'S9'}}}, **base), tray()), tray(),
+                       {'via': None}, 'drain')['bmc']
     assert kept['system_id'] == 'System.Embedded.1' and kept['read']
     assert other != kept and 'S9' in other['summary'], other
 
@@ -300,14 +371,14 @@ def test_without_facts_the_bmc_section_judges_the_serial_kept_before_the_plan():
     kept = tray()
     kept['bmc'] = dict(kept['bmc'], serial='S7')
     regs = ok_regs(back={'failed': True, 'msg': 'timed out'}, bmc_system=SYSTEM, verified=None, failure=NOT_BACK)
-    seen = rp.outcome(regs, kept, {'via': None}, 'drain')['bmc']
+    seen = rp.outcome(registered(regs, kept), kept, {'via': None}, 'drain')['bmc']
     assert 'S7' in seen['summary'], seen
 
 
 @pytest.mark.parametrize('recover, cycle', [('power_cycle', True), ('none', False)])
 def test_the_power_cycle_is_due_only_where_the_tray_asks_for_it(recover, cycle):
     regs = ok_regs(back={'failed': True, 'msg': 'timed out'}, bmc_system=OFF, verified=None, failure=NOT_BACK)
-    seen = rp.outcome(regs, tray(recover=recover), {'via': None}, 'drain')['bmc']
+    seen = rp.outcome(registered(regs, tray(recover=recover)), tray(recover=recover), {'via': None}, 'drain')['bmc']
     assert seen['recovery']['power_cycle'] is cycle, seen
 
 
@@ -315,7 +386,7 @@ def test_a_tray_still_down_after_its_power_cycle_carries_what_the_bmc_said_after
     regs = ok_regs(back={'failed': True, 'msg': 'timed out'}, bmc_system=OFF, bmc_cycle={'changed': True},
                    cycled_back={'failed': True, 'msg': 'timed out again'}, bmc_system_after=OFF, verified=None,
                    failure=NOT_BACK)
-    out = rp.outcome(regs, tray(recover='power_cycle'), {'via': None}, 'drain')
+    out = rp.outcome(registered(regs, tray(recover='power_cycle')), tray(recover='power_cycle'), {'via': None}, 'drain')
     assert out['bmc_after'] is not None and out['bmc_after']['read'], out['bmc_after']
     assert out['bmc_after']['system_id'] == 'System.Embedded.1' and out['came_back'] is False
 
@@ -325,3 +396,21 @@ def test_a_reboot_sent_the_moment_the_wave_started_is_this_waves():
             'back': {'failed': True, 'msg': 'timed out'}}
     out = rp.outcome(regs, tray(), {'via': None}, 'drain', started=NOW)
     assert out['sent'] == regs['sent'] and out['back'] == regs['back'], out
+
+
+def test_not_back_says_what_the_bmc_says_once_and_the_final_step_fails_with_what_it_said_last():
+    """The warning of the first step (summary; why it is or is not power-cycled) and the final step's failure: the
+    timeout, the wait's error, the power cycle when one ran, and the BMC's summary after it - else the first one."""
+    regs = ok_regs(back={'failed': True, 'msg': 'timed out'}, bmc_system=OFF)
+    seen = rp.not_back(tray(recover='power_cycle'), regs)
+    assert seen['bmc']['recovery']['power_cycle'] and seen['bmc']['recovery']['command'] == 'PowerOn'
+    assert seen['warning'] == '%s; %s' % (seen['bmc']['summary'], seen['bmc']['recovery']['why'])
+    final = rp.not_back(tray(), dict(regs, bmc_seen=seen), 600, final=True)
+    assert final == {'after': None, 'msg': 'The tray did not come back from its reboot within 600 s (timed out). %s.'
+                     % seen['bmc']['summary']}
+    after = dict(regs, bmc_seen=seen, bmc_cycle={'changed': True}, bmc_system_after=SYSTEM)
+    final = rp.not_back(tray(), after, '900', final=True)
+    assert final['after']['power_state'] == 'On' and final['after']['summary'] != seen['bmc']['summary']
+    assert final['msg'] == ('The tray did not come back from its reboot within 900 s (timed out), nor from its power '
+                            'cycle through the BMC. %s.' % final['after']['summary'])
+    assert '(no answer)' in rp.not_back(tray(), {'back': {'failed': True}}, 5, final=True)['msg']
