@@ -126,6 +126,9 @@ def test_row_parsing_edge_cases():
     row = nccl.parse_row('17179869184  4294967296  float  sum  -1  1.2e+07  1.43  2.50  1e+06  1.2e+07  1.43  2.50  0')
     assert row['out_of_place']['time_us'] == 1.2e7 and row['out_of_place']['wrong'] == 1000000
     assert nccl.parse_row('1048576  262144  float  sum  -1  61.4  17.08') == {'partial': True, 'size': 1048576}
+    # a reduction row cut before its last value is partial, without a header too
+    assert nccl.parse_row('1048576  262144  float  sum  -1  61.4  17.08  29.89  0  60.1  17.45  30.08') == {
+        'partial': True, 'size': 1048576}
     assert nccl.strip_prefix('[1,12]<stderr>:  0: x') == 'x'
 
 
@@ -163,11 +166,6 @@ def test_a_memory_limited_run_ends_at_its_reduced_maxbytes_and_noise_between_row
 def test_rows_without_a_column_header_are_read_by_their_root_value_and_width(line, root, out_busbw, in_busbw):
     row = nccl.parse_row(line)
     assert (row['root'], row['out_of_place']['busbw'], row['in_place']['busbw']) == (root, out_busbw, in_busbw)
-
-
-def test_a_reduction_row_cut_before_its_last_value_is_partial_without_a_header():
-    assert nccl.parse_row('1048576  262144  float  sum  -1  61.4  17.08  29.89  0  60.1  17.45  30.08') == {
-        'partial': True, 'size': 1048576}
 
 
 def test_lowest_busbw_counts_when_sizes_repeat():

@@ -9,7 +9,7 @@ from html.parser import HTMLParser
 import pytest
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpu_tray.cluster.plugins.filter.validation_evidence import validation_evidence
+from ansible_collections.gpu_tray.cluster.plugins.filter.validation_evidence import FilterModule, validation_evidence
 from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import evidence
 
 META = {'recipe': 'vr200-rke2-ubuntu-training', 'recipe_digest': 'sha256:1111', 'cluster': 'https://198.18.0.1:6443',
@@ -142,6 +142,7 @@ def test_html_is_self_contained_and_escaped():
 
 
 def test_evidence_files_and_filter():
+    assert FilterModule().filters() == {'validation_evidence': validation_evidence}
     files = validation_evidence(phases(), META)
     paths = [item['path'] for item in files]
     assert paths == ['ctrf/readiness.json', 'ctrf/deployment.json', 'ctrf/performance.json', 'ctrf/conformance.json',
@@ -209,12 +210,6 @@ def test_reports_list_failures_before_warnings_and_every_phase_after_an_empty_on
     assert '<h2>deployment: FAILED</h2>' in details and details.index('<td>broken</td>') < details.index('<td>warned</td>')
     plain = evidence.markdown(phases, {'recipe': 'r'})
     assert '- Cluster' not in plain and '- Generated' not in plain
-
-
-def test_the_filter_is_registered_under_its_name():
-    from ansible_collections.gpu_tray.cluster.plugins.filter.validation_evidence import FilterModule
-
-    assert FilterModule().filters() == {'validation_evidence': validation_evidence}
 
 
 def test_nccl_rows_say_what_was_measured():

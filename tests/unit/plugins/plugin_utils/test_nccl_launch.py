@@ -4,10 +4,12 @@
 nccl_phase): the objects of each variant and workload, the scripts the pods run (executed here with sh),
 the run lock and the NET preflight rule on the driver's /proc files."""
 
+import json
 import os
 import re
 import shutil
 import subprocess
+import sys
 
 import pytest
 import yaml
@@ -24,6 +26,8 @@ from ansible_env import checkout_env
 from unithelpers import fixture_path
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
+RUN_ID = '20261204101500-k3x9a'
+NS = 'gpu-tray-nccl-net-' + RUN_ID
 RAILS = [{'resource': 'nvidia.com/sriov_resource_rail_%d' % i, 'network': 'default/sriov-network-rail-%d' % i}
          for i in range(4)]
 NVKE_NET_SHAPE = {
@@ -31,10 +35,12 @@ NVKE_NET_SHAPE = {
     'limits': {'nvidia.com/gpu': 4, 'nvidia.com/sriov_resource_rail_0': 1, 'nvidia.com/sriov_resource_rail_1': 1,
                'nvidia.com/sriov_resource_rail_2': 1, 'nvidia.com/sriov_resource_rail_3': 1},
 }
+SELECTOR_PLANS = [(variant, workload) for variant in ('nvls', 'net') for workload in ('job', 'trainjob')]
+NOW = 1796378400.0   # 2026-12-04T10:00:00Z
 
 
 def spec(**over):
-    out = dict(run_id='20261204101500-k3x9a', variant='net', workload='job', image='nvcr.io/nvidia/pytorch:25.06-py3',
+    out = dict(run_id=RUN_ID, variant='net', workload='job', image='nvcr.io/nvidia/pytorch:25.06-py3',
                trays=2, gpus_per_tray=4, timeout=1800, min_bytes='1K', max_bytes='16G', step_factor=2, rails=RAILS,
                ssh_private_key='-----BEGIN OPENSSH PRIVATE KEY-----\nAAAA\n-----END OPENSSH PRIVATE KEY-----\n',
                ssh_public_key='ssh-ed25519 AAAAC3Nz gpu-tray-nccl')
@@ -48,6 +54,12 @@ def workload_spec(workload, **over):
     return spec(workload=workload, **dict(keys, **over))
 
 
+def _plans():
+    """(variant, workload, plan) of every variant and workload."""
+    for variant, workload in SELECTOR_PLANS:
+        yield variant, workload, nccl_run_plan(workload_spec(workload, variant=variant))
+
+
 def by_kind(plan):
     out = {}
     for obj in plan['prepare'] + plan['workload']:
@@ -55,24 +67,65 @@ def by_kind(plan):
     return out
 
 
-def worker_pod(plan):
+def scripts(plan):
+    return by_kind(plan)['ConfigMap'][0]['data']
+
+
+def exec_line(script):
+    return [text for text in script.splitlines() if text.startswith('exec ')][0]
+
+
+def env_of(container):
+    return dict((e['name'], e['value']) for e in container['env'])
+
+
+def _templates(plan):
+    """{'worker': [pod templates], 'launcher': [...]} of a plan's workload (Jobs or the TrainingRuntime)."""
     kinds = by_kind(plan)
     if 'TrainingRuntime' in kinds:
-        job = [j for j in kinds['TrainingRuntime'][0]['spec']['template']['spec']['replicatedJobs'] if j['name'] == 'node'][0]
-        return job['template']['spec']['template']
-    return [j for j in kinds['Job'] if j['metadata']['name'] == nl.WORKERS][0]['spec']['template']
+        jobs = kinds['TrainingRuntime'][0]['spec']['template']['spec']['replicatedJobs']
+        pick = {'node': 'worker', 'launcher': 'launcher'}
+        pairs = [(pick[j['name']], j['template']['spec']['template']) for j in jobs]
+    else:
+        pick = {nl.WORKERS: 'worker', nl.LAUNCHER: 'launcher'}
+        pairs = [(pick[j['metadata']['name']], j['spec']['template']) for j in kinds['Job']]
+    out = {'worker': [], 'launcher': []}
+    for role, template in pairs:
+        out[role].append(template)
+    return out
+
+
+def worker_pod(plan):
+    return _templates(plan)['worker'][0]
+
+
+def _pod_specs(plan):
+    """(role, pod spec) of every pod a plan's workload makes."""
+    return [(role, template['spec']) for role, templates in _templates(plan).items() for template in templates]
+
+
+def _doc(*parts):
+    with open(os.path.join(REPO, *parts), encoding='utf-8') as handle:
+        return handle.read()
+
+
+def _role_options():
+    return yaml.safe_load(_doc('roles', 'validate', 'meta', 'argument_specs.yml'))['argument_specs']['main']['options']
+
+
+def _lease_body():
+    return nl.lease_decision(None, 'r1@api', 60, NOW, 'default')['body']
 
 
 def test_nvke_net_job_is_the_guides_pod_shape_in_a_namespace_of_its_own():
     plan = nccl_run_plan(spec())
-    ns = 'gpu-tray-nccl-net-20261204101500-k3x9a'
-    assert plan['namespace'] == ns
+    assert plan['namespace'] == NS
     kinds = by_kind(plan)
     assert [o['kind'] for o in plan['prepare']] == ['Namespace', 'ConfigMap', 'Secret', 'Service']
     assert [o['kind'] for o in plan['workload']] == ['Job', 'Job']
     assert kinds['Namespace'][0]['metadata']['labels']['pod-security.kubernetes.io/enforce'] == 'privileged'
-    assert all(o['metadata']['namespace'] == ns for o in plan['prepare'][1:] + plan['workload'])
-    assert all(o['metadata']['labels'][nl.LABEL_RUN] == '20261204101500-k3x9a' for o in plan['prepare'] + plan['workload'])
+    assert all(o['metadata']['namespace'] == NS for o in plan['prepare'][1:] + plan['workload'])
+    assert all(o['metadata']['labels'][nl.LABEL_RUN] == RUN_ID for o in plan['prepare'] + plan['workload'])
     template = worker_pod(plan)
     assert template['metadata']['annotations'] == NVKE_NET_SHAPE['annotations']
     container = template['spec']['containers'][0]
@@ -84,8 +137,6 @@ def test_nvke_net_job_is_the_guides_pod_shape_in_a_namespace_of_its_own():
         'Indexed', 2, 2, 0)
     assert template['spec']['subdomain'] == kinds['Service'][0]['metadata']['name'] == nl.WORKERS
     assert kinds['Service'][0]['spec']['clusterIP'] == 'None'
-    anti = template['spec']['affinity']['podAntiAffinity']['requiredDuringSchedulingIgnoredDuringExecution'][0]
-    assert anti['topologyKey'] == 'kubernetes.io/hostname'
     assert kinds['ConfigMap'][0]['data']['hostfile'] == (
         'nccl-workers-0.nccl-workers slots=4\nnccl-workers-1.nccl-workers slots=4\n')
     assert kinds['Secret'][0]['stringData']['authorized_keys'] == 'ssh-ed25519 AAAAC3Nz gpu-tray-nccl\n'
@@ -99,8 +150,7 @@ def test_nvke_net_job_is_the_guides_pod_shape_in_a_namespace_of_its_own():
 
 
 def test_net_runs_nccl_over_ib_with_nvls_off_and_mpirun_exports_it():
-    script = by_kind(nccl_run_plan(spec()))['ConfigMap'][0]['data']['launch.sh']
-    line = [text for text in script.splitlines() if text.startswith('exec ')][0]
+    line = exec_line(scripts(nccl_run_plan(spec()))['launch.sh'])
     for setting in ('NCCL_DEBUG=INFO', 'NCCL_NVLS_ENABLE=0', 'NCCL_MNNVL_ENABLE=0', 'NCCL_NET_PLUGIN=none',
                     'NCCL_IB_DISABLE=0', 'NCCL_SOCKET_IFNAME=eth0'):
         assert '-x %s' % setting in line
@@ -155,7 +205,7 @@ def test_trainjob_runs_the_same_workers_through_a_training_runtime(variant):
         assert template['spec']['containers'][0]['resources']['limits'] == NVKE_NET_SHAPE['limits']
     else:
         assert template['spec']['resourceClaims'][0]['resourceClaimTemplateName'] == nl.IMEX_TEMPLATE
-    launcher_env = dict((e['name'], e['value']) for e in jobs[1]['template']['spec']['template']['spec']['containers'][0]['env'])
+    launcher_env = env_of(jobs[1]['template']['spec']['template']['spec']['containers'][0])
     assert launcher_env['HOSTFILE'] == '/etc/mpi/hostfile' and launcher_env['SSH_KEYS'] == '/tmp/mpi-keys'
     assert plan['launcher']['kind'] == 'TrainJob'
 
@@ -171,30 +221,15 @@ def _parse(selectors):
     return dict(item.split('=', 1) for item in selectors)
 
 
-def _pods(plan):
-    """{'worker': [pod template labels], 'launcher': [...]} of a plan's workload (Jobs or the TrainingRuntime)."""
-    out = {'worker': [], 'launcher': []}
-    kinds = by_kind(plan)
-    if 'TrainingRuntime' in kinds:
-        templates = [(j['name'], j['template']['spec']['template'])
-                     for j in kinds['TrainingRuntime'][0]['spec']['template']['spec']['replicatedJobs']]
-        names = {'node': 'worker', 'launcher': 'launcher'}
-    else:
-        templates = [(j['metadata']['name'], j['spec']['template']) for j in kinds['Job']]
-        names = {nl.WORKERS: 'worker', nl.LAUNCHER: 'launcher'}
-    for name, template in templates:
-        out[names[name]].append(template['metadata']['labels'])
-    return out
-
-
-SELECTOR_PLANS = [(variant, workload) for variant in ('nvls', 'net') for workload in ('job', 'trainjob')]
+def _pod_labels(plan):
+    return dict((role, [t['metadata']['labels'] for t in templates]) for role, templates in _templates(plan).items())
 
 
 @pytest.mark.parametrize('variant, workload', SELECTOR_PLANS)
 def test_every_selector_of_a_run_selects_its_own_pods_and_only_those(variant, workload):
     plan = nccl_run_plan(workload_spec(workload, variant=variant))
     other = nccl_run_plan(workload_spec(workload, variant=variant, run_id='20261204111500-zz9zz'))
-    pods, others = _pods(plan), _pods(other)
+    pods, others = _pod_labels(plan), _pod_labels(other)
     assert len(pods['worker']) == 1 and len(pods['launcher']) == 1
     worker, launcher = pods['worker'][0], pods['launcher'][0]
     # one worker per tray: the anti-affinity term selects every worker pod of the run, per node
@@ -206,12 +241,10 @@ def test_every_selector_of_a_run_selects_its_own_pods_and_only_those(variant, wo
     assert not _selects(anti, launcher), 'the launcher would keep a worker off its tray'
     assert not _selects(anti, others['worker'][0]), 'the term reaches the workers of another run'
     # what the role lists to find the workers and the launcher
-    assert _selects(_parse(plan['workers']['label_selectors']), worker)
-    assert not _selects(_parse(plan['workers']['label_selectors']), launcher)
-    assert not _selects(_parse(plan['workers']['label_selectors']), others['worker'][0])
-    assert _selects(_parse(plan['launcher']['label_selectors']), launcher)
-    assert not _selects(_parse(plan['launcher']['label_selectors']), worker)
-    assert not _selects(_parse(plan['launcher']['label_selectors']), others['launcher'][0])
+    for key, mine, not_mine, theirs in (('workers', worker, launcher, others['worker'][0]),
+                                        ('launcher', launcher, worker, others['launcher'][0])):
+        selector = _parse(plan[key]['label_selectors'])
+        assert _selects(selector, mine) and not _selects(selector, not_mine) and not _selects(selector, theirs), key
     if workload == 'job':
         # the headless Service gives the workers the host names the launcher's hostfile names
         service = by_kind(plan)['Service'][0]
@@ -221,8 +254,7 @@ def test_every_selector_of_a_run_selects_its_own_pods_and_only_those(variant, wo
 
 @pytest.mark.parametrize('workload', ['job', 'trainjob'])
 def test_net_workers_take_one_vf_and_the_attachment_of_every_rail_and_nvls_workers_none(workload):
-    """NVKE GB200 guide: an NCCL NET worker takes one SR-IOV VF per rail and the rail's network attachment; the
-    NVLS run stays inside the NVLink domain (no rail)."""
+    # NVKE GB200 guide: a NET worker takes one SR-IOV VF per rail and its attachment; NVLS stays in the NVLink domain
     rails = [{'resource': 'nvidia.com/sriov_resource_rail_%d' % i, 'network': 'default/sriov-network-rail-%d' % i}
              for i in (3, 0, 2, 1)]                              # the role's order, whatever it is, is kept
     for variant in ('nvls', 'net'):
@@ -248,31 +280,44 @@ def test_net_workers_take_one_vf_and_the_attachment_of_every_rail_and_nvls_worke
 @pytest.mark.parametrize('over, message', [
     ({'variant': 'default'}, 'variant must be one of nvls, net'),
     ({'workload': 'mpijob'}, 'workload must be one of job, trainjob'),
-    ({'trays': 1}, 'option trays must be at least 2'),
+    ({'trays': 1}, 'option trays must be at least 2, got 1 (a fabric test needs two trays)'),
     ({'trays': 'two'}, 'option trays must be an integer'),
+    ({'gpus_per_tray': 0}, 'option gpus_per_tray must be at least 1, got 0$'),
     ({'timeout': 10}, 'option timeout must be at least 30'),
+    ({'timeout': 29}, 'option timeout must be at least 30, got 29$'),
+    ({'step_factor': 1}, 'option step_factor must be at least 2, got 1$'),
     ({'image': ''}, 'option image is required'),
     ({'max_bytes': '16GB'}, 'option max_bytes must be a size'),
     ({'min_bytes': '1G', 'max_bytes': '1M'}, 'option min_bytes (1G) is above max_bytes (1M)'),
+    ({'min_bytes': '1025', 'max_bytes': '1K'}, 'above max_bytes'),
     ({'run_id': 'Run_1'}, 'not a DNS label'),
     ({'run_id': 'x' * 50}, 'not a DNS label'),
     ({'rails': [{'resource': 'nvidia.com/sriov_resource_rail_0'}]}, 'each rail needs resource and network'),
+    ({'rails': ['rail0']}, 'each rail needs resource and network'),
+    ({'rails': [{'network': 'default/sriov-network-rail-0'}]}, 'each rail needs resource and network'),
+    ({'rails': [{'resource': 'nvidia.com/sriov_resource_rail_0', 'network': ''}]}, 'each rail needs resource'),
     ({'ssh_public_key': ''}, 'workload job needs ssh_private_key and ssh_public_key'),
     ({'extra_env': {'NCCL IB': '1'}}, 'is not an environment variable name'),
 ])
-def test_bad_input_is_named(over, message):
-    with pytest.raises(AnsibleFilterError, match='nccl_run_plan: .*%s' % message.replace('(', r'\(').replace(')', r'\)')):
+def test_each_refusal_of_a_plan_names_its_rule_and_the_filter_passes_it_on(over, message):
+    pattern = message.replace('(', r'\(').replace(')', r'\)')
+    with pytest.raises(nl.PlanError, match=pattern):
+        nl.run_plan(spec(**over))
+    with pytest.raises(AnsibleFilterError, match='nccl_run_plan: .*' + pattern):
         nccl_run_plan(spec(**over))
 
 
-def test_size_bytes_is_binary_like_all_reduce_perf():
+def test_one_message_size_is_a_valid_sweep_and_sizes_are_binary_like_all_reduce_perf():
+    plan = nccl_run_plan(spec(min_bytes='1G', max_bytes='1G'))
+    assert plan['summary']['sizes'] == '-b 1G -e 1G -f 2'
     assert nl.size_bytes('1K') == 1024 and nl.size_bytes('16G') == 17179869184 and nl.size_bytes('8') == 8
+    assert nl.size_bytes('256M') == 256 * 1024 * 1024 and nl.size_bytes('3K') == 3072
 
 
 @pytest.mark.skipif(not shutil.which('sh'), reason='needs a POSIX sh')
 @pytest.mark.parametrize('variant, workload', [('net', 'job'), ('nvls', 'trainjob')])
 def test_every_script_is_valid_sh(tmp_path, variant, workload):
-    data = by_kind(nccl_run_plan(spec(variant=variant, workload=workload)))['ConfigMap'][0]['data']
+    data = scripts(nccl_run_plan(spec(variant=variant, workload=workload)))
     for name in ('rank.sh', 'worker.sh', 'launch.sh'):
         path = tmp_path / name
         path.write_text(data[name])
@@ -308,12 +353,24 @@ def test_rank_sh_sets_nccl_ib_hca_to_the_attached_vfs_only(tmp_path):
     assert res.stdout == 'unset'
 
 
+BACKOFF = {'type': 'Failed', 'status': 'True', 'reason': 'BackoffLimitExceeded',
+           'message': 'Job has reached the specified backoff limit'}
+
+
+def unschedulable(message):
+    return {'type': 'PodScheduled', 'status': 'False', 'reason': 'Unschedulable', 'message': message}
+
+
+def pod(name, role, phase, node=None, **status):
+    return {'metadata': {'name': name, 'labels': {nl.LABEL_ROLE: role}}, 'spec': {'nodeName': node} if node else {},
+            'status': dict(status, phase=phase)}
+
+
 def test_workload_state_reads_jobs_and_trainjobs():
     assert nl.workload_state(None)['state'] == 'missing'
     assert nl.workload_state({'kind': 'Job', 'status': {'active': 1}})['state'] == 'running'
     assert nl.workload_state({'kind': 'Job', 'status': {'succeeded': 1}})['state'] == 'succeeded'
-    failed = nl.workload_state({'kind': 'Job', 'status': {'failed': 1, 'conditions': [
-        {'type': 'Failed', 'status': 'True', 'reason': 'BackoffLimitExceeded', 'message': 'Job has reached the specified backoff limit'}]}})
+    failed = nl.workload_state({'kind': 'Job', 'status': {'failed': 1, 'conditions': [BACKOFF]}})
     assert failed == {'state': 'failed', 'reason': 'BackoffLimitExceeded: Job has reached the specified backoff limit'}
     assert nl.workload_state({'kind': 'TrainJob', 'status': {'conditions': [
         {'type': 'Complete', 'status': 'True', 'reason': 'JobSetCompleted'}]}})['state'] == 'succeeded'
@@ -326,21 +383,35 @@ def test_workload_state_reads_jobs_and_trainjobs():
 
 def test_pod_findings_name_the_scheduler_reason():
     lines = nl.pod_findings([
-        {'metadata': {'name': 'nccl-workers-1-abcde', 'labels': {nl.LABEL_ROLE: 'worker'}}, 'spec': {},
-         'status': {'phase': 'Pending', 'conditions': [{'type': 'PodScheduled', 'status': 'False', 'reason': 'Unschedulable',
-                                                        'message': '0/3 nodes are available: 3 Insufficient nvidia.com/sriov_resource_rail_2.'}]}},
-        {'metadata': {'name': 'nccl-launcher-x', 'labels': {nl.LABEL_ROLE: 'launcher'}}, 'spec': {'nodeName': 'tray01'},
-         'status': {'phase': 'Failed', 'containerStatuses': [{'name': 'node', 'state': {'terminated': {'exitCode': 1}}}]}},
-    ])
+        pod('nccl-workers-1-abcde', 'worker', 'Pending', conditions=[
+            unschedulable('0/3 nodes are available: 3 Insufficient nvidia.com/sriov_resource_rail_2.')]),
+        pod('nccl-launcher-x', 'launcher', 'Failed', 'tray01',
+            containerStatuses=[{'name': 'node', 'state': {'terminated': {'exitCode': 1}}}])])
     assert lines == ['launcher nccl-launcher-x: Failed on tray01 - node exited 1',
                      'worker nccl-workers-1-abcde: Pending on (not scheduled) - Unschedulable: 0/3 nodes are available: '
                      '3 Insufficient nvidia.com/sriov_resource_rail_2.']
 
 
+def test_pod_findings_name_a_stuck_container_but_not_one_still_being_created():
+    stuck = pod('nccl-workers-0-abc', 'worker', 'Pending', 'tray01',
+                containerStatuses=[{'name': 'node', 'state': {'waiting': {'reason': 'ImagePullBackOff'}}}])
+    assert nl.pod_findings([stuck]) == ['worker nccl-workers-0-abc: Pending on tray01 - node ImagePullBackOff']
+    for reason in ('ContainerCreating', 'PodInitializing'):
+        stuck['status']['containerStatuses'][0]['state']['waiting']['reason'] = reason
+        assert nl.pod_findings([stuck]) == ['worker nccl-workers-0-abc: Pending on tray01']
+    stuck['status']['initContainerStatuses'] = [{'name': 'init', 'state': {'waiting': {'reason': 'CrashLoopBackOff'}}}]
+    assert nl.pod_findings([stuck]) == ['worker nccl-workers-0-abc: Pending on tray01 - init CrashLoopBackOff']
+
+
+def test_pod_findings_report_an_unscheduled_pod_only():
+    # only PodScheduled=False is the scheduler's refusal: a scheduled pod whose Ready is False is not unschedulable
+    running = pod('nccl-workers-0-a', 'worker', 'Running', 't1', conditions=[
+        {'type': 'PodScheduled', 'status': 'True'},
+        {'type': 'Ready', 'status': 'False', 'reason': 'ContainersNotReady', 'message': 'not ready'}])
+    assert nl.pod_findings([running]) == ['worker nccl-workers-0-a: Running on t1']
+
+
 # ------------------------------------------------------------------------------------------------- the lock
-
-NOW = 1796378400.0   # 2026-12-04T10:00:00Z
-
 
 def lease(holder, renew, duration=600, version='42'):
     return {'metadata': {'name': nl.LOCK_NAME, 'namespace': 'default', 'resourceVersion': version},
@@ -354,7 +425,20 @@ def test_a_free_lock_is_created_with_holder_and_expiry():
         'holderIdentity': 'r1@ctl', 'leaseDurationSeconds': 3900,
         'acquireTime': '2026-12-04T10:00:00.000000Z', 'renewTime': '2026-12-04T10:00:00.000000Z'}
     assert 'resourceVersion' not in out['body']['metadata']
-    assert nccl_lease({}, 'r1@ctl', 3900, NOW, 'default')['state'] == 'free'
+
+
+@pytest.mark.parametrize('decide, current, duration, state', [
+    (nccl_lease, {}, 3900, 'free'),
+    # released by hand (no holder): free, taken with server-side apply and no force - 'expired' would force it
+    (nccl_lease, lease(None, '2026-12-04T09:59:00Z'), 60, 'free'),
+    (nccl_lease, lease('', '2026-12-04T09:59:00Z'), 60, 'free'),
+    (nccl_lease, lease('r0@other', '2026-12-04T11:04:00+01:00'), 1, 'held'),      # an offset is the same instant
+    (nccl_lease, lease('r0@other', 'yesterday'), 1, 'expired'),                   # unreadable: never blocks forever
+    (nl.lease_decision, lease('r0@other', '2026-12-04T09:59:59.500000Z', duration=None), 60, 'expired'),
+    (nl.lease_decision, lease('r0@other', '2026-12-04T09:50:00Z', duration=600), 60, 'expired'),   # ends now
+], ids=['empty', 'no-holder', 'empty-holder', 'offset', 'unreadable', 'no-duration', 'ends-now'])
+def test_the_lock_state_of_a_lease(decide, current, duration, state):
+    assert decide(current, 'r1@ctl', duration, NOW, 'default')['state'] == state
 
 
 def test_a_held_lock_is_refused_until_it_expires():
@@ -366,10 +450,16 @@ def test_a_held_lock_is_refused_until_it_expires():
     assert expired['state'] == 'expired' and expired['holder'] == 'r0@other'
     assert expired['body']['metadata']['resourceVersion'] == '42'     # a concurrent taker gets a conflict
     assert expired['body']['spec']['holderIdentity'] == 'r1@ctl'
-    # a time with an offset is the same instant
-    assert nccl_lease(lease('r0@other', '2026-12-04T11:04:00+01:00'), 'r1@ctl', 1, NOW, 'default')['state'] == 'held'
-    # a lease whose times cannot be read never blocks forever
-    assert nccl_lease(lease('r0@other', 'yesterday'), 'r1@ctl', 1, NOW, 'default')['state'] == 'expired'
+
+
+def test_a_lease_expires_by_its_renew_or_acquire_time_and_its_own_duration():
+    only_acquired = {'metadata': {'resourceVersion': '7'},
+                     'spec': {'holderIdentity': 'r0@other', 'leaseDurationSeconds': 600,
+                              'acquireTime': '2026-12-04T09:58:00Z'}}
+    held = nl.lease_decision(only_acquired, 'r1@ctl', 60, NOW, 'default')
+    assert held['state'] == 'held' and held['expires'] == '2026-12-04T10:08:00.000000Z'
+    unreadable = nl.lease_decision(lease('r0@other', 'soon'), 'r1@ctl', 60, NOW, 'default')
+    assert unreadable['state'] == 'expired' and 'expired at an unknown time' in unreadable['message']
 
 
 def test_our_own_lock_is_renewed_and_keeps_its_acquire_time():
@@ -383,10 +473,27 @@ def test_our_own_lock_is_renewed_and_keeps_its_acquire_time():
         nccl_lease('lease', 'r1@ctl', 10, NOW, 'default')
 
 
+def test_lease_times_in_any_zone_are_the_same_instant():
+    assert nl.parse_time('2026-12-04T12:00:00.5+02:00') == nl.parse_time('2026-12-04T10:00:00.5Z')
+    assert nl.parse_time('2026-12-04T08:30:00-01:30') == nl.parse_time('2026-12-04T10:00:00Z')
+
+
+def test_a_held_lock_records_each_variant_it_keeps_from_running():
+    held = nccl_lease(lease('r0@other', '2026-12-04T09:55:00.123456Z'), 'r1@ctl', 3900, NOW, 'default', None,
+                      ['nvls', 'net'])
+    assert [(c['name'], c['status'], c['object']) for c in held['held']] == [
+        ('nccl-all-reduce-bw-nvls', 'failed', 'default/gpu-tray-nccl-run-lock'),
+        ('nccl-all-reduce-bw-net', 'failed', 'default/gpu-tray-nccl-run-lock')]
+    assert held['held'][0]['message'] == 'Not run: %s.' % held['message']
+    assert held['held'][0]['fix'].endswith('it expires on its own at 2026-12-04T10:05:00.123456Z.')
+    assert nccl_lease(None, 'r1@ctl', 3900, NOW, 'default', None, ['nvls'])['held'] == []
+    assert 'held' not in nccl_lease(None, 'r1@ctl', 3900, NOW, 'default')
+
+
 # ------------------------------------------------------------------------------------------------- NET preflight
 
-def read(name):
-    with open(fixture_path('nvidia', name)) as fh:
+def read(directory, name):
+    with open(fixture_path(directory, name)) as fh:
         return fh.read()
 
 
@@ -398,10 +505,24 @@ def read(name):
     (None, None, 'failed', 'no NVIDIA driver is loaded'),
 ])
 def test_grdma_rule_on_the_driver_proc_files(params, version, status, text):
-    verdict = nl.grdma_topo_override(read(params) if params else None, read(version) if version else None)
+    verdict = nl.grdma_topo_override(read('nvidia', params) if params else None,
+                                     read('nvidia', version) if version else None)
     assert verdict['status'] == status and text in verdict['message']
     if version:
         assert verdict['driver'] == ('580.173.02' if version == 'version-r580' else '595.91.07')
+
+
+def test_the_grdma_rule_reads_that_parameter_only_and_checks_up_to_its_last_branch():
+    # a parameter whose name merely ends in it is another one
+    verdict = nl.grdma_topo_override('RmGrdmaPciTopoCheckOverride: 1\nGrdmaPciTopoCheckOverride: 0\n',
+                                     'NVRM version: NVIDIA UNIX Open Kernel Module for aarch64  580.173.02  Release\n')
+    assert (verdict['status'], verdict['value']) == ('failed', '0')
+    last = 'NVRM version: NVIDIA UNIX Open Kernel Module for aarch64  %d.10  Release\n' % nl.GRDMA_LAST_BRANCH
+    assert nl.grdma_topo_override('GrdmaPciTopoCheckOverride: 0\n', last)['status'] == 'failed'
+    after = last.replace(str(nl.GRDMA_LAST_BRANCH), str(nl.GRDMA_LAST_BRANCH + 1))
+    assert nl.grdma_topo_override('GrdmaPciTopoCheckOverride: 0\n', after)['status'] == 'skipped'
+    unknown = nl.grdma_topo_override('EnableGpuFirmware: 18\n', None)
+    assert unknown['status'] == 'failed' and unknown['message'].startswith('driver (version unknown) has no ')
 
 
 def tray_read(tmp_path, name, params, version='version-r580'):
@@ -439,6 +560,42 @@ def test_net_preflight_passes_and_warns_without_trays(tmp_path):
     assert nl.net_preflight({'tray01': {'state': None}})['status'] == 'failed'
 
 
+def test_net_preflight_goes_on_after_a_tray_it_could_not_read(tmp_path):
+    check = nl.net_preflight({'tray01': {'state': None},
+                              'tray02': tray_read(tmp_path, 'tray02', 'params-r580-override')})
+    assert check['object'] == 'tray01'
+    assert check['details'] == ['tray01: not read (the tray was not read in this run)',
+                                'tray02: driver 580.173.02 runs with GrdmaPciTopoCheckOverride: 1']
+
+
+@pytest.mark.parametrize('state, why', [
+    (None, 'the tray was not read in this run'),
+    ({'unreachable': True, 'msg': 'ssh: timeout', 'files': {}}, 'ssh: timeout'),
+    ({'failed': True, 'msg': 'tray_state: boom', 'files': {}}, 'tray_state: boom'),
+    ({'changed': False}, 'the tray was not read in this run'),
+    ({'changed': False, 'files': ['/proc/driver/nvidia/params']}, 'the tray was not read in this run'),
+])
+def test_a_tray_whose_read_failed_is_not_read(state, why):
+    assert nl.tray_driver_files(state) == (None, None, why)
+
+
+@pytest.mark.parametrize('args, root', [
+    ((), '/proc'), ((None,), '/proc'), (('/proc',), '/proc'), (('/proc/',), '/proc/'), (('/',), '/'),
+    (('/host/proc/',), '/host/proc/'), (('/srv/tray/proc',), '/srv/tray/proc'), (('/srv//tray/proc',), '/srv//tray/proc'),
+], ids=['default', 'none', 'proc', 'proc-slash', 'root', 'host-proc', 'srv', 'double-slash'])
+def test_the_preflight_finds_the_driver_files_the_role_asked_for_whatever_proc_roots_spelling(args, root):
+    """roles/validate/tasks/tray_read.yml asks tray_state for ``validate_proc_root ~ '/driver/nvidia/params'``
+    (and version): the files are keyed by exactly those strings, slashes and all; no proc_root reads /proc."""
+    task = yaml.safe_load(_doc('roles', 'validate', 'tasks', 'tray_read.yml'))[0]
+    asked = [template.split(' ~ ')[1].strip("'") for template in
+             re.findall(r"validate_proc_root ~ '[^']+'", task['gpu_tray.cluster.tray_state']['files'])]
+    assert asked == ['/driver/nvidia/params', '/driver/nvidia/version']
+    files = {root + asked[0]: {'exists': True, 'content': 'GrdmaPciTopoCheckOverride: 1\n'},
+             root + asked[1]: {'exists': True, 'content': 'NVRM version: 580.173.02\n'}}
+    assert nl.tray_driver_files({'files': files}, *args) == (
+        'GrdmaPciTopoCheckOverride: 1\n', 'NVRM version: 580.173.02\n', None)
+
+
 # ------------------------------------------------------------------------------------------------- capacity, checks
 
 def node(name, gpus='4', rails=4, ready='True', labels=None, unschedulable=False):
@@ -465,11 +622,26 @@ def test_capacity_counts_the_nodes_a_worker_fits_on():
     assert nccl_run_plan(spec())['capacity'] is None
 
 
+def test_capacity_judges_every_node_and_lists_the_eligible_in_order():
+    nodes = [node('tray09'), node('tray03', labels={'other': 'x'}), {'metadata': {'name': 'bare'}, 'status': {
+        'allocatable': {'nvidia.com/gpu': '4'}, 'conditions': [{'type': 'Ready', 'status': 'True'}]}},
+        node('tray01', labels={'nvidia.com/gpu.clique': 'a.1'}), node('tray02', gpus='1'),
+        node('tray05', labels={'nvidia.com/gpu.clique': 'a.1'})]
+    selected = nl.eligible_nodes(nodes, 'nvls', {'gpus_per_tray': 4, 'node_selector': {'nvidia.com/gpu.clique': 'a.1'}})
+    assert selected['eligible'] == ['tray01', 'tray05']
+    every = nl.eligible_nodes(nodes, 'nvls', {'gpus_per_tray': 4})
+    assert every['eligible'] == ['bare', 'tray01', 'tray03', 'tray05', 'tray09']
+    # a GPU node with one GPU is short of GPUs (not a node without GPUs)
+    assert every['message'].endswith('; GPU nodes short of a resource: tray02 (nvidia.com/gpu)')
+    none = nl.eligible_nodes(nodes, 'nvls', {'gpus_per_tray': 8})
+    assert none['eligible'] == [] and none['message'].startswith('0 node(s) can take a nvls worker (8 nvidia.com/gpu): none;')
+
+
 def _run(**over):
     plan = nccl_run_plan(spec())
     out = {'variant': 'net', 'summary': plan['summary'], 'namespace': plan['namespace'], 'timeout': 1800,
            'error': None, 'launcher': {'kind': 'Job', 'status': {'succeeded': 1}}, 'pods': [],
-           'log': read_log('vr200_nvls_ib_mpirun.log'),
+           'log': read('nccl', 'vr200_nvls_ib_mpirun.log'),
            'nccl': {'busbw': 744.71, 'passed': True, 'msg': 'localhost: content: all_reduce_perf net OK', 'problems': [],
                     'largest_size': 17179869184, 'threshold': 36.0, 'transport': 'IB', 'nvls': True, 'hosts': ['t1', 't2']},
            'cleanup': {'changed': True}}
@@ -477,44 +649,73 @@ def _run(**over):
     return out
 
 
-def read_log(name):
-    with open(fixture_path('nccl', name)) as fh:
-        return fh.read()
-
-
 def test_run_check_passes_with_the_judged_log_and_says_where_it_ran():
     check = nl.run_check(_run())
-    assert (check['name'], check['status'], check['message']) == (
-        'nccl-all-reduce-bw-net', 'passed', 'localhost: content: all_reduce_perf net OK')
-    assert check['object'] == 'gpu-tray-nccl-net-20261204101500-k3x9a'
-    assert check['details'][0].startswith('net run in namespace gpu-tray-nccl-net-20261204101500-k3x9a: job, 2 trays x 4 GPUs')
+    assert (check['name'], check['status'], check['message'], check['fix']) == (
+        'nccl-all-reduce-bw-net', 'passed', 'localhost: content: all_reduce_perf net OK', '')
+    assert check['object'] == NS
+    assert check['details'][0].startswith('net run in namespace %s: job, 2 trays x 4 GPUs' % NS)
     assert 'worker annotations: k8s.v1.cni.cncf.io/networks=default/sriov-network-rail-0' in check['details'][1]
     assert 'busbw 744.71 GB/s at 17179869184 bytes (threshold 36.0 GB/s), transport IB' in ' '.join(check['details'])
-    assert check['details'][-1] == 'namespace gpu-tray-nccl-net-20261204101500-k3x9a removed'
+    assert check['details'][-1] == 'namespace %s removed' % NS
 
 
-def test_run_check_fails_on_a_bad_log_a_failed_launcher_a_timeout_and_an_error():
+NOT_FINISHED = 'The NCCL net run did not finish in 1800 s (namespace %s): ' % NS
+NO_ROWS = 'the log has no all_reduce_perf result rows'
+NO_LOG = {'nccl': None, 'log': None}
+
+
+@pytest.mark.parametrize('over, message, fix', [
+    ({'nccl': {'busbw': 5.0, 'passed': False, 'msg': 'all_reduce_perf net check failed: Socket',
+               'problems': ['NCCL used the Socket transport']}},
+     'all_reduce_perf net check failed: Socket', nl.FIX_FAILED),
+    ({'nccl': {'busbw': 5.0, 'passed': False, 'msg': 'slow'}}, 'slow', nl.FIX_FAILED),
+    # a measurement is trusted only from a launcher that succeeded
+    (dict(launcher={'kind': 'Job', 'status': {'failed': 1, 'conditions': [BACKOFF]}},
+          nccl={'busbw': None, 'passed': False, 'problems': [NO_ROWS]}),
+     'The NCCL net launcher failed (BackoffLimitExceeded: Job has reached the specified backoff limit): ' + NO_ROWS,
+     None),
+    (dict(NO_LOG, launcher={'kind': 'Job', 'status': {'failed': 1}}),
+     'The NCCL net launcher failed (1 launcher pod(s) failed) without a log', None),
+    ({'launcher': {'kind': 'Job', 'status': {'failed': 1}}}, 'The NCCL net launcher failed (1 launcher pod(s) failed)',
+     None),
+    ({'nccl': {'busbw': None, 'passed': False, 'msg': 'all_reduce_perf net check failed', 'problems': [NO_ROWS]}},
+     'The NCCL net launcher ended: ' + NO_ROWS, None),
+    ({'nccl': None}, 'The NCCL net launcher ended', None),
+    (dict(NO_LOG, launcher={'kind': 'Job', 'status': {'active': 1}}, pods=[pod(
+        'nccl-workers-1-x', 'worker', 'Pending', conditions=[
+            unschedulable('0/3 nodes are available: 3 Insufficient nvidia.com/gpu.')])]),
+     NOT_FINISHED + 'worker nccl-workers-1-x: Pending on (not scheduled) - Unschedulable: 0/3 nodes are available: '
+     '3 Insufficient nvidia.com/gpu.', nl.FIX_TIMEOUT),
+    # a launcher that is missing or past its deadline did not finish
+    (dict(NO_LOG, launcher=None), NOT_FINISHED + 'the launcher never ended', None),
+    (dict(NO_LOG, launcher={'kind': 'Job', 'status': {'conditions': [
+        {'type': 'Failed', 'status': 'True', 'reason': 'DeadlineExceeded', 'message': 'Job was active longer'}]}}),
+     NOT_FINISHED + 'the launcher never ended', None),
+    (dict(NO_LOG, error='create: no matches for kind "ComputeDomain"', launcher=None),
+     'The NCCL net run could not start in %s: create: no matches for kind "ComputeDomain"' % NS, nl.FIX_START),
+], ids=['socket', 'slow', 'backoff-no-rows', 'failed-no-log', 'failed', 'ended-no-rows', 'not-judged', 'timeout',
+        'no-launcher', 'deadline', 'error'])
+def test_a_run_that_did_not_pass_fails_and_says_why(over, message, fix):
+    check = nl.run_check(_run(**over))
+    assert (check['status'], check['message']) == ('failed', message)
+    if fix:
+        assert check['fix'] == fix
+
+
+def test_run_check_shows_the_documented_tail_of_a_failed_launchers_log_only():
+    """docs/validation.md: the details hold "the last N lines of the launcher's log of a failed run"."""
+    lines = int(re.search(r"the last (\d+) lines of the launcher's log of a failed run",
+                          ' '.join(_doc('docs', 'validation.md').split())).group(1))
+    log = ''.join('line %d\n' % index for index in range(40))
+    failed = nl.run_check(_run(log=log, nccl={'busbw': 5.0, 'passed': False, 'msg': 'slow'}))
+    assert [d for d in failed['details'] if d.startswith('launcher log: ')] == [
+        'launcher log: line %d' % index for index in range(40 - lines, 40)]
+    passed = nl.run_check(_run(log=log))
+    assert passed['status'] == 'passed' and not [d for d in passed['details'] if d.startswith('launcher log: ')]
     bad = nl.run_check(_run(nccl={'busbw': 5.0, 'passed': False, 'msg': 'all_reduce_perf net check failed: Socket',
                                   'problems': ['NCCL used the Socket transport']}))
-    assert bad['status'] == 'failed' and bad['message'] == 'all_reduce_perf net check failed: Socket' and bad['fix']
     assert any(line.startswith('launcher log: ') for line in bad['details'])
-    failed = nl.run_check(_run(launcher={'kind': 'Job', 'status': {'failed': 1, 'conditions': [
-        {'type': 'Failed', 'status': 'True', 'reason': 'BackoffLimitExceeded', 'message': 'Job has reached the specified backoff limit'}]}},
-        nccl={'busbw': None, 'passed': False, 'problems': ['the log has no all_reduce_perf result rows']}))
-    assert failed['message'] == ('The NCCL net launcher failed (BackoffLimitExceeded: Job has reached the specified '
-                                 'backoff limit): the log has no all_reduce_perf result rows')
-    silent = nl.run_check(_run(launcher={'kind': 'Job', 'status': {'failed': 1}}, nccl=None, log=None))
-    assert silent['message'] == 'The NCCL net launcher failed (1 launcher pod(s) failed) without a log'
-    pending = {'metadata': {'name': 'nccl-workers-1-x', 'labels': {nl.LABEL_ROLE: 'worker'}}, 'spec': {},
-               'status': {'phase': 'Pending', 'conditions': [{'type': 'PodScheduled', 'status': 'False', 'reason': 'Unschedulable',
-                                                              'message': '0/3 nodes are available: 3 Insufficient nvidia.com/gpu.'}]}}
-    timeout = nl.run_check(_run(launcher={'kind': 'Job', 'status': {'active': 1}}, pods=[pending], nccl=None, log=None))
-    assert timeout['status'] == 'failed' and timeout['message'] == (
-        'The NCCL net run did not finish in 1800 s (namespace gpu-tray-nccl-net-20261204101500-k3x9a): worker '
-        'nccl-workers-1-x: Pending on (not scheduled) - Unschedulable: 0/3 nodes are available: 3 Insufficient nvidia.com/gpu.')
-    assert timeout['fix'] == nl.FIX_TIMEOUT
-    error = nl.run_check(_run(error='create: no matches for kind "ComputeDomain"', launcher=None, nccl=None, log=None))
-    assert error['message'].startswith('The NCCL net run could not start in gpu-tray-nccl-net-') and error['fix'] == nl.FIX_START
 
 
 def test_a_passed_run_nccl_result_could_not_verify_is_a_warning():
@@ -528,14 +729,12 @@ def test_a_passed_run_nccl_result_could_not_verify_is_a_warning():
 
 def test_a_passed_run_whose_namespace_stayed_is_a_warning():
     check = nl.run_check(_run(cleanup={'failed': True, 'msg': 'Resource deletion timed out'}))
-    assert check['status'] == 'warning' and check['message'].endswith('(namespace gpu-tray-nccl-net-20261204101500-k3x9a was not removed)')
-    assert check['details'][-1].startswith('clean-up failed: namespace gpu-tray-nccl-net-20261204101500-k3x9a was not '
-                                           'removed (Resource deletion timed out); delete it: kubectl delete namespace')
-    with pytest.raises(AnsibleFilterError, match='variant'):
-        nccl_run_check({})
+    assert check['status'] == 'warning' and check['message'].endswith('(namespace %s was not removed)' % NS)
+    assert check['details'][-1].startswith('clean-up failed: namespace %s was not removed (Resource deletion timed '
+                                           'out); delete it: kubectl delete namespace' % NS)
 
 
-@pytest.mark.parametrize('run', [None, 'net', ['net'], {'variant': ''}])
+@pytest.mark.parametrize('run', [None, 'net', ['net'], {}, {'variant': ''}])
 def test_the_run_check_filter_judges_a_run_and_refuses_anything_else(run):
     judged = nccl_run_check(_run(variant='nvls'))
     assert judged == nl.run_check(_run(variant='nvls')) and judged['name'] == 'nccl-all-reduce-bw-nvls'
@@ -543,10 +742,27 @@ def test_the_run_check_filter_judges_a_run_and_refuses_anything_else(run):
         nccl_run_check(run)
 
 
+def test_run_check_details_name_the_workers_resources_and_nccl_settings():
+    check = nl.run_check(_run())
+    assert 'worker resources: nvidia.com/gpu=4, nvidia.com/sriov_resource_rail_0=1, nvidia.com/sriov_resource_rail_1=1, ' \
+           'nvidia.com/sriov_resource_rail_2=1, nvidia.com/sriov_resource_rail_3=1' in check['details']
+    assert 'NCCL: NCCL_DEBUG=INFO NCCL_SOCKET_IFNAME=eth0 NCCL_IGNORE_DISABLED_P2P=1 NCCL_NVLS_ENABLE=0 ' \
+           'NCCL_MNNVL_ENABLE=0 NCCL_NET_PLUGIN=none NCCL_IB_DISABLE=0' in check['details']
+    # a summary without them (a run that could not be planned) still makes a check
+    for summary in ({}, {'worker_resources': {}}, {'worker_resources': {'requests': {}}, 'nccl_env': None}):
+        bare = nl.run_check(_run(summary=summary, error='no plan', launcher=None, nccl=None, log=None))
+        assert 'worker resources: ' in bare['details'] and 'NCCL: ' in bare['details']
+
+
+def test_run_check_names_the_namespace_of_the_run_or_of_its_plan():
+    assert nl.run_check(_run(namespace=None))['object'] == NS
+    summary = dict(_run()['summary'], namespace=None)
+    assert nl.run_check(_run(summary=summary, namespace='gpu-tray-nccl-net-r2'))['object'] == 'gpu-tray-nccl-net-r2'
+    assert nl.run_check(_run(summary={}, namespace=None, error='x', launcher=None))['object'] == ''
+
+
 def test_ssh_keypair_lookup_makes_a_fresh_openssh_ed25519_pair(tmp_path, collections_root):
     """Through Ansible itself (the lookup's documented option is loaded the way a play loads it)."""
-    import json
-    import sys
     env = checkout_env(collections=collections_root, config=False, home=str(tmp_path / 'home'),
                        local_temp=str(tmp_path / 'tmp'), callback='ansible.builtin.json', ANSIBLE_LOAD_CALLBACK_PLUGINS='1')
     expr = ("{{ [lookup('gpu_tray.cluster.ssh_keypair', comment='gpu-tray-nccl-r1'), "
@@ -626,29 +842,11 @@ def test_every_object_of_a_run_has_names_and_labels_the_api_server_accepts(varia
         if obj['kind'] == 'Service':
             problems += ['%s: port %s' % (where, p['name']) for p in obj['spec']['ports']
                          if not _PORT_NAME.match(p['name'])]
-    for label in ('worker', 'launcher'):
-        for pod in _templates(plan)[label]:
-            problems += _pod_problems(pod, '%s pod' % label)
-    lease = nl.lease_decision(None, 'r1@api', 60, NOW, 'default')['body']
-    problems += _meta_problems(lease['metadata'], 'Lease') + (
-        [] if _DNS_SUBDOMAIN.match(lease['metadata']['name']) else ['Lease: name'])
+    for label, templates in _templates(plan).items():
+        problems += [found for template in templates for found in _pod_problems(template, '%s pod' % label)]
+    lease_meta = _lease_body()['metadata']
+    problems += _meta_problems(lease_meta, 'Lease') + ([] if _DNS_SUBDOMAIN.match(lease_meta['name']) else ['Lease: name'])
     assert problems == []
-
-
-def _templates(plan):
-    """{'worker': [pod templates], 'launcher': [...]} of a plan's workload."""
-    kinds = by_kind(plan)
-    if 'TrainingRuntime' in kinds:
-        jobs = kinds['TrainingRuntime'][0]['spec']['template']['spec']['replicatedJobs']
-        pick = {'node': 'worker', 'launcher': 'launcher'}
-        pairs = [(pick[j['name']], j['template']['spec']['template']) for j in jobs]
-    else:
-        pick = {nl.WORKERS: 'worker', nl.LAUNCHER: 'launcher'}
-        pairs = [(pick[j['metadata']['name']], j['spec']['template']) for j in kinds['Job']]
-    out = {'worker': [], 'launcher': []}
-    for role, template in pairs:
-        out[role].append(template)
-    return out
 
 
 @pytest.mark.parametrize('variant, workload', SELECTOR_PLANS)
@@ -660,11 +858,11 @@ def test_every_file_and_variable_the_pods_scripts_use_is_in_the_pod(variant, wor
     config = by_kind(plan)['ConfigMap'][0]
     secret = (by_kind(plan).get('Secret') or [{'stringData': {}}])[0]['stringData']
     for role, templates in _templates(plan).items():
-        pod = templates[0]['spec']
-        container = pod['containers'][0]
-        volumes = dict((v['name'], v) for v in pod['volumes'])
+        pod_spec = templates[0]['spec']
+        container = pod_spec['containers'][0]
+        volumes = dict((v['name'], v) for v in pod_spec['volumes'])
         mounts = dict((m['mountPath'], volumes[m['name']]) for m in container['volumeMounts'])
-        env = dict((e['name'], e['value']) for e in container['env'])
+        env = env_of(container)
         shell, script_path = container['command']
         directory, _slash, script = script_path.rpartition('/')
         assert shell == '/bin/sh' and mounts[directory].get('configMap', {}).get('name') == config['metadata']['name']
@@ -673,18 +871,16 @@ def test_every_file_and_variable_the_pods_scripts_use_is_in_the_pod(variant, wor
             assert name in env, '%s reads $%s, the %s container does not set it' % (script, name, role)
         if workload == 'job':
             assert mounts[env['SSH_KEYS']]['secret']['secretName'] == by_kind(plan)['Secret'][0]['metadata']['name']
-            needed = 'authorized_keys' if role == 'worker' else 'id_ed25519'
-            assert needed in secret
+            assert ('authorized_keys' if role == 'worker' else 'id_ed25519') in secret
         else:
-            runtime = by_kind(plan)['TrainingRuntime'][0]['spec']['mlPolicy']['mpi']
-            assert env['SSH_KEYS'] == runtime['sshAuthMountPath']
+            assert env['SSH_KEYS'] == by_kind(plan)['TrainingRuntime'][0]['spec']['mlPolicy']['mpi']['sshAuthMountPath']
         if role == 'launcher':
             hostfile = env['HOSTFILE']
             if workload == 'job':
                 assert hostfile.rpartition('/')[0] in mounts and hostfile.rpartition('/')[2] in config['data']
             else:
                 assert hostfile == '/etc/mpi/hostfile'          # where Kubeflow Trainer's MPI plugin writes it
-            line = [t for t in text.splitlines() if t.startswith('exec ')][0]
+            line = exec_line(text)
             rank = [arg for arg in line.split() if arg.endswith('/rank.sh')][0]
             assert rank.rpartition('/')[0] in mounts and 'rank.sh' in config['data']
             for name in re.findall(r"-x ([A-Za-z_][A-Za-z0-9_]*)(?=[ ']|$)", line):
@@ -695,43 +891,16 @@ def test_the_roles_stale_namespace_cleanup_selects_the_namespaces_runs_create():
     """roles/validate/tasks/nccl.yml removes, under the lock, the namespaces of earlier runs that ended without
     removing them: its label selector must select a run's Namespace (and only those), and its lock is the Lease the
     filters write."""
-    with open(os.path.join(REPO, 'roles', 'validate', 'tasks', 'nccl.yml')) as handle:
-        text = handle.read()
-    selectors = re.findall(r'kind: Namespace\n\s+label_selectors: \[([^\]]+)\]', text)
+    selectors = re.findall(r'kind: Namespace\n\s+label_selectors: \[([^\]]+)\]',
+                           _doc('roles', 'validate', 'tasks', 'nccl.yml'))
     assert len(selectors) == 1
-    namespace = by_kind(nccl_run_plan(spec()))['Namespace'][0]
+    labels = by_kind(nccl_run_plan(spec()))['Namespace'][0]['metadata']['labels']
     for item in selectors[0].split(','):
         key, _eq, value = item.strip().partition('=')
-        assert key in namespace['metadata']['labels'] and (not value or namespace['metadata']['labels'][key] == value)
+        assert key in labels and (not value or labels[key] == value)
     # and not a namespace of anything else: a key the API server puts on every namespace would remove them all
     assert not set(item.strip().partition('=')[0] for item in selectors[0].split(',')) & {'kubernetes.io/metadata.name'}
-    with open(os.path.join(REPO, 'roles', 'validate', 'vars', 'main.yml')) as handle:
-        assert yaml.safe_load(handle)['__validate_nccl_lock_name'] == nl.LOCK_NAME
-
-
-def test_pod_findings_name_a_stuck_container_but_not_one_still_being_created():
-    pod = {'metadata': {'name': 'nccl-workers-0-abc', 'labels': {nl.LABEL_ROLE: 'worker'}},
-           'spec': {'nodeName': 'tray01'}, 'status': {'phase': 'Pending', 'containerStatuses': [
-               {'name': 'node', 'state': {'waiting': {'reason': 'ImagePullBackOff'}}}]}}
-    assert nl.pod_findings([pod]) == ['worker nccl-workers-0-abc: Pending on tray01 - node ImagePullBackOff']
-    for reason in ('ContainerCreating', 'PodInitializing'):
-        pod['status']['containerStatuses'][0]['state']['waiting']['reason'] = reason
-        assert nl.pod_findings([pod]) == ['worker nccl-workers-0-abc: Pending on tray01']
-    pod['status']['initContainerStatuses'] = [{'name': 'init', 'state': {'waiting': {'reason': 'CrashLoopBackOff'}}}]
-    assert nl.pod_findings([pod]) == ['worker nccl-workers-0-abc: Pending on tray01 - init CrashLoopBackOff']
-
-
-def test_lease_times_in_any_zone_are_the_same_instant():
-    assert nl.parse_time('2026-12-04T12:00:00.5+02:00') == nl.parse_time('2026-12-04T10:00:00.5Z')
-    assert nl.parse_time('2026-12-04T08:30:00-01:30') == nl.parse_time('2026-12-04T10:00:00Z')
-
-
-@pytest.mark.parametrize('proc_root, read', [(None, '/proc'), ('/proc', '/proc'), ('/srv/tray/proc', '/srv/tray/proc')])
-def test_the_net_preflight_reads_the_driver_files_under_the_trays_proc_root(proc_root, read):
-    files = {read + '/driver/nvidia/params': {'exists': True, 'content': 'GrdmaPciTopoCheckOverride: 1\n'},
-             read + '/driver/nvidia/version': {'exists': True, 'content': 'NVRM version: 580.173.02\n'}}
-    params, version, error = nl.tray_driver_files({'files': files}, proc_root)
-    assert error is None and params.startswith('GrdmaPciTopoCheckOverride') and '580.173.02' in version
+    assert yaml.safe_load(_doc('roles', 'validate', 'vars', 'main.yml'))['__validate_nccl_lock_name'] == nl.LOCK_NAME
 
 
 # Every field of the core objects a run creates is one the API knows (the kubernetes client's models of the API,
@@ -765,9 +934,8 @@ CORE_MODELS = {('v1', 'Namespace'): 'V1Namespace', ('v1', 'ConfigMap'): 'V1Confi
 @pytest.mark.parametrize('variant, workload', SELECTOR_PLANS)
 def test_every_field_of_the_core_objects_of_a_run_is_one_the_api_knows(variant, workload):
     plan = nccl_run_plan(workload_spec(workload, variant=variant))
-    objects = plan['prepare'] + plan['workload'] + [nl.lease_decision(None, 'r1@api', 60, NOW, 'default')['body']]
     problems, core = [], 0
-    for obj in objects:
+    for obj in plan['prepare'] + plan['workload'] + [_lease_body()]:
         model = CORE_MODELS.get((obj['apiVersion'], obj['kind']))
         if model:
             core += 1
@@ -790,14 +958,13 @@ def test_every_field_of_the_core_objects_of_a_run_is_one_the_api_knows(variant, 
             assert _DNS_SUBDOMAIN.match(claim['resourceClaimTemplateName']) and _DNS_LABEL.match(claim['name'])
 
 
-def test_the_workers_get_memory_backed_shared_memory():
-    """NCCL's shared-memory transport between the ranks of a tray uses /dev/shm; the container runtime's default is
-    64 MiB, so the workers mount a memory-backed emptyDir there."""
-    for workload in ('job', 'trainjob'):
-        pod = _templates(nccl_run_plan(workload_spec(workload)))['worker'][0]['spec']
-        volumes = dict((v['name'], v) for v in pod['volumes'])
-        shm = [m for m in pod['containers'][0]['volumeMounts'] if m['mountPath'] == '/dev/shm']
-        assert len(shm) == 1 and volumes[shm[0]['name']]['emptyDir'] == {'medium': 'Memory'}
+@pytest.mark.parametrize('workload', ['job', 'trainjob'])
+def test_the_workers_get_memory_backed_shared_memory(workload):
+    # NCCL's shared-memory transport between a tray's ranks uses /dev/shm; the container runtime's default is 64 MiB
+    pod_spec = worker_pod(nccl_run_plan(workload_spec(workload)))['spec']
+    volumes = dict((v['name'], v) for v in pod_spec['volumes'])
+    shm = [m for m in pod_spec['containers'][0]['volumeMounts'] if m['mountPath'] == '/dev/shm']
+    assert len(shm) == 1 and volumes[shm[0]['name']]['emptyDir'] == {'medium': 'Memory'}
 
 
 @pytest.mark.parametrize('variant', ['nvls', 'net'])
@@ -814,24 +981,11 @@ def test_a_run_id_that_makes_no_dns_label_is_refused(run_id):
         nl.run_namespace('net', run_id)
 
 
-def test_a_run_whose_launcher_is_missing_or_past_its_deadline_did_not_finish():
-    for launcher in (None, {'kind': 'Job', 'status': {'conditions': [
-            {'type': 'Failed', 'status': 'True', 'reason': 'DeadlineExceeded', 'message': 'Job was active longer'}]}}):
-        check = nl.run_check(_run(launcher=launcher, nccl=None, log=None))
-        assert check['status'] == 'failed' and 'did not finish' in check['message'], check
-
-
-def test_the_driver_files_are_read_under_proc_by_default():
-    files = {'/proc/driver/nvidia/params': {'exists': True, 'content': 'GrdmaPciTopoCheckOverride: 1\n'},
-             '/proc/driver/nvidia/version': {'exists': True, 'content': 'NVRM version: 580.173.02\n'}}
-    params, _version, error = nl.tray_driver_files({'files': files})
-    assert error is None and params is not None
-
-
-def test_a_passed_run_has_nothing_to_fix_and_a_failed_one_says_what():
-    passed, failed = nl.run_check(_run()), nl.run_check(_run(nccl={'busbw': 5.0, 'passed': False, 'msg': 'slow'}))
-    assert (passed['status'], passed['fix']) == ('passed', '')
-    assert failed['status'] == 'failed' and failed['fix'] == nl.FIX_FAILED
+def test_a_namespace_of_63_characters_is_a_dns_label_and_one_of_64_is_not():
+    fits = 'a' * (63 - len('%s-nvls-' % nl.PREFIX))
+    assert len(nl.run_namespace('nvls', fits)) == 63
+    with pytest.raises(nl.PlanError, match='not a DNS label'):
+        nl.run_namespace('nvls', fits + 'b')
 
 
 # ------------------------------------------------------------------------------------------------- consequences
@@ -840,69 +994,43 @@ def test_a_passed_run_has_nothing_to_fix_and_a_failed_one_says_what():
 # collection's name in galaxy.yml, OpenSSH's default port, the API's own field descriptions, the role's argument
 # spec and docs/validation.md).
 
-def _plans():
-    """(variant, workload, plan) of every variant and workload."""
-    for variant, workload in SELECTOR_PLANS:
-        yield variant, workload, nccl_run_plan(workload_spec(workload, variant=variant))
-
-
-def _pod_specs(plan):
-    """(role, pod spec) of every pod a plan's workload makes."""
-    return [(role, template['spec']) for role, templates in _templates(plan).items() for template in templates]
-
-
-def _doc(*parts):
-    with open(os.path.join(REPO, *parts), encoding='utf-8') as handle:
-        return handle.read()
-
-
 def test_every_object_a_run_writes_names_the_collection_as_its_manager():
     """app.kubernetes.io/managed-by (Kubernetes' recommended label) names the tool that manages an object: this
     collection, as galaxy.yml names it (<namespace>.<name>) - on every object of every run and on the Lease."""
     galaxy = yaml.safe_load(_doc('galaxy.yml'))
     ours = '%s.%s' % (galaxy['namespace'], galaxy['name'])
-    objects = [nl.lease_decision(None, 'r1@api', 60, NOW, 'default')['body']]
-    for _variant, _workload, plan in _plans():
-        objects += plan['prepare'] + plan['workload']
+    objects = [_lease_body()] + [obj for _v, _w, plan in _plans() for obj in plan['prepare'] + plan['workload']]
     assert len(objects) > 20
     assert [obj['kind'] for obj in objects if obj['metadata']['labels'].get('app.kubernetes.io/managed-by') != ours] == []
 
 
-def _documented_net_worker():
-    """The worker pod template docs/validation.md shows ("The NVKE GB200 NET runtime")."""
-    text = _doc('docs', 'validation.md')
-    return yaml.safe_load(re.search(r'### The NVKE GB200 NET runtime\n.*?```yaml\n(.*?)```', text, re.S).group(1))
-
-
 @pytest.mark.parametrize('workload', ['job', 'trainjob'])
 def test_the_documented_net_worker_pod_is_the_one_a_run_writes(workload):
-    """docs/validation.md shows the NET worker pod of the NVKE guide - what a reader compares a stuck run with:
-    every field it shows is the plan's (labels with a <placeholder> value by key only). The job workload mounts the
-    run's key where the docs say; Kubeflow Trainer mounts its own keys (not in our template)."""
-    doc = _documented_net_worker()
-    plan = nccl_run_plan(workload_spec(workload))
-    pod = worker_pod(plan)
-    assert pod['metadata']['annotations'] == doc['metadata']['annotations']
-    assert sorted(pod['metadata']['labels']) == sorted(doc['metadata']['labels'])
-    assert all(pod['metadata']['labels'][key] == value for key, value in doc['metadata']['labels'].items()
+    """docs/validation.md shows the NET worker pod of the NVKE guide ("The NVKE GB200 NET runtime") - what a reader
+    compares a stuck run with: every field it shows is the plan's (labels with a <placeholder> value by key only).
+    The job workload mounts the run's key where the docs say; Kubeflow Trainer mounts its own keys."""
+    doc = yaml.safe_load(re.search(r'### The NVKE GB200 NET runtime\n.*?```yaml\n(.*?)```',
+                                   _doc('docs', 'validation.md'), re.S).group(1))
+    pod_template = worker_pod(nccl_run_plan(workload_spec(workload)))
+    assert pod_template['metadata']['annotations'] == doc['metadata']['annotations']
+    assert sorted(pod_template['metadata']['labels']) == sorted(doc['metadata']['labels'])
+    assert all(pod_template['metadata']['labels'][key] == value for key, value in doc['metadata']['labels'].items()
                if not value.startswith('<'))
-    assert pod['spec']['restartPolicy'] == doc['spec']['restartPolicy']
+    pod_spec, doc_spec = pod_template['spec'], doc['spec']
+    assert pod_spec['restartPolicy'] == doc_spec['restartPolicy']
     if workload == 'job':
-        assert pod['spec']['subdomain'] == doc['spec']['subdomain']
-    term = pod['spec']['affinity']['podAntiAffinity']['requiredDuringSchedulingIgnoredDuringExecution']
-    doc_term = doc['spec']['affinity']['podAntiAffinity']['requiredDuringSchedulingIgnoredDuringExecution']
+        assert pod_spec['subdomain'] == doc_spec['subdomain']
+    term = pod_spec['affinity']['podAntiAffinity']['requiredDuringSchedulingIgnoredDuringExecution']
+    doc_term = doc_spec['affinity']['podAntiAffinity']['requiredDuringSchedulingIgnoredDuringExecution']
     assert [t['topologyKey'] for t in term] == [t['topologyKey'] for t in doc_term]
     assert sorted(term[0]['labelSelector']['matchLabels']) == sorted(doc_term[0]['labelSelector']['matchLabels'])
-    container, doc_container = pod['spec']['containers'][0], doc['spec']['containers'][0]
+    container, doc_container = pod_spec['containers'][0], doc_spec['containers'][0]
     for field in ('name', 'command', 'securityContext', 'readinessProbe'):
         assert container[field] == doc_container[field], field
     assert container['resources']['limits'] == doc_container['resources']['limits'] == container['resources']['requests']
     documented = [re.search(r'(/[^ )]+)', mount).group(1) for mount in doc_container['volumeMounts']]
-    mounted = [mount['mountPath'] for mount in container['volumeMounts']]
-    if workload == 'job':
-        assert sorted(mounted) == sorted(documented)
-    else:
-        assert sorted(mounted) == sorted(path for path in documented if not path.endswith('/ssh'))
+    mounted = sorted(mount['mountPath'] for mount in container['volumeMounts'])
+    assert mounted == sorted(path for path in documented if workload == 'job' or not path.endswith('/ssh'))
 
 
 @pytest.mark.skipif(not shutil.which('sh'), reason='needs a POSIX sh')
@@ -911,21 +1039,19 @@ def test_the_launcher_gives_each_workers_sshd_the_documented_time_and_says_so(tm
     the time it waits (ssh attempts x the sleep between them) is what its message says and what docs/validation.md
     promises ("up to 10 minutes for each"), and shorter than the role's default wait (validate_nccl_timeout), so
     the launcher's log names the worker before the role gives up on the run."""
-    stubs = tmp_path / 'bin'
+    stubs, keys = tmp_path / 'bin', tmp_path / 'keys'
     stubs.mkdir()
+    keys.mkdir()
     (stubs / 'ssh').write_text('#!/bin/sh\necho "$*" >> "%s"\nexit 255\n' % (tmp_path / 'ssh.calls'))
     (stubs / 'sleep').write_text('#!/bin/sh\necho "$1" >> "%s"\n' % (tmp_path / 'slept'))
     for stub in ('ssh', 'sleep'):
         (stubs / stub).chmod(0o755)
-    keys = tmp_path / 'keys'
-    keys.mkdir()
     (keys / 'id_ed25519').write_text('key\n')
     (keys / 'id_ed25519.pub').write_text('ssh-ed25519 AAAA\n')
     hostfile = tmp_path / 'hostfile'
     hostfile.write_text(nl.hostfile(dict(trays=1, gpus_per_tray=4)))
-    text = by_kind(nccl_run_plan(spec()))['ConfigMap'][0]['data']['launch.sh']
     script = tmp_path / 'launch.sh'
-    script.write_text(text.replace('/root/', str(tmp_path / 'root') + '/'))       # the pod's root home, here
+    script.write_text(scripts(nccl_run_plan(spec()))['launch.sh'].replace('/root/', str(tmp_path / 'root') + '/'))
     env = dict(os.environ, PATH='%s:%s' % (stubs, os.environ['PATH']), SSH_KEYS=str(keys), HOSTFILE=str(hostfile))
     res = subprocess.run(['sh', str(script)], capture_output=True, text=True, env=env, check=False, timeout=60)
     assert res.returncode == 1, res.stderr
@@ -940,9 +1066,7 @@ def test_the_launcher_gives_each_workers_sshd_the_documented_time_and_says_so(tm
     assert int(said.group(1)) == len(attempts) * int(pauses.pop())
     minutes = re.search(r'up to (\d+) minutes for each', ' '.join(_doc('docs', 'validation.md').split())).group(1)
     assert int(said.group(1)) == int(minutes) * 60
-    defaults = yaml.safe_load(_doc('roles', 'validate', 'meta', 'argument_specs.yml'))
-    timeout = defaults['argument_specs']['main']['options']['validate_nccl_timeout']['default']
-    assert int(said.group(1)) < timeout
+    assert int(said.group(1)) < _role_options()['validate_nccl_timeout']['default']
 
 
 def _protocols(model):
@@ -962,7 +1086,7 @@ def test_every_port_that_reaches_sshd_is_the_port_sshd_listens_on(variant, workl
     (the kubernetes client's V1ContainerPort / V1ServicePort: TCP, UDP, SCTP) - sshd's, TCP."""
     openssh_default = 22
     plan = nccl_run_plan(workload_spec(workload, variant=variant))
-    data = by_kind(plan)['ConfigMap'][0]['data']
+    data = scripts(plan)
     sshd = [line for line in data['worker.sh'].splitlines() if line.startswith('exec /usr/sbin/sshd')]
     assert len(sshd) == 1 and not re.search(r' -p|Port', sshd[0])
     assert not re.search(r'ssh [^|]*(-p |Port=)', data['launch.sh'])
@@ -983,8 +1107,8 @@ def test_the_scripts_are_readable_and_executable_by_any_user_and_the_key_by_its_
     ("UNPROTECTED PRIVATE KEY FILE"); its owner reads it (0o400)."""
     seen = set()
     for _variant, workload, plan in _plans():
-        for role, pod in _pod_specs(plan):
-            for volume in pod['volumes']:
+        for role, pod_spec in _pod_specs(plan):
+            for volume in pod_spec['volumes']:
                 if 'configMap' in volume:
                     mode = volume['configMap']['defaultMode']
                     assert mode & 0o555 == 0o555 and not mode & ~0o555, (workload, role, oct(mode))
@@ -1000,9 +1124,9 @@ def test_no_pod_of_a_run_gets_an_api_token():
     """The role makes every API call; a pod that runs sshd with the run's key and mounted the service account's
     token would hand the namespace's API access to anyone with the key: no pod mounts a token, none names an account."""
     for _variant, _workload, plan in _plans():
-        for role, pod in _pod_specs(plan):
-            assert pod.get('automountServiceAccountToken') is False, role
-            assert 'serviceAccountName' not in pod and 'serviceAccount' not in pod
+        for role, pod_spec in _pod_specs(plan):
+            assert pod_spec.get('automountServiceAccountToken') is False, role
+            assert 'serviceAccountName' not in pod_spec and 'serviceAccount' not in pod_spec
 
 
 def test_the_launcher_runs_the_programs_the_image_contract_names_and_the_ranks_find_cuda():
@@ -1011,64 +1135,31 @@ def test_the_launcher_runs_the_programs_the_image_contract_names_and_the_ranks_f
     LD_LIBRARY_PATH hands the launcher's value to every rank, replacing the image's: it keeps the library directories
     of NVIDIA's CUDA images - the driver's (/usr/local/nvidia/lib64, in the nvidia/cuda images' own LD_LIBRARY_PATH)
     and CUDA's (/usr/local/cuda/lib64)."""
-    options = yaml.safe_load(_doc('roles', 'validate', 'meta', 'argument_specs.yml'))['argument_specs']['main']['options']
-    image_text = ' '.join(options['validate_nccl_image']['description'])
-    named = re.findall(r'C\((/[^)]+)\)', image_text)
+    named = re.findall(r'C\((/[^)]+)\)', ' '.join(_role_options()['validate_nccl_image']['description']))
     mpirun = [path for path in named if path.endswith('/mpirun')]
     binary = [path for path in named if path.endswith('/all_reduce_perf_mpi')]
     assert len(mpirun) == 1 and len(binary) == 1
     docs = _doc('docs', 'validation.md')
     for _variant, _workload, plan in _plans():
-        line = [t for t in by_kind(plan)['ConfigMap'][0]['data']['launch.sh'].splitlines() if t.startswith('exec ')][0]
-        argv = line.split()
+        argv = exec_line(scripts(plan)['launch.sh']).split()
         assert argv[1] == mpirun[0] and binary[0] in argv and '`%s`' % mpirun[0] in docs
         assert argv[argv.index('LD_LIBRARY_PATH') - 1] == '-x'
-        launcher = _templates(plan)['launcher'][0]['spec']['containers'][0]
-        path = dict((e['name'], e['value']) for e in launcher['env'])['LD_LIBRARY_PATH'].split(':')
+        path = env_of(_templates(plan)['launcher'][0]['spec']['containers'][0])['LD_LIBRARY_PATH'].split(':')
         assert {'/usr/local/nvidia/lib64', '/usr/local/cuda/lib64'} <= set(path)
     assert mpirun[0] in nl.FIX_FAILED and binary[0] in nl.FIX_FAILED
-
-
-def test_a_namespace_of_63_characters_is_a_dns_label_and_one_of_64_is_not():
-    fits = 'a' * (63 - len('%s-nvls-' % nl.PREFIX))
-    assert len(nl.run_namespace('nvls', fits)) == 63
-    with pytest.raises(nl.PlanError, match='not a DNS label'):
-        nl.run_namespace('nvls', fits + 'b')
 
 
 def test_the_filters_defaults_are_the_roles():
     """A plan without sizes or step factor runs what the role's argument spec documents as the defaults (AICR's
     -b 1K -e 16G -f 2), also with the step factor given as null."""
-    options = yaml.safe_load(_doc('roles', 'validate', 'meta', 'argument_specs.yml'))['argument_specs']['main']['options']
+    options = _role_options()
     wanted = '-b %s -e %s -f %s' % tuple(options['validate_nccl_%s' % key]['default']
                                          for key in ('min_bytes', 'max_bytes', 'step_factor'))
     base = dict((key, value) for key, value in spec().items() if key not in ('min_bytes', 'max_bytes', 'step_factor'))
     for extra in ({}, {'step_factor': None}, {'min_bytes': '', 'max_bytes': None}):
         plan = nccl_run_plan(dict(base, **extra))
         assert plan['summary']['sizes'] == wanted
-        assert by_kind(plan)['ConfigMap'][0]['data']['launch.sh'].rstrip().endswith(wanted + ' -g 1')
-
-
-@pytest.mark.parametrize('over, message', [
-    ({'trays': 1}, 'option trays must be at least 2, got 1 (a fabric test needs two trays)'),
-    ({'gpus_per_tray': 0}, 'option gpus_per_tray must be at least 1, got 0$'),
-    ({'timeout': 29}, 'option timeout must be at least 30, got 29$'),
-    ({'step_factor': 1}, 'option step_factor must be at least 2, got 1$'),
-    ({'rails': ['rail0']}, 'each rail needs resource and network'),
-    ({'rails': [{'network': 'default/sriov-network-rail-0'}]}, 'each rail needs resource and network'),
-    ({'rails': [{'resource': 'nvidia.com/sriov_resource_rail_0', 'network': ''}]}, 'each rail needs resource'),
-])
-def test_each_refusal_of_a_plan_names_its_rule(over, message):
-    with pytest.raises(nl.PlanError, match=message.replace('(', r'\(').replace(')', r'\)')):
-        nl.run_plan(spec(**over))
-
-
-def test_one_message_size_is_a_valid_sweep_and_sizes_are_binary():
-    plan = nccl_run_plan(spec(min_bytes='1G', max_bytes='1G'))
-    assert plan['summary']['sizes'] == '-b 1G -e 1G -f 2'
-    assert nl.size_bytes('256M') == 256 * 1024 * 1024 and nl.size_bytes('3K') == 3072
-    with pytest.raises(nl.PlanError, match='above max_bytes'):
-        nl.run_plan(spec(min_bytes='1025', max_bytes='1K'))
+        assert scripts(plan)['launch.sh'].rstrip().endswith(wanted + ' -g 1')
 
 
 @pytest.mark.parametrize('trays', [2, 3])
@@ -1105,140 +1196,6 @@ def test_no_job_of_a_run_retries_a_pod_the_launcher_runs_once_and_each_job_carri
             role = labels[nl.LABEL_ROLE]
             selectors = plan['workers' if role == 'worker' else 'launcher']['label_selectors']
             assert _selects(_parse(selectors), labels), (workload, role)
-
-
-def test_pod_findings_report_an_unscheduled_pod_only():
-    """Only PodScheduled=False is the scheduler's refusal: a scheduled pod whose Ready is False is not unschedulable."""
-    pod = {'metadata': {'name': 'nccl-workers-0-a', 'labels': {nl.LABEL_ROLE: 'worker'}}, 'spec': {'nodeName': 't1'},
-           'status': {'phase': 'Running', 'conditions': [
-               {'type': 'PodScheduled', 'status': 'True'},
-               {'type': 'Ready', 'status': 'False', 'reason': 'ContainersNotReady', 'message': 'not ready'}]}}
-    assert nl.pod_findings([pod]) == ['worker nccl-workers-0-a: Running on t1']
-
-
-def test_a_lease_nobody_holds_is_free_and_taken_without_force():
-    """A Lease whose holder is empty (released by hand) is free: the role takes a free lock with server-side
-    apply and no force, so a concurrent taker conflicts; 'expired' would force it."""
-    for holder in (None, ''):
-        released = lease(holder, '2026-12-04T09:59:00Z')
-        assert nccl_lease(released, 'r1@ctl', 60, NOW, 'default')['state'] == 'free'
-
-
-def test_a_lease_expires_by_its_renew_or_acquire_time_and_its_own_duration():
-    only_acquired = {'metadata': {'resourceVersion': '7'},
-                     'spec': {'holderIdentity': 'r0@other', 'leaseDurationSeconds': 600,
-                              'acquireTime': '2026-12-04T09:58:00Z'}}
-    held = nl.lease_decision(only_acquired, 'r1@ctl', 60, NOW, 'default')
-    assert held['state'] == 'held' and held['expires'] == '2026-12-04T10:08:00.000000Z'
-    no_duration = lease('r0@other', '2026-12-04T09:59:59.500000Z', duration=None)
-    assert nl.lease_decision(no_duration, 'r1@ctl', 60, NOW, 'default')['state'] == 'expired'
-    ends_now = lease('r0@other', '2026-12-04T09:50:00Z', duration=600)
-    assert nl.lease_decision(ends_now, 'r1@ctl', 60, NOW, 'default')['state'] == 'expired'
-    unreadable = nl.lease_decision(lease('r0@other', 'soon'), 'r1@ctl', 60, NOW, 'default')
-    assert unreadable['state'] == 'expired' and 'expired at an unknown time' in unreadable['message']
-
-
-def test_the_grdma_rule_reads_that_parameter_only_and_checks_up_to_its_last_branch():
-    # a parameter whose name merely ends in it is another one
-    verdict = nl.grdma_topo_override('RmGrdmaPciTopoCheckOverride: 1\nGrdmaPciTopoCheckOverride: 0\n',
-                                     'NVRM version: NVIDIA UNIX Open Kernel Module for aarch64  580.173.02  Release\n')
-    assert (verdict['status'], verdict['value']) == ('failed', '0')
-    last = 'NVRM version: NVIDIA UNIX Open Kernel Module for aarch64  %d.10  Release\n' % nl.GRDMA_LAST_BRANCH
-    assert nl.grdma_topo_override('GrdmaPciTopoCheckOverride: 0\n', last)['status'] == 'failed'
-    after = last.replace(str(nl.GRDMA_LAST_BRANCH), str(nl.GRDMA_LAST_BRANCH + 1))
-    assert nl.grdma_topo_override('GrdmaPciTopoCheckOverride: 0\n', after)['status'] == 'skipped'
-    unknown = nl.grdma_topo_override('EnableGpuFirmware: 18\n', None)
-    assert unknown['status'] == 'failed' and unknown['message'].startswith('driver (version unknown) has no ')
-
-
-@pytest.mark.parametrize('state, why', [
-    (None, 'the tray was not read in this run'),
-    ({'unreachable': True, 'msg': 'ssh: timeout', 'files': {}}, 'ssh: timeout'),
-    ({'failed': True, 'msg': 'tray_state: boom', 'files': {}}, 'tray_state: boom'),
-    ({'changed': False}, 'the tray was not read in this run'),
-    ({'changed': False, 'files': ['/proc/driver/nvidia/params']}, 'the tray was not read in this run'),
-])
-def test_a_tray_whose_read_failed_is_not_read(state, why):
-    assert nl.tray_driver_files(state) == (None, None, why)
-
-
-@pytest.mark.parametrize('proc_root', ['/proc', '/proc/', '/', '/host/proc/', '/srv//tray/proc'])
-def test_the_preflight_finds_the_driver_files_the_role_asked_for_whatever_proc_roots_spelling(proc_root):
-    """roles/validate/tasks/tray_read.yml asks tray_state for ``validate_proc_root ~ '/driver/nvidia/params'``
-    (and version): the files are keyed by exactly those strings, slashes and all."""
-    task = yaml.safe_load(_doc('roles', 'validate', 'tasks', 'tray_read.yml'))[0]
-    asked = [template.split(' ~ ')[1].strip("'") for template in
-             re.findall(r"validate_proc_root ~ '[^']+'", task['gpu_tray.cluster.tray_state']['files'])]
-    assert asked == ['/driver/nvidia/params', '/driver/nvidia/version']
-    files = {proc_root + asked[0]: {'exists': True, 'content': 'GrdmaPciTopoCheckOverride: 1\n'},
-             proc_root + asked[1]: {'exists': True, 'content': 'NVRM version: 580.173.02\n'}}
-    params, version, error = nl.tray_driver_files({'files': files}, proc_root)
-    assert (params, version, error) == ('GrdmaPciTopoCheckOverride: 1\n', 'NVRM version: 580.173.02\n', None)
-
-
-def test_net_preflight_goes_on_after_a_tray_it_could_not_read(tmp_path):
-    check = nl.net_preflight({'tray01': {'state': None},
-                              'tray02': tray_read(tmp_path, 'tray02', 'params-r580-override')})
-    assert check['object'] == 'tray01'
-    assert check['details'] == ['tray01: not read (the tray was not read in this run)',
-                                'tray02: driver 580.173.02 runs with GrdmaPciTopoCheckOverride: 1']
-
-
-def test_capacity_judges_every_node_and_lists_the_eligible_in_order():
-    nodes = [node('tray09'), node('tray03', labels={'other': 'x'}), {'metadata': {'name': 'bare'}, 'status': {
-        'allocatable': {'nvidia.com/gpu': '4'}, 'conditions': [{'type': 'Ready', 'status': 'True'}]}},
-        node('tray01', labels={'nvidia.com/gpu.clique': 'a.1'}), node('tray02', gpus='1'),
-        node('tray05', labels={'nvidia.com/gpu.clique': 'a.1'})]
-    selected = nl.eligible_nodes(nodes, 'nvls', {'gpus_per_tray': 4, 'node_selector': {'nvidia.com/gpu.clique': 'a.1'}})
-    assert selected['eligible'] == ['tray01', 'tray05']
-    every = nl.eligible_nodes(nodes, 'nvls', {'gpus_per_tray': 4})
-    assert every['eligible'] == ['bare', 'tray01', 'tray03', 'tray05', 'tray09']
-    # a GPU node with one GPU is short of GPUs (not a node without GPUs)
-    assert every['message'].endswith('; GPU nodes short of a resource: tray02 (nvidia.com/gpu)')
-    none = nl.eligible_nodes(nodes, 'nvls', {'gpus_per_tray': 8})
-    assert none['eligible'] == [] and none['message'].startswith('0 node(s) can take a nvls worker (8 nvidia.com/gpu): none;')
-
-
-def test_run_check_details_name_the_workers_resources_and_nccl_settings():
-    check = nl.run_check(_run())
-    assert 'worker resources: nvidia.com/gpu=4, nvidia.com/sriov_resource_rail_0=1, nvidia.com/sriov_resource_rail_1=1, ' \
-           'nvidia.com/sriov_resource_rail_2=1, nvidia.com/sriov_resource_rail_3=1' in check['details']
-    assert 'NCCL: NCCL_DEBUG=INFO NCCL_SOCKET_IFNAME=eth0 NCCL_IGNORE_DISABLED_P2P=1 NCCL_NVLS_ENABLE=0 ' \
-           'NCCL_MNNVL_ENABLE=0 NCCL_NET_PLUGIN=none NCCL_IB_DISABLE=0' in check['details']
-    # a summary without them (a run that could not be planned) still makes a check
-    for summary in ({}, {'worker_resources': {}}, {'worker_resources': {'requests': {}}, 'nccl_env': None}):
-        bare = nl.run_check(_run(summary=summary, error='no plan', launcher=None, nccl=None, log=None))
-        assert 'worker resources: ' in bare['details'] and 'NCCL: ' in bare['details']
-
-
-def test_run_check_names_the_namespace_of_the_run_or_of_its_plan():
-    plan_ns = _run()['summary']['namespace']
-    assert nl.run_check(_run(namespace=None))['object'] == plan_ns
-    summary = dict(_run()['summary'], namespace=None)
-    assert nl.run_check(_run(summary=summary, namespace='gpu-tray-nccl-net-r2'))['object'] == 'gpu-tray-nccl-net-r2'
-    assert nl.run_check(_run(summary={}, namespace=None, error='x', launcher=None))['object'] == ''
-
-
-def test_run_check_trusts_a_measurement_only_from_a_launcher_that_succeeded():
-    failed = nl.run_check(_run(launcher={'kind': 'Job', 'status': {'failed': 1}}))
-    assert failed['status'] == 'failed' and failed['message'] == 'The NCCL net launcher failed (1 launcher pod(s) failed)'
-    no_rows = nl.run_check(_run(nccl={'busbw': None, 'passed': False, 'msg': 'all_reduce_perf net check failed',
-                                      'problems': ['the log has no all_reduce_perf result rows']}))
-    assert no_rows['message'] == 'The NCCL net launcher ended: the log has no all_reduce_perf result rows'
-    unjudged = nl.run_check(_run(nccl=None))
-    assert (unjudged['status'], unjudged['message']) == ('failed', 'The NCCL net launcher ended')
-
-
-def test_run_check_shows_the_documented_tail_of_a_failed_launchers_log_only():
-    """docs/validation.md: the details hold "the last N lines of the launcher's log of a failed run"."""
-    lines = int(re.search(r"the last (\d+) lines of the launcher's log of a failed run",
-                          ' '.join(_doc('docs', 'validation.md').split())).group(1))
-    log = ''.join('line %d\n' % index for index in range(40))
-    failed = nl.run_check(_run(log=log, nccl={'busbw': 5.0, 'passed': False, 'msg': 'slow'}))
-    assert [d for d in failed['details'] if d.startswith('launcher log: ')] == [
-        'launcher log: line %d' % index for index in range(40 - lines, 40)]
-    passed = nl.run_check(_run(log=log))
-    assert passed['status'] == 'passed' and not [d for d in passed['details'] if d.startswith('launcher log: ')]
 
 
 # ------------------------------------------------------------------------------------ the phase before the lock
@@ -1284,15 +1241,3 @@ def test_the_phase_refuses_mismatched_tray_lists():
         nccl_phase(phase_spec(), ['nvls'], [], ['tray01', 'tray02'], [None], ['/proc'])
     with pytest.raises(AnsibleFilterError, match='the run spec'):
         nccl_phase(['nvls'], ['nvls'], [])
-
-
-def test_a_held_lock_records_each_variant_it_keeps_from_running():
-    held = nccl_lease(lease('r0@other', '2026-12-04T09:55:00.123456Z'), 'r1@ctl', 3900, NOW, 'default', None,
-                      ['nvls', 'net'])
-    assert [(c['name'], c['status'], c['object']) for c in held['held']] == [
-        ('nccl-all-reduce-bw-nvls', 'failed', 'default/gpu-tray-nccl-run-lock'),
-        ('nccl-all-reduce-bw-net', 'failed', 'default/gpu-tray-nccl-run-lock')]
-    assert held['held'][0]['message'] == 'Not run: %s.' % held['message']
-    assert held['held'][0]['fix'].endswith('it expires on its own at 2026-12-04T10:05:00.123456Z.')
-    assert nccl_lease(None, 'r1@ctl', 3900, NOW, 'default', None, ['nvls'])['held'] == []
-    assert 'held' not in nccl_lease(None, 'r1@ctl', 3900, NOW, 'default')
