@@ -245,8 +245,7 @@ def test_root_without_version_and_unversioned_dropin_pass(tmp_path):
 
 
 @pytest.mark.parametrize('text, words', [
-    ('version = "2"\n', ['version', "'2'", 'not an integer']),
-    ('version = 2.0\n', ['version', 'not an integer']),
+    ('version = "2"\n', ['version', "'2'", 'not an integer']), ('version = 2.0\n', ['version', 'not an integer']),
     ('version = true\n', ['version', 'not an integer']),
     ('version = 3\nimports = 5\n', ['imports = 5', 'not a list of strings']),
     ('version = 3\nimports = "conf.d/*.toml"\n', ['imports', 'not a list of strings']),

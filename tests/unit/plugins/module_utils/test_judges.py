@@ -655,8 +655,7 @@ def test_firmware_module_and_preflight_say_the_same(run_module, tmp_path, system
 
 
 @pytest.mark.parametrize('check, nr_2m, requested', [
-    ('sizes', 0, [{'size': '2M', 'count': 5128}]),
-    ('counts', 0, [{'size': '2M', 'count': 5128}]),
+    ('sizes', 0, [{'size': '2M', 'count': 5128}]), ('counts', 0, [{'size': '2M', 'count': 5128}]),
     ('counts', 5128, [{'size': '2M', 'count': 5128}]),
     ('sizes', 0, [{'size': '2M', 'count': 5128}, {'size': '1G', 'count': 2}]),
 ])

@@ -11,14 +11,9 @@ from trayfixture import build_tray, gb200_devices, port, set_pkeys
 
 
 @pytest.mark.parametrize('text, expected', [
-    ('4: ACTIVE', (4, 'ACTIVE')),
-    ('1: DOWN', (1, 'DOWN')),
-    ('5: ACTIVE_DEFER', (5, 'ACTIVE_DEFER')),
-    ('5: LinkUp', (5, 'LinkUp')),
-    ('3: Disabled', (3, 'Disabled')),
-    ('7: Phy Test', (7, 'Phy Test')),
-    ('4: PortConfigurationTraining', (4, 'PortConfigurationTraining')),
-    ('garbage', (None, 'garbage')),
+    ('4: ACTIVE', (4, 'ACTIVE')), ('1: DOWN', (1, 'DOWN')), ('5: ACTIVE_DEFER', (5, 'ACTIVE_DEFER')),
+    ('5: LinkUp', (5, 'LinkUp')), ('3: Disabled', (3, 'Disabled')), ('7: Phy Test', (7, 'Phy Test')),
+    ('4: PortConfigurationTraining', (4, 'PortConfigurationTraining')), ('garbage', (None, 'garbage')),
     (None, (None, None)),
 ])
 def test_parse_state(text, expected):
@@ -26,14 +21,10 @@ def test_parse_state(text, expected):
 
 
 @pytest.mark.parametrize('text, gbps, width, speed', [
-    ('400 Gb/sec (4X NDR)', 400, 4, 'NDR'),
-    ('200 Gb/sec (2X NDR)', 200, 2, 'NDR'),
-    ('800 Gb/sec (4X XDR)', 800, 4, 'XDR'),
-    ('100 Gb/sec (4X EDR)', 100, 4, 'EDR'),
-    ('2.5 Gb/sec (1X SDR)', 2.5, 1, 'SDR'),
-    ('10 Gb/sec (1X QDR)', 10, 1, 'QDR'),
-    ('40 Gb/sec (4X FDR10)', 40, 4, 'FDR10'),
-    ('25 Gb/sec (1X)', 25, 1, None),
+    ('400 Gb/sec (4X NDR)', 400, 4, 'NDR'), ('200 Gb/sec (2X NDR)', 200, 2, 'NDR'),
+    ('800 Gb/sec (4X XDR)', 800, 4, 'XDR'), ('100 Gb/sec (4X EDR)', 100, 4, 'EDR'),
+    ('2.5 Gb/sec (1X SDR)', 2.5, 1, 'SDR'), ('10 Gb/sec (1X QDR)', 10, 1, 'QDR'),
+    ('40 Gb/sec (4X FDR10)', 40, 4, 'FDR10'), ('25 Gb/sec (1X)', 25, 1, None),
 ])
 def test_parse_rate(text, gbps, width, speed):
     assert rdma.parse_rate(text) == {'gbps': gbps, 'width': width, 'speed': speed}
@@ -248,11 +239,11 @@ def test_unknown_link_layer_port_is_skipped_and_no_rail(tmp_path, link_layer):
 
 @pytest.mark.parametrize('pkeys, required, membership, ok', [
     (['0xffff'], 0xffff, 'full', True),
-    (['0x7fff'], 0xffff, 'limited', False),        # the default partition, limited member
-    (['0x8123'], 0xffff, 'none', False),           # another partition only
-    ([], 0xffff, 'none', False),                   # an empty table
+    (['0x7fff'], 0xffff, 'limited', False),  # the default partition, limited member
+    (['0x8123'], 0xffff, 'none', False),  # another partition only
+    ([], 0xffff, 'none', False),  # an empty table
     (['0x0123', '0x7fff'], 0x8123, 'limited', False),
-    (['0x8123'], 0x0123, 'full', True),            # a full member is also a member of the limited key
+    (['0x8123'], 0x0123, 'full', True),  # a full member is also a member of the limited key
     (['0x8124'], 0x8123, 'none', False),
 ])
 def test_membership_full_limited_none(tmp_path, pkeys, required, membership, ok):
