@@ -293,13 +293,14 @@ def test_nic_firmware_without_e(run_module, tmp_path):
     assert tooldouble.read_log(log)[0]['argv'] == ['-d', '0000:04:00.0', 'q']
 
 
-def test_nic_firmware_open_error_is_per_device(run_module, tmp_path):
-    tool, _log = tooldouble.mstconfig(str(tmp_path), TABLE)
+@pytest.mark.parametrize('stream', ['stdout', 'stderr'])
+def test_nic_firmware_open_error_is_per_device(run_module, tmp_path, stream):
+    tool, _log = tooldouble.mstconfig(str(tmp_path), TABLE, error_stream=stream)
     result = run_module(nic_firmware, {'devices': ['0000:03:00.0', '0000:99:00.0'], 'mstconfig_path': tool})
     assert result.failed
     assert result['devices']['0000:03:00.0']['ok'] is True
     bad = result['devices']['0000:99:00.0']
-    assert bad['rc'] == 3 and 'Failed to open the device' in bad['error']
+    assert bad['rc'] == 3 and bad['error'] == 'mstconfig rc=3: Failed to open the device'
     assert '0000:99:00.0: cannot query firmware: mstconfig rc=3: Failed to open the device' in _text(result)
     _no_traceback(result)
 
@@ -316,13 +317,6 @@ def test_nic_firmware_query_error_only_gets_the_query_fix(run_module, tmp_path):
     mixed = run_module(nic_firmware, {'devices': ['0000:04:00.0', '0000:99:00.0'], 'mstconfig_path': tool,
                                       'min_num_vfs': 16})
     assert 'cold power-cycle' in _text(mixed) and 'lspci -D -d 15b3:' in _text(mixed)
-
-
-def test_nic_firmware_errors_on_stderr(run_module, tmp_path):
-    tool, _log = tooldouble.mstconfig(str(tmp_path), TABLE, error_stream='stderr')
-    result = run_module(nic_firmware, {'devices': ['0000:99:00.0'], 'mstconfig_path': tool})
-    assert result.failed
-    assert result['devices']['0000:99:00.0']['error'] == 'mstconfig rc=3: Failed to open the device'
 
 
 def test_nic_firmware_retries_without_e_on_a_usage_error(run_module, tmp_path):
@@ -653,6 +647,11 @@ def test_containerd_config_imports_not_a_list(run_module, tmp_path):
 
 # ---- tray_facts ------------------------------------------------------------------------------------
 
+def _facts(run_module, tray, systemctl, **extra):
+    args = dict({'sysfs_root': tray['sys'], 'proc_root': tray['proc'], 'systemctl_path': systemctl}, **extra)
+    return run_module(tray_facts, args)
+
+
 def test_tray_facts(run_module, tray, tmp_path, monkeypatch):
     tool, log = tooldouble.systemctl(str(tmp_path), {
         'is-enabled': {'nvidia-imex.service': 'masked'},
@@ -660,9 +659,8 @@ def test_tray_facts(run_module, tray, tmp_path, monkeypatch):
     })
     real_sysconf = os.sysconf
     monkeypatch.setattr(os, 'sysconf', lambda name: 65536 if name == 'SC_PAGE_SIZE' else real_sysconf(name))
-    result = run_module(tray_facts, {'sysfs_root': tray['sys'], 'proc_root': tray['proc'], 'systemctl_path': tool,
-                                     'os_release_path': fixture_path('os-release', 'ubuntu-26.04'),
-                                     '_ansible_check_mode': True})
+    result = _facts(run_module, tray, tool, os_release_path=fixture_path('os-release', 'ubuntu-26.04'),
+                    _ansible_check_mode=True)
     assert not result.failed and result['changed'] is False
     facts = result['ansible_facts']['gpu_tray']
     assert facts['os_id'] == 'ubuntu' and facts['os_version_id'] == '26.04'
@@ -689,8 +687,7 @@ def test_tray_facts_reads_the_smbios_identity_placeholders_are_null(run_module, 
         with open(os.path.join(dmi, name), 'w') as handle:
             handle.write(text)
     tool, _log = tooldouble.systemctl(str(tmp_path), {})
-    result = run_module(tray_facts, {'sysfs_root': tray['sys'], 'proc_root': tray['proc'], 'systemctl_path': tool})
-    assert result['ansible_facts']['gpu_tray']['dmi'] == {
+    assert _facts(run_module, tray, tool)['ansible_facts']['gpu_tray']['dmi'] == {
         'product_serial': '1794523000123', 'sys_vendor': 'NVIDIA', 'chassis_serial': None, 'board_serial': None,
         'product_uuid': None, 'product_name': None}      # absent files (product_serial is root-only on a tray)
 
@@ -705,8 +702,7 @@ def test_tray_facts_page_flavour_both_spellings(run_module, tmp_path, release, f
         'ib_core': {'initstate': 'live', 'parameters': {'netns_mode': '0'}}})
     tool, _log = tooldouble.systemctl(str(tmp_path), {'is-enabled': {'nvidia-imex.service': 'masked-runtime'},
                                                       'is-active': {'nvidia-imex.service': 'inactive'}})
-    result = run_module(tray_facts, {'sysfs_root': t['sys'], 'proc_root': t['proc'], 'systemctl_path': tool})
-    facts = result['ansible_facts']['gpu_tray']
+    facts = _facts(run_module, t, tool)['ansible_facts']['gpu_tray']
     assert facts['kernel_release'] == release and facts['kernel_flavour_page_size'] == flavour
     assert facts['ib_core_netns_mode'] == 'exclusive'                    # netns_mode written as 0
     assert facts['nvidia_imex']['enabled'] == 'masked-runtime'           # a runtime mask (/run) is kept as such
@@ -717,28 +713,25 @@ def test_tray_facts_exclusive_missing_unit_no_ib_core(run_module, tray, tmp_path
     with open(netns, 'w') as handle:
         handle.write('N\n')
     tool, _log = tooldouble.systemctl(str(tmp_path), {'is-enabled': {}, 'is-active': {'containerd.service': 'active'}})
-    result = run_module(tray_facts, {'sysfs_root': tray['sys'], 'proc_root': tray['proc'], 'systemctl_path': tool})
-    facts = result['ansible_facts']['gpu_tray']
+    facts = _facts(run_module, tray, tool)['ansible_facts']['gpu_tray']
     assert facts['ib_core_netns_mode'] == 'exclusive'
     assert facts['nvidia_imex']['enabled'] == 'not-found'
     assert facts['container_runtime'] == 'containerd'
     shutil.rmtree(os.path.join(tray['sys'], 'module', 'ib_core'))
-    gone = run_module(tray_facts, {'sysfs_root': tray['sys'], 'proc_root': tray['proc'], 'systemctl_path': tool})
+    gone = _facts(run_module, tray, tool)
     assert gone['ansible_facts']['gpu_tray']['ib_core_netns_mode'] is None
 
 
 def test_tray_facts_without_systemd(run_module, tray, tmp_path):
     tool, _log = tooldouble.systemctl(str(tmp_path), None)
-    result = run_module(tray_facts, {'sysfs_root': tray['sys'], 'proc_root': tray['proc'], 'systemctl_path': tool})
+    result = _facts(run_module, tray, tool)
     facts = result['ansible_facts']['gpu_tray']
     assert not result.failed
     assert facts['nvidia_imex']['active'] == 'unknown' and facts['container_runtime'] is None
     assert 'systemd' in facts['systemd_error']
-    nosys = run_module(tray_facts, {'sysfs_root': tray['sys'], 'proc_root': tray['proc'],
-                                    'systemctl_path': str(tmp_path / 'no-systemctl')})
+    nosys = _facts(run_module, tray, str(tmp_path / 'no-systemctl'))
     assert nosys['ansible_facts']['gpu_tray']['systemd_error'] == 'systemctl not found'
-    a_dir = run_module(tray_facts, {'sysfs_root': tray['sys'], 'proc_root': tray['proc'],
-                                    'systemctl_path': str(tmp_path)})
+    a_dir = _facts(run_module, tray, str(tmp_path))
     assert not a_dir.failed and a_dir['ansible_facts']['gpu_tray']['systemd_error'] == 'systemctl not found'
 
 
