@@ -20,13 +20,9 @@ def node(name, labels=None, provider_id=None, taints=None, annotations=None, all
 # ---- versions ----------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize('text, normal, suffix', [
-    ('v1.34.1+rke2r1', '1.34.1', '+rke2r1'),
-    ('v1.34.2-eks-113cf36', '1.34.2', '-eks-113cf36'),
-    ('v1.35.0-gke.1200', '1.35.0', '-gke.1200'),
-    ('v1.36.0-rc.1', '1.36.0rc1', ''),
-    ('v26.7.0', '26.7.0', ''),
-    ('0.5.0', '0.5.0', ''),
-    ('1.34', '1.34', ''),
+    ('v1.34.1+rke2r1', '1.34.1', '+rke2r1'), ('v1.34.2-eks-113cf36', '1.34.2', '-eks-113cf36'),
+    ('v1.35.0-gke.1200', '1.35.0', '-gke.1200'), ('v1.36.0-rc.1', '1.36.0rc1', ''), ('v26.7.0', '26.7.0', ''),
+    ('0.5.0', '0.5.0', ''), ('1.34', '1.34', ''),
 ])
 def test_normalise_version(text, normal, suffix):
     assert rules.normalise_version(text) == (normal, suffix)
@@ -50,12 +46,9 @@ def test_versions_need_packaging(monkeypatch):
 
 
 @pytest.mark.parametrize('text, clauses', [
-    ('>= v26.7.0', [('>=', 'v26.7.0')]),
-    ('>= 1.34.1, < 1.36.0', [('>=', '1.34.1'), ('<', '1.36.0')]),
-    ('>= 1.34.1 < 1.36.0', [('>=', '1.34.1'), ('<', '1.36.0')]),       # AICR's range form
-    ('0.5.1', [('==', '0.5.1')]),
-    ('=0.5.1', [('==', '0.5.1')]),
-    ('!= 0.4.1', [('!=', '0.4.1')]),
+    ('>= v26.7.0', [('>=', 'v26.7.0')]), ('>= 1.34.1, < 1.36.0', [('>=', '1.34.1'), ('<', '1.36.0')]),
+    ('>= 1.34.1 < 1.36.0', [('>=', '1.34.1'), ('<', '1.36.0')]),  # AICR's range form
+    ('0.5.1', [('==', '0.5.1')]), ('=0.5.1', [('==', '0.5.1')]), ('!= 0.4.1', [('!=', '0.4.1')]),
 ])
 def test_parse_constraint(text, clauses):
     assert rules.parse_constraint(text) == clauses
@@ -76,29 +69,15 @@ def test_parse_constraint_names_what_it_cannot_read():
 
 
 @pytest.mark.parametrize('version, constraint, ok', [
-    ('v26.7.0', '>= v26.7.0', True),
-    ('v26.3.1', '>= v26.7.0', False),
-    ('v26.10.0', '>= v26.7.0', True),
-    ('v1.34.1+rke2r1', '>= 1.34.1, < 1.36.0', True),
-    ('v1.35.9+rke2r1', '>= 1.34.1, < 1.36.0', True),
-    ('v1.36.0+rke2r1', '>= 1.34.1, < 1.36.0', False),
-    ('v1.34.0+rke2r1', '>= 1.34.1, < 1.36.0', False),
-    ('0.4.1', '!= 0.4.1', False),
-    ('0.4.2', '!= 0.4.1', True),
-    ('0.5.1', '== 0.5.1', True),
-    ('v0.5.1', '0.5.1', True),
-    ('0.5.2', '== 0.5.1', False),
-    ('0.5.0', '=0.5.1', False),
+    ('v26.7.0', '>= v26.7.0', True), ('v26.3.1', '>= v26.7.0', False), ('v26.10.0', '>= v26.7.0', True),
+    ('v1.34.1+rke2r1', '>= 1.34.1, < 1.36.0', True), ('v1.35.9+rke2r1', '>= 1.34.1, < 1.36.0', True),
+    ('v1.36.0+rke2r1', '>= 1.34.1, < 1.36.0', False), ('v1.34.0+rke2r1', '>= 1.34.1, < 1.36.0', False),
+    ('0.4.1', '!= 0.4.1', False), ('0.4.2', '!= 0.4.1', True), ('0.5.1', '== 0.5.1', True), ('v0.5.1', '0.5.1', True),
+    ('0.5.2', '== 0.5.1', False), ('0.5.0', '=0.5.1', False),
     # each operator at its bound and on both sides of it
-    ('v1.35.0', '<= 1.35.0', True),
-    ('v1.34.9', '<= 1.35.0', True),
-    ('v1.35.1', '<= 1.35.0', False),
-    ('v1.34.1', '> 1.34.0', True),
-    ('v1.34.0', '> 1.34.0', False),
-    ('v1.33.9', '> 1.34.0', False),
-    ('v1.34.0', '>= 1.34.0', True),
-    ('v1.33.9', '>= 1.34.0', False),
-    ('v1.35.9', '< 1.36.0', True),
+    ('v1.35.0', '<= 1.35.0', True), ('v1.34.9', '<= 1.35.0', True), ('v1.35.1', '<= 1.35.0', False),
+    ('v1.34.1', '> 1.34.0', True), ('v1.34.0', '> 1.34.0', False), ('v1.33.9', '> 1.34.0', False),
+    ('v1.34.0', '>= 1.34.0', True), ('v1.33.9', '>= 1.34.0', False), ('v1.35.9', '< 1.36.0', True),
     ('v1.36.0', '< 1.36.0', False),
 ])
 def test_check_constraint(version, constraint, ok):
@@ -112,20 +91,16 @@ def test_check_constraint_names_failed_clause():
 # ---- server-version windows ----------------------------------------------------------------------
 
 @pytest.mark.parametrize('recipe, version, status', [
-    ('gb200-nvke-ubuntu-training', 'v1.34.0', 'passed'),
-    ('gb200-nvke-ubuntu-training-kubeflow', 'v1.33.7', 'failed'),
-    ('gb200-nvke-ubuntu-training', 'v1.20.15', 'failed'),
-    ('vr200-rke2-ubuntu-training', 'v1.34.0+rke2r1', 'failed'),
+    ('gb200-nvke-ubuntu-training', 'v1.34.0', 'passed'), ('gb200-nvke-ubuntu-training-kubeflow', 'v1.33.7', 'failed'),
+    ('gb200-nvke-ubuntu-training', 'v1.20.15', 'failed'), ('vr200-rke2-ubuntu-training', 'v1.34.0+rke2r1', 'failed'),
     ('vr200-rke2-ubuntu-training', 'v1.34.1+rke2r1', 'passed'),
     ('vr200-rke2-ubuntu-training', 'v1.36.1+rke2r1', 'passed'),
     ('vr200-rke2-ubuntu-inference', 'v1.35.4+rke2r1', 'passed'),
     ('vr200-rke2-ubuntu-inference', 'v1.36.0+rke2r1', 'failed'),
     ('vr200-rke2-ubuntu-inference-dynamo', 'v1.36.0-rc.2+rke2r1', 'passed'),
     # every intent at the bounds of its window (the upper bound of the inference presets included)
-    ('gb200-nvke-ubuntu-training-kubeflow', 'v1.34.0', 'passed'),
-    ('gb200-nvke-ubuntu-training', 'v1.36.2', 'passed'),
-    ('vr200-rke2-ubuntu-training', 'v1.34.0', 'failed'),
-    ('vr200-rke2-ubuntu-inference', 'v1.34.0+rke2r1', 'failed'),
+    ('gb200-nvke-ubuntu-training-kubeflow', 'v1.34.0', 'passed'), ('gb200-nvke-ubuntu-training', 'v1.36.2', 'passed'),
+    ('vr200-rke2-ubuntu-training', 'v1.34.0', 'failed'), ('vr200-rke2-ubuntu-inference', 'v1.34.0+rke2r1', 'failed'),
     ('vr200-rke2-ubuntu-inference', 'v1.34.1+rke2r1', 'passed'),
     ('vr200-rke2-ubuntu-inference', 'v1.35.99+rke2r1', 'passed'),
     ('vr200-rke2-ubuntu-inference-dynamo', 'v1.34.0+rke2r1', 'failed'),
@@ -148,16 +123,11 @@ def test_inference_window_says_why():
 # ---- service --------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize('provider_id, service', [
-    ('nico://rack-a/gb200-tray-03', 'nvke'),
-    ('aws:///us-east-1a/i-0abc123', 'eks'),
+    ('nico://rack-a/gb200-tray-03', 'nvke'), ('aws:///us-east-1a/i-0abc123', 'eks'),
     ('gce://project/us-central1-a/gke-node-1', 'gke'),
     ('azure:///subscriptions/x/resourceGroups/y/providers/Microsoft.Compute/virtualMachines/z', 'aks'),
-    ('oci://ocid1.instance.oc1.phx.abc', 'oke'),
-    ('rke2://vr200-tray-01', 'rke2'),
-    ('ocid1.instance.oc1', None),
-    ('', None),
-    (None, None),
-    ('openstack:///abc', None),
+    ('oci://ocid1.instance.oc1.phx.abc', 'oke'), ('rke2://vr200-tray-01', 'rke2'), ('ocid1.instance.oc1', None),
+    ('', None), (None, None), ('openstack:///abc', None),
 ])
 def test_service_from_provider_id(provider_id, service):
     assert rules.service_from_provider_id(provider_id) == service
@@ -281,9 +251,7 @@ def workload(labels=None, annotations=None, images=(('main', 'nvcr.io/nvidia/gpu
 @pytest.mark.parametrize('image, tag', [
     ('nvcr.io/nvidia/gpu-operator:v26.7.0', 'v26.7.0'),
     ('registry.local:5000/nvidia/k8s-dra-driver-gpu:v0.5.0@sha256:abcd', 'v0.5.0'),
-    ('registry.local:5000/nvidia/driver', None),
-    ('nvcr.io/nvidia/driver@sha256:abcd', None),
-    ('', None),
+    ('registry.local:5000/nvidia/driver', None), ('nvcr.io/nvidia/driver@sha256:abcd', None), ('', None),
 ])
 def test_image_tag(image, tag):
     assert rules.image_tag(image) == tag

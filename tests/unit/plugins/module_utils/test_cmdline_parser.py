@@ -29,17 +29,9 @@ def test_tokenize_quotes_and_double_dash(fixture_text):
 
 
 @pytest.mark.parametrize('line, expected', [
-    ('', []),
-    ('   ', []),
-    ('a  b\tc\n', [('a', None), ('b', None), ('c', None)]),
-    ('foo="a b"', [('foo', 'a b')]),
-    ('foo="', [('foo', '')]),
-    ('"foo=a b"', [('foo', 'a b')]),
-    ('"flag"', [('flag', None)]),
-    ('foo=a"b c"', [('foo', 'a"b c"')]),
-    ('=x=y', [('=x', 'y')]),
-    ('a=1 -- b=2', [('a', '1')]),
-    ('a=--', [('a', '--')]),
+    ('', []), ('   ', []), ('a  b\tc\n', [('a', None), ('b', None), ('c', None)]), ('foo="a b"', [('foo', 'a b')]),
+    ('foo="', [('foo', '')]), ('"foo=a b"', [('foo', 'a b')]), ('"flag"', [('flag', None)]),
+    ('foo=a"b c"', [('foo', 'a"b c"')]), ('=x=y', [('=x', 'y')]), ('a=1 -- b=2', [('a', '1')]), ('a=--', [('a', '--')]),
 ])
 def test_tokenize_kernel_edge_cases(line, expected):
     assert c.tokenize(line) == expected

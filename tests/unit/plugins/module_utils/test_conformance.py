@@ -120,12 +120,17 @@ def test_metrics_api():
         'APIService v1beta1.custom.metrics.k8s.io (service None/None) is not Available: no condition ')
 
 
+ESTABLISHED = {'status': {'conditions': [{'type': 'Established', 'status': 'True'}]}}
+ACCEPTED = {'status': {'conditions': [{'type': 'Accepted', 'status': 'True'}]}}
+
+
+def programmed(address):
+    return {'status': {'conditions': [{'type': 'Programmed', 'status': 'True'}], 'addresses': [{'value': address}]}}
+
+
 def test_inference_gateway():
-    established = {'status': {'conditions': [{'type': 'Established', 'status': 'True'}]}}
-    crds = dict((name, established) for name in cf.GATEWAY_CRDS)
-    accepted = {'status': {'conditions': [{'type': 'Accepted', 'status': 'True'}]}}
-    programmed = {'status': {'conditions': [{'type': 'Programmed', 'status': 'True'}], 'addresses': [{'value': '10.0.0.9'}]}}
-    assert cf.inference_gateway(crds, accepted, programmed, 'gw')['status'] == 'passed'
+    crds, accepted, up = dict((name, ESTABLISHED) for name in cf.GATEWAY_CRDS), ACCEPTED, programmed('10.0.0.9')
+    assert cf.inference_gateway(crds, accepted, up, 'gw')['status'] == 'passed'
     pending = {'status': {'conditions': [{'type': 'Programmed', 'status': 'False', 'message': 'no address'}]}}
     result = cf.inference_gateway(dict(crds, **{'inferencepools.inference.networking.k8s.io': None}), None, pending, 'gw')
     assert result['status'] == 'failed'
@@ -133,7 +138,7 @@ def test_inference_gateway():
     assert 'no GatewayClass agentgateway' in result['message'] and 'Programmed=False (no address)' in result['message']
     assert result['data']['checks'][-1]['message'] == (
         'Gateway gw/inference-gateway Programmed=False (no address), no address (LoadBalancer pending?)')
-    good = cf.inference_gateway(crds, accepted, programmed, 'gw')
+    good = cf.inference_gateway(crds, accepted, up, 'gw')
     assert good['data']['checks'][-1]['message'] == 'Gateway gw/inference-gateway Programmed=True, addresses 10.0.0.9'
     assert good['data']['checks'][-2]['message'] == 'GatewayClass agentgateway Accepted=True'
     # a GatewayClass another controller refused, a Gateway not created (yet), one the controller never saw
@@ -270,16 +275,12 @@ GATEWAY_API = ['gatewayclasses.gateway.networking.k8s.io', 'gateways.gateway.net
 @pytest.mark.parametrize('missing', GATEWAY_API)
 def test_inference_gateway_needs_each_crd_of_the_gateway_api_and_the_inference_extension(missing):
     """RKE2 VR200 guide / AICR: the Gateway API and InferencePool CRDs present (rke2-inference installs them)."""
-    names = GATEWAY_API
-    established = {'status': {'conditions': [{'type': 'Established', 'status': 'True'}]}}
-    crds = dict((name, dict(established, metadata={'name': name})) for name in names if name != missing)
-    accepted = {'status': {'conditions': [{'type': 'Accepted', 'status': 'True'}]}}
-    programmed = {'status': {'conditions': [{'type': 'Programmed', 'status': 'True'}],
-                             'addresses': [{'value': '10.0.0.1'}]}}
-    status, text = _verdict(cf.inference_gateway(crds, accepted, programmed, 'agentgateway-system'))
+    everything = dict((name, dict(ESTABLISHED, metadata={'name': name})) for name in GATEWAY_API)
+    crds = dict((name, crd) for name, crd in everything.items() if name != missing)
+    status, text = _verdict(cf.inference_gateway(crds, ACCEPTED, programmed('10.0.0.1'), 'agentgateway-system'))
     assert status == 'failed' and missing in text, text
-    everything = dict((name, dict(established, metadata={'name': name})) for name in names)
-    assert _verdict(cf.inference_gateway(everything, accepted, programmed, 'agentgateway-system'))[0] == 'passed'
+    status, text = _verdict(cf.inference_gateway(everything, ACCEPTED, programmed('10.0.0.1'), 'agentgateway-system'))
+    assert status == 'passed', text
 
 
 def test_a_dra_kubelet_plugin_rolled_out_to_part_of_the_nodes_fails_dra_support():

@@ -245,8 +245,7 @@ def test_root_without_version_and_unversioned_dropin_pass(tmp_path):
 
 
 @pytest.mark.parametrize('text, words', [
-    ('version = "2"\n', ['version', "'2'", 'not an integer']),
-    ('version = 2.0\n', ['version', 'not an integer']),
+    ('version = "2"\n', ['version', "'2'", 'not an integer']), ('version = 2.0\n', ['version', 'not an integer']),
     ('version = true\n', ['version', 'not an integer']),
     ('version = 3\nimports = 5\n', ['imports = 5', 'not a list of strings']),
     ('version = 3\nimports = "conf.d/*.toml"\n', ['imports', 'not a list of strings']),
@@ -426,13 +425,11 @@ def test_dropin_dir_without_imports_says_none(tmp_path):
     assert errors == [] and any(w.endswith('imports (none): containerd does not read it') for w in warnings)
 
 
-def test_os_release_edge_lines():
-    text = "EMPTY=\nBROKEN='no end\n1BAD=x\n  SPACED = \"a b\"  \nNAME=Ubuntu\nNAME=Later\n"
-    data = tray.parse_os_release(text)
-    assert data == {'EMPTY': '', 'BROKEN': 'no end', 'SPACED': 'a b', 'NAME': 'Later'}
-    assert tray.parse_os_release(None) == {}
-
-
-def test_os_release_comments_blank_lines_and_hash_values():
-    data = tray.parse_os_release('# a comment\n\nA=1\nno equals sign\n# B=2\nC="x #y"\nD=e#f\n')
-    assert data == {'A': '1', 'C': 'x #y', 'D': 'e#f'}
+@pytest.mark.parametrize('text, data', [
+    ("EMPTY=\nBROKEN='no end\n1BAD=x\n  SPACED = \"a b\"  \nNAME=Ubuntu\nNAME=Later\n",
+     {'EMPTY': '', 'BROKEN': 'no end', 'SPACED': 'a b', 'NAME': 'Later'}),
+    ('# a comment\n\nA=1\nno equals sign\n# B=2\nC="x #y"\nD=e#f\n', {'A': '1', 'C': 'x #y', 'D': 'e#f'}),
+    (None, {}),
+])
+def test_os_release_edge_lines_comments_and_hash_values(text, data):
+    assert tray.parse_os_release(text) == data

@@ -655,8 +655,7 @@ def test_firmware_module_and_preflight_say_the_same(run_module, tmp_path, system
 
 
 @pytest.mark.parametrize('check, nr_2m, requested', [
-    ('sizes', 0, [{'size': '2M', 'count': 5128}]),
-    ('counts', 0, [{'size': '2M', 'count': 5128}]),
+    ('sizes', 0, [{'size': '2M', 'count': 5128}]), ('counts', 0, [{'size': '2M', 'count': 5128}]),
     ('counts', 5128, [{'size': '2M', 'count': 5128}]),
     ('sizes', 0, [{'size': '2M', 'count': 5128}, {'size': '1G', 'count': 2}]),
 ])
@@ -692,14 +691,6 @@ def test_cmdline_module_and_preflight_say_the_same(run_module, tmp_path, systemc
         assert checked['data'][key] == alone[key]
 
 
-def test_cmdline_unreadable_module_and_preflight_say_the_same(run_module, tmp_path, systemctl):
-    tray = build_tray(str(tmp_path / 't'), cmdline=None)
-    checked = judged_by_preflight(read_state(run_module, tray, systemctl), 'kernel_cmdline')
-    alone = run_module(kernel_cmdline, {'proc_root': tray['proc']})
-    assert alone.failed and checked['status'] == 'failed'
-    assert (checked['message'], checked['details'], checked['fix']) == (alone['msg'], alone['problems'], alone['fix'])
-
-
 @pytest.mark.parametrize('root_name, dropin', [('root-v3.toml', '99-nvidia-v3.toml'),
                                                ('root-v2.toml', '99-nvidia-v3.toml'),
                                                ('root-v3.toml', None)])
@@ -715,11 +706,15 @@ def test_containerd_module_and_preflight_say_the_same(run_module, tmp_path, syst
     assert (checked['status'] == 'failed') == (root_name == 'root-v2.toml')
 
 
-def test_containerd_unreadable_module_and_preflight_say_the_same(run_module, tmp_path, systemctl):
-    config = write_toml(tmp_path / 'config.toml', 'version = "2"\n')
-    tray = build_tray(str(tmp_path / 't'))
-    checked = judged_by_preflight(read_state(run_module, tray, systemctl, containerd_config_path=config),
-                                  'containerd_config')
-    alone = run_module(containerd_config, {'config_path': config})
+@pytest.mark.parametrize('check', ['kernel_cmdline', 'containerd_config'])
+def test_unreadable_input_module_and_preflight_say_the_same(run_module, tmp_path, systemctl, check):
+    if check == 'kernel_cmdline':
+        tray = build_tray(str(tmp_path / 't'), cmdline=None)
+        state, alone = read_state(run_module, tray, systemctl), run_module(kernel_cmdline, {'proc_root': tray['proc']})
+    else:
+        config = write_toml(tmp_path / 'config.toml', 'version = "2"\n')
+        state = read_state(run_module, build_tray(str(tmp_path / 't')), systemctl, containerd_config_path=config)
+        alone = run_module(containerd_config, {'config_path': config})
+    checked = judged_by_preflight(state, check)
     assert alone.failed and checked['status'] == 'failed'
     assert (checked['message'], checked['details'], checked['fix']) == (alone['msg'], alone['problems'], alone['fix'])

@@ -18,20 +18,22 @@ KUBECONFIG = {
 }
 
 
-def test_options_win_over_environment():
-    env = {'K8S_AUTH_KUBECONFIG': '/env/kubeconfig', 'K8S_AUTH_CONTEXT': 'env-ctx', 'K8S_AUTH_VERIFY_SSL': 'no',
-           'K8S_AUTH_SSL_CA_CERT': '/env/ca.pem'}
-    auth = kube.auth_settings({'kubeconfig': '/opt/kc', 'context': None}, env)
-    assert auth == {'kubeconfig': '/opt/kc', 'context': 'env-ctx', 'validate_certs': False, 'ca_cert': '/env/ca.pem'}
-    assert kube.auth_settings({}, {'K8S_AUTH_VALIDATE_CERTS': 'true'}) == {'validate_certs': True}
-    assert kube.auth_settings({}, {}) == {}
-
-
-def test_empty_environment_variables_are_unset():
-    """AWX injects a blank optional credential field as VAR="": that must not select a context named ''."""
-    env = {'K8S_AUTH_CONTEXT': '', 'K8S_AUTH_KUBECONFIG': '/env/kubeconfig', 'K8S_AUTH_VERIFY_SSL': '',
-           'K8S_AUTH_VALIDATE_CERTS': 'no'}
-    assert kube.auth_settings({}, env) == {'kubeconfig': '/env/kubeconfig', 'validate_certs': False}
+@pytest.mark.parametrize('options, env, auth', [
+    ({'kubeconfig': '/opt/kc', 'context': None},          # options win over the environment
+     {'K8S_AUTH_KUBECONFIG': '/env/kubeconfig', 'K8S_AUTH_CONTEXT': 'env-ctx', 'K8S_AUTH_VERIFY_SSL': 'no',
+      'K8S_AUTH_SSL_CA_CERT': '/env/ca.pem'},
+     {'kubeconfig': '/opt/kc', 'context': 'env-ctx', 'validate_certs': False, 'ca_cert': '/env/ca.pem'}),
+    ({}, {'K8S_AUTH_VALIDATE_CERTS': 'true'}, {'validate_certs': True}),
+    ({}, {}, {}),
+    # AWX injects a blank optional credential field as VAR="": that must not select a context named ''
+    ({}, {'K8S_AUTH_CONTEXT': '', 'K8S_AUTH_KUBECONFIG': '/env/kubeconfig', 'K8S_AUTH_VERIFY_SSL': '',
+          'K8S_AUTH_VALIDATE_CERTS': 'no'}, {'kubeconfig': '/env/kubeconfig', 'validate_certs': False}),
+    # the first environment name of an option wins
+    ({}, {'K8S_AUTH_VALIDATE_CERTS': 'yes', 'K8S_AUTH_VERIFY_SSL': 'no', 'K8S_AUTH_CA_CERT': '/a.pem',
+          'K8S_AUTH_SSL_CA_CERT': '/b.pem'}, {'validate_certs': True, 'ca_cert': '/a.pem'}),
+])
+def test_auth_settings_from_options_and_environment(options, env, auth):
+    assert kube.auth_settings(options, env) == auth
 
 
 def test_kubeconfig_file_and_context(tmp_path):
@@ -145,12 +147,6 @@ def test_api_error_text():
     assert kube.api_error(ApiException(status=403, reason='Forbidden ')) == 'HTTP 403 Forbidden'
     assert kube.api_error(ApiException(status=500)) == 'HTTP 500 '
     assert kube.api_error(ConnectionRefusedError(111, 'Connection refused')) == '[Errno 111] Connection refused'
-
-
-def test_the_first_environment_name_of_an_option_wins():
-    env = {'K8S_AUTH_VALIDATE_CERTS': 'yes', 'K8S_AUTH_VERIFY_SSL': 'no', 'K8S_AUTH_CA_CERT': '/a.pem',
-           'K8S_AUTH_SSL_CA_CERT': '/b.pem'}
-    assert kube.auth_settings({}, env) == {'validate_certs': True, 'ca_cert': '/a.pem'}
 
 
 def test_no_kubeconfig_and_no_cluster_says_where_it_looked(tmp_path, monkeypatch):

@@ -79,9 +79,11 @@ def test_open_error(fixture_text):
     assert parsed['errors'] == ['Failed to open the device'] and parsed['params'] == {}
 
 
-def test_garbage_raises():
+@pytest.mark.parametrize('text', ['mstconfig: command not found\n', 'Configurations:      Default      Whatever\n'],
+                         ids=['garbage', 'unknown-column'])
+def test_garbage_and_an_unknown_column_raise(text):
     with pytest.raises(m.MstconfigParseError):
-        m.parse_mstconfig('mstconfig: command not found\n')
+        m.parse_mstconfig(text)
 
 
 def test_missing_params_are_problems():
@@ -209,11 +211,6 @@ def test_error_lines_and_usage_errors(fixture_text):
     assert m.is_usage_error(['invalid argument: -e'])
     assert not m.is_usage_error(['Failed to open the device'])
     assert not m.is_usage_error([])
-
-
-def test_unknown_column_is_an_error():
-    with pytest.raises(m.MstconfigParseError):
-        m.parse_mstconfig('Configurations:      Default      Whatever\n')
 
 
 def test_summarise(fixture_text):

@@ -9,16 +9,21 @@ import pytest
 from ansible_collections.gpu_tray.cluster.plugins.module_utils import rdma
 from trayfixture import build_tray, gb200_devices, port, set_pkeys
 
+RAILS = ['mlx5_0', 'mlx5_1', 'mlx5_3', 'mlx5_4']
+
+
+def tray_with(tmp_path, *extra, **changes):
+    """The GB200 tray plus devices ``extra``, with the named devices' fields changed (mlx5_3={'numvfs': 5})."""
+    devices = gb200_devices()
+    for dev in devices:
+        dev.update(changes.get(dev['name'], {}))
+    return build_tray(str(tmp_path / 't'), devices=devices + list(extra))
+
 
 @pytest.mark.parametrize('text, expected', [
-    ('4: ACTIVE', (4, 'ACTIVE')),
-    ('1: DOWN', (1, 'DOWN')),
-    ('5: ACTIVE_DEFER', (5, 'ACTIVE_DEFER')),
-    ('5: LinkUp', (5, 'LinkUp')),
-    ('3: Disabled', (3, 'Disabled')),
-    ('7: Phy Test', (7, 'Phy Test')),
-    ('4: PortConfigurationTraining', (4, 'PortConfigurationTraining')),
-    ('garbage', (None, 'garbage')),
+    ('4: ACTIVE', (4, 'ACTIVE')), ('1: DOWN', (1, 'DOWN')), ('5: ACTIVE_DEFER', (5, 'ACTIVE_DEFER')),
+    ('5: LinkUp', (5, 'LinkUp')), ('3: Disabled', (3, 'Disabled')), ('7: Phy Test', (7, 'Phy Test')),
+    ('4: PortConfigurationTraining', (4, 'PortConfigurationTraining')), ('garbage', (None, 'garbage')),
     (None, (None, None)),
 ])
 def test_parse_state(text, expected):
@@ -26,14 +31,10 @@ def test_parse_state(text, expected):
 
 
 @pytest.mark.parametrize('text, gbps, width, speed', [
-    ('400 Gb/sec (4X NDR)', 400, 4, 'NDR'),
-    ('200 Gb/sec (2X NDR)', 200, 2, 'NDR'),
-    ('800 Gb/sec (4X XDR)', 800, 4, 'XDR'),
-    ('100 Gb/sec (4X EDR)', 100, 4, 'EDR'),
-    ('2.5 Gb/sec (1X SDR)', 2.5, 1, 'SDR'),
-    ('10 Gb/sec (1X QDR)', 10, 1, 'QDR'),
-    ('40 Gb/sec (4X FDR10)', 40, 4, 'FDR10'),
-    ('25 Gb/sec (1X)', 25, 1, None),
+    ('400 Gb/sec (4X NDR)', 400, 4, 'NDR'), ('200 Gb/sec (2X NDR)', 200, 2, 'NDR'),
+    ('800 Gb/sec (4X XDR)', 800, 4, 'XDR'), ('100 Gb/sec (4X EDR)', 100, 4, 'EDR'),
+    ('2.5 Gb/sec (1X SDR)', 2.5, 1, 'SDR'), ('10 Gb/sec (1X QDR)', 10, 1, 'QDR'),
+    ('40 Gb/sec (4X FDR10)', 40, 4, 'FDR10'), ('25 Gb/sec (1X)', 25, 1, None),
 ])
 def test_parse_rate(text, gbps, width, speed):
     assert rdma.parse_rate(text) == {'gbps': gbps, 'width': width, 'speed': speed}
@@ -87,7 +88,7 @@ def test_collect_gb200_tray(tray):
     facts = rdma.collect_rdma(tray['sys'])
     names = [dev['name'] for dev in facts['devices']]
     assert names == ['mlx5_0', 'mlx5_1', 'mlx5_2', 'mlx5_3', 'mlx5_4', 'mlx5_5', 'mlx5_6']
-    assert facts['rails'] == ['mlx5_0', 'mlx5_1', 'mlx5_3', 'mlx5_4']
+    assert facts['rails'] == RAILS
     by_name = dict((dev['name'], dev) for dev in facts['devices'])
     mlx5_0 = by_name['mlx5_0']
     assert mlx5_0['pci_address'] == '0000:03:00.0'
@@ -109,26 +110,16 @@ def test_collect_gb200_tray(tray):
     assert facts['vfs_by_pf'] == {'0000:06:00.0': ['mlx5_5', 'mlx5_6']}
 
 
-def test_bluefield_with_infiniband_port_is_not_a_rail(tmp_path):
-    devices = gb200_devices()
-    for dev in devices:
-        if dev['name'] == 'mlx5_2':
-            dev['ports'] = {1: port(link_layer='InfiniBand')}
-    tray = build_tray(str(tmp_path / 't'), devices=devices)
-    assert rdma.collect_rdma(tray['sys'])['rails'] == ['mlx5_0', 'mlx5_1', 'mlx5_3', 'mlx5_4']
-
-
-def test_ethernet_connectx_is_not_a_rail(tmp_path):
-    devices = gb200_devices()
-    devices[0]['ports'] = {1: port(link_layer='Ethernet')}
-    tray = build_tray(str(tmp_path / 't'), devices=devices)
-    assert rdma.collect_rdma(tray['sys'])['rails'] == ['mlx5_1', 'mlx5_3', 'mlx5_4']
+@pytest.mark.parametrize('change, rails', [
+    ({'mlx5_2': {'ports': {1: port(link_layer='InfiniBand')}}}, RAILS),          # a BlueField with an IB port
+    ({'mlx5_0': {'ports': {1: port(link_layer='Ethernet')}}}, RAILS[1:]),        # a ConnectX run as Ethernet
+], ids=['bluefield-ib', 'connectx-eth'])
+def test_bluefield_and_ethernet_connectx_are_not_rails(tmp_path, change, rails):
+    assert rdma.collect_rdma(tray_with(tmp_path, **change)['sys'])['rails'] == rails
 
 
 def test_rails_override_and_natural_order(tmp_path):
-    devices = gb200_devices()
-    devices.append({'name': 'mlx5_10', 'bdf': '0000:08:00.0', 'device_id': '0x1021', 'ports': {1: port()}})
-    tray = build_tray(str(tmp_path / 't'), devices=devices)
+    tray = tray_with(tmp_path, {'name': 'mlx5_10', 'bdf': '0000:08:00.0', 'device_id': '0x1021', 'ports': {1: port()}})
     assert rdma.collect_rdma(tray['sys'])['rails'] == ['mlx5_0', 'mlx5_1', 'mlx5_3', 'mlx5_4', 'mlx5_10']
     assert rdma.collect_rdma(tray['sys'], rails=['mlx5_1'])['rails'] == ['mlx5_1']
     # an explicit list comes back in natural order, each name once
@@ -150,7 +141,7 @@ def test_select_devices_and_check(tray):
     assert [dev['name'] for dev in selected] == ['mlx5_0', 'mlx5_1', 'mlx5_3', 'mlx5_5', 'mlx5_6', 'mlx5_4']
     assert unknown == []
     no_vfs, unknown = rdma.select_devices(facts, include_vfs=False)
-    assert [dev['name'] for dev in no_vfs] == ['mlx5_0', 'mlx5_1', 'mlx5_3', 'mlx5_4']
+    assert [dev['name'] for dev in no_vfs] == RAILS
     missing = rdma.select_devices(facts, ['mlx5_9'])[1]
     assert missing == ['mlx5_9']
     results, skipped = rdma.check_pkeys(selected, 0xffff)
@@ -162,10 +153,8 @@ def test_select_devices_and_check(tray):
 
 
 def test_soft_and_foreign_devices_are_never_rails(tmp_path):
-    devices = gb200_devices()
-    devices.append({'name': 'irdma0', 'bdf': '0000:09:00.0', 'device_id': '0x1593', 'vendor': '0x8086',
-                    'ports': {1: port()}})
-    tray = build_tray(str(tmp_path / 't'), devices=devices)
+    tray = tray_with(tmp_path, {'name': 'irdma0', 'bdf': '0000:09:00.0', 'device_id': '0x1593', 'vendor': '0x8086',
+                                'ports': {1: port()}})
     # rxe0: a soft RoCE device has no `device` link to a PCI function
     rxe = os.path.join(tray['sys'], 'devices', 'virtual', 'infiniband', 'rxe0', 'ports', '1')
     os.makedirs(rxe)
@@ -174,8 +163,8 @@ def test_soft_and_foreign_devices_are_never_rails(tmp_path):
             handle.write(value + '\n')
     os.symlink('../../devices/virtual/infiniband/rxe0', os.path.join(tray['sys'], 'class', 'infiniband', 'rxe0'))
     facts = rdma.collect_rdma(tray['sys'])
-    assert facts['rails'] == ['mlx5_0', 'mlx5_1', 'mlx5_3', 'mlx5_4']
-    assert facts['connectx_pfs'] == ['mlx5_0', 'mlx5_1', 'mlx5_3', 'mlx5_4']
+    assert facts['rails'] == RAILS
+    assert facts['connectx_pfs'] == RAILS
     rxe_dev = [d for d in facts['devices'] if d['name'] == 'rxe0'][0]
     assert rxe_dev['pci_address'] is None and rxe_dev['ports'][0]['state'] == 'ACTIVE'
 
@@ -189,15 +178,10 @@ def test_pf_lists_its_vfs_from_virtfn_links(tray):
 
 def _tray_with_hidden_vfs(tmp_path, numvfs):
     """mlx5_3 (0000:06:00.0): VFs .1/.2 visible, .3 on vfio-pci, .4 on mlx5_core but its RDMA device elsewhere."""
-    devices = gb200_devices()
-    for dev in devices:
-        if dev['name'] == 'mlx5_3':
-            dev['numvfs'] = numvfs
-    devices.append({'name': None, 'bdf': '0000:06:00.3', 'device_id': '0x101e', 'physfn': '0000:06:00.0',
-                    'driver': 'vfio-pci'})
-    devices.append({'name': None, 'bdf': '0000:06:00.4', 'device_id': '0x101e', 'physfn': '0000:06:00.0',
-                    'driver': 'mlx5_core'})
-    return build_tray(str(tmp_path / 't'), devices=devices)
+    return tray_with(tmp_path, {'name': None, 'bdf': '0000:06:00.3', 'device_id': '0x101e', 'physfn': '0000:06:00.0',
+                                'driver': 'vfio-pci'},
+                     {'name': None, 'bdf': '0000:06:00.4', 'device_id': '0x101e', 'physfn': '0000:06:00.0',
+                      'driver': 'mlx5_core'}, mlx5_3={'numvfs': numvfs})
 
 
 def test_unchecked_vfs_fewer_visible_than_sriov_numvfs(tmp_path):
@@ -218,10 +202,8 @@ def test_unchecked_vfs_fewer_visible_than_sriov_numvfs(tmp_path):
 
 def test_check_pkeys_skips_non_infiniband_ports(tmp_path):
     """A two-port ConnectX with port 1 InfiniBand and port 2 Ethernet: only port 1 has partitions."""
-    devices = gb200_devices()
-    devices.append({'name': 'mlx5_7', 'bdf': '0000:08:00.0', 'device_id': '0x1021',
-                    'ports': {1: port(pkeys=('0x7fff',)), 2: port(link_layer='Ethernet', pkeys=())}})
-    tray = build_tray(str(tmp_path / 't'), devices=devices)
+    tray = tray_with(tmp_path, {'name': 'mlx5_7', 'bdf': '0000:08:00.0', 'device_id': '0x1021',
+                                'ports': {1: port(pkeys=('0x7fff',)), 2: port(link_layer='Ethernet', pkeys=())}})
     facts = rdma.collect_rdma(tray['sys'])
     assert 'mlx5_7' not in facts['rails'] and 'mlx5_7' in facts['connectx_pfs']
     selected, _unknown = rdma.select_devices(facts, ['mlx5_7'])
@@ -234,10 +216,8 @@ def test_check_pkeys_skips_non_infiniband_ports(tmp_path):
 @pytest.mark.parametrize('link_layer', ['Unknown', None])
 def test_unknown_link_layer_port_is_skipped_and_no_rail(tmp_path, link_layer):
     """A port whose link layer reads 'Unknown' (or nothing) is neither judged nor makes its device a rail."""
-    devices = gb200_devices()
-    devices.append({'name': 'mlx5_7', 'bdf': '0000:08:00.0', 'device_id': '0x1021',
-                    'ports': {1: port(link_layer=link_layer, pkeys=('0xffff',))}})
-    tray = build_tray(str(tmp_path / 't'), devices=devices)
+    tray = tray_with(tmp_path, {'name': 'mlx5_7', 'bdf': '0000:08:00.0', 'device_id': '0x1021',
+                                'ports': {1: port(link_layer=link_layer, pkeys=('0xffff',))}})
     facts = rdma.collect_rdma(tray['sys'])
     assert 'mlx5_7' not in facts['rails'] and 'mlx5_7' in facts['connectx_pfs']
     selected, _unknown = rdma.select_devices(facts, ['mlx5_7'])
@@ -248,11 +228,11 @@ def test_unknown_link_layer_port_is_skipped_and_no_rail(tmp_path, link_layer):
 
 @pytest.mark.parametrize('pkeys, required, membership, ok', [
     (['0xffff'], 0xffff, 'full', True),
-    (['0x7fff'], 0xffff, 'limited', False),        # the default partition, limited member
-    (['0x8123'], 0xffff, 'none', False),           # another partition only
-    ([], 0xffff, 'none', False),                   # an empty table
+    (['0x7fff'], 0xffff, 'limited', False),  # the default partition, limited member
+    (['0x8123'], 0xffff, 'none', False),  # another partition only
+    ([], 0xffff, 'none', False),  # an empty table
     (['0x0123', '0x7fff'], 0x8123, 'limited', False),
-    (['0x8123'], 0x0123, 'full', True),            # a full member is also a member of the limited key
+    (['0x8123'], 0x0123, 'full', True),  # a full member is also a member of the limited key
     (['0x8124'], 0x8123, 'none', False),
 ])
 def test_membership_full_limited_none(tmp_path, pkeys, required, membership, ok):
@@ -269,7 +249,7 @@ def test_is_rail_on_the_real_rails(tray):
     facts = rdma.collect_rdma(tray['sys'])
     by_name = dict((dev['name'], dev) for dev in facts['devices'])
     rails = [name for name in sorted(by_name) if rdma.is_rail(by_name[name])]
-    assert rails == ['mlx5_0', 'mlx5_1', 'mlx5_3', 'mlx5_4']
+    assert rails == RAILS
     assert [rdma.is_connectx_pf(by_name[name]) for name in ('mlx5_2', 'mlx5_5', 'mlx5_0')] == [False, False, True]
     assert not rdma.is_rail(dict(by_name['mlx5_0'], ports=[]))                # no port: no rail
     assert not rdma.is_rail(dict(by_name['mlx5_0'], pci_vendor_id='0x8086'))   # not Mellanox
@@ -292,12 +272,8 @@ def test_select_devices_unknown_repeated_and_vf_named_too(tray):
 
 def test_unchecked_vfs_of_a_later_pf_and_without_driver(tmp_path):
     """mlx5_4 (after mlx5_3 and its visible VFs in the selection) has a VF with no driver bound."""
-    devices = gb200_devices()
-    for dev in devices:
-        if dev['name'] == 'mlx5_4':
-            dev['numvfs'] = 1
-    devices.append({'name': None, 'bdf': '0000:07:00.1', 'device_id': '0x101e', 'physfn': '0000:07:00.0'})
-    facts = rdma.collect_rdma(build_tray(str(tmp_path / 't'), devices=devices)['sys'])
+    facts = rdma.collect_rdma(tray_with(tmp_path, {'name': None, 'bdf': '0000:07:00.1', 'device_id': '0x101e',
+                                                   'physfn': '0000:07:00.0'}, mlx5_4={'numvfs': 1})['sys'])
     selected, _unknown = rdma.select_devices(facts)
     assert [dev['name'] for dev in selected][-1] == 'mlx5_4'
     assert rdma.unchecked_vfs(facts, selected) == [{
@@ -314,10 +290,9 @@ def test_ports_after_a_skipped_port_are_still_judged(tray):
 
 
 def test_second_port_after_a_skipped_first_port_is_judged(tmp_path):
-    devices = gb200_devices()
-    devices.append({'name': 'mlx5_7', 'bdf': '0000:08:00.0', 'device_id': '0x1021',
-                    'ports': {1: port(link_layer='Ethernet', pkeys=()), 2: port(pkeys=('0x7fff',))}})
-    facts = rdma.collect_rdma(build_tray(str(tmp_path / 't'), devices=devices)['sys'])
+    facts = rdma.collect_rdma(tray_with(tmp_path, {'name': 'mlx5_7', 'bdf': '0000:08:00.0', 'device_id': '0x1021',
+                                                   'ports': {1: port(link_layer='Ethernet', pkeys=()),
+                                                             2: port(pkeys=('0x7fff',))}})['sys'])
     results, skipped = rdma.check_pkeys(rdma.select_devices(facts, ['mlx5_7'])[0], 0xffff)
     assert [(s['device'], s['port']) for s in skipped] == [('mlx5_7', 1)]
     assert [(r['device'], r['port'], r['membership']) for r in results] == [('mlx5_7', 2, 'limited')]

@@ -52,6 +52,13 @@ def tools(tmp_path):
             'mstconfig_log': mst_log}
 
 
+def mst_with(tmp_path, name, changes, **kwargs):
+    """An mstconfig double in its own directory answering TABLE_OK with ``changes``."""
+    directory = tmp_path / name
+    directory.mkdir()
+    return tooldouble.mstconfig(str(directory), dict(TABLE_OK, **changes), **kwargs)[0]
+
+
 def gather(run_module, tray, tools, tmp_path, **extra):
     config = str(tmp_path / 'etc' / 'containerd' / 'config.toml')
     if not os.path.exists(config):
@@ -110,10 +117,7 @@ def test_tray_state_unknown_rail_missing_tool_and_old_mstflint(run_module, tray,
     assert unknown['firmware']['unknown'] == ['mlx5_9'] and len(unknown['firmware']['devices']) == 1
     missing = gather(run_module, tray, tools, tmp_path, mstconfig_path=str(tmp_path / 'no-mstconfig'))
     assert 'mstconfig not found' in missing['firmware']['error'] and missing['firmware']['devices'] == []
-    old_dir = tmp_path / 'old'
-    old_dir.mkdir()
-    old, _log = tooldouble.mstconfig(str(old_dir), TABLE_OK, no_e=True)
-    retried = gather(run_module, tray, tools, tmp_path, mstconfig_path=old)
+    retried = gather(run_module, tray, tools, tmp_path, mstconfig_path=mst_with(tmp_path, 'old', {}, no_e=True))
     entry = retried['firmware']['devices'][0]
     assert entry['retried_without_e'] is True and entry['command'][1:] == ['-d', '0000:03:00.0', 'q']
 
@@ -178,12 +182,8 @@ def test_limited_vf_fails_pkeys_naming_the_vf_guid_and_the_fabric_fix(run_module
 
 
 def test_firmware_verdict_equals_nic_firmware(run_module, tray, tools, tmp_path):
-    table = dict(TABLE_OK)
-    table['0000:04:00.0'] = {'e': 'cx7_nextboot8_e.txt', 'plain': 'cx7_nextboot8_no_e.txt'}
-    table['0000:06:00.0'] = {'e': 'cx7_sriov_off_eth_e.txt'}
-    mst_dir = tmp_path / 'mst'
-    mst_dir.mkdir()
-    mst, _log = tooldouble.mstconfig(str(mst_dir), table)
+    mst = mst_with(tmp_path, 'mst', {'0000:04:00.0': {'e': 'cx7_nextboot8_e.txt', 'plain': 'cx7_nextboot8_no_e.txt'},
+                                     '0000:06:00.0': {'e': 'cx7_sriov_off_eth_e.txt'}})
     state = gather(run_module, tray, tools, tmp_path, mstconfig_path=mst)
     firmware = by_check(preflight_report(state, GB200_SPEC))['nic_firmware']
     alone = run_module(nic_firmware, {'sysfs_root': tray['sys'], 'rails': RAILS, 'mstconfig_path': mst,
@@ -208,11 +208,7 @@ def test_firmware_of_a_rail_without_pci_function_names_the_rail(run_module, tray
     assert res['data']['failed_devices'] == [] and res['data']['unknown'] == ['mlx5_9']
     assert any('rails mlx5_9 have no PCI function' in line for line in res['details'])
     assert 'lspci' in res['fix'] and 'cold power-cycle' not in res['fix']
-    table = dict(TABLE_OK)
-    table['0000:03:00.0'] = {'e': 'cx7_sriov_off_eth_e.txt'}
-    mst_dir = tmp_path / 'mst-unknown'
-    mst_dir.mkdir()
-    mst, _log = tooldouble.mstconfig(str(mst_dir), table)
+    mst = mst_with(tmp_path, 'mst-unknown', {'0000:03:00.0': {'e': 'cx7_sriov_off_eth_e.txt'}})
     both = by_check(preflight_report(gather(run_module, tray, tools, tmp_path, rails=['mlx5_0', 'mlx5_9'],
                                             mstconfig_path=mst), GB200_SPEC))['nic_firmware']
     assert both['message'] == ('NIC firmware settings are wrong on 1 of 1 devices (0000:03:00.0); '
@@ -225,11 +221,7 @@ def test_firmware_unqueryable_fails_with_the_query_fix(run_module, tray, tools, 
     res = by_check(preflight_report(missing, GB200_SPEC))['nic_firmware']
     assert res['status'] == 'failed' and res['message'] == 'The NIC firmware could not be queried.'
     assert 'mstflint' in res['fix']
-    table = dict(TABLE_OK)
-    table['0000:07:00.0'] = {'e': 'open_error.txt', 'rc': 3}
-    mst_dir = tmp_path / 'mst'
-    mst_dir.mkdir()
-    mst, _log = tooldouble.mstconfig(str(mst_dir), table)
+    mst = mst_with(tmp_path, 'mst', {'0000:07:00.0': {'e': 'open_error.txt', 'rc': 3}})
     res = by_check(preflight_report(gather(run_module, tray, tools, tmp_path, mstconfig_path=mst),
                                     GB200_SPEC))['nic_firmware']
     assert res['status'] == 'failed' and res['data']['failed_devices'] == ['0000:07:00.0']

@@ -117,6 +117,7 @@ def grub_tree(tmp_path):
 
 
 def state_args(tmp_path, tools_dir, **extra):
+    tools_dir.mkdir()
     systemctl, log = tooldouble.systemctl(str(tools_dir), {'show': SHOW, 'is-enabled': {}, 'is-active': {}})
     args = {'sysfs_root': str(tmp_path / 'sys'), 'proc_root': str(tmp_path / 'proc'), 'systemctl_path': systemctl,
             'os_release_path': fixture_path('os-release', 'ubuntu-24.04'),
@@ -126,7 +127,6 @@ def state_args(tmp_path, tools_dir, **extra):
 
 
 def test_tray_state_reads_nothing_more_unless_asked(run_module, tmp_path):
-    (tmp_path / 'tools').mkdir()
     args, log = state_args(tmp_path, tmp_path / 'tools')
     result = run_module(tray_state, args)
     assert not result.failed, result
@@ -137,7 +137,6 @@ def test_tray_state_reads_nothing_more_unless_asked(run_module, tmp_path):
 
 
 def test_tray_state_reads_what_the_preparing_roles_ask_for(run_module, tmp_path, grub_tree):
-    (tmp_path / 'tools').mkdir()
     (tmp_path / 'proc' / '4242').mkdir(parents=True)
     (tmp_path / 'proc' / '4242' / 'limits').write_text(LIMITS)
     (tmp_path / 'proc' / 'sys' / 'vm').mkdir(parents=True)
@@ -180,7 +179,6 @@ def test_tray_state_reads_what_the_preparing_roles_ask_for(run_module, tmp_path,
 
 
 def test_tray_state_grub_shows_a_later_dropin_overwriting_ours(run_module, tmp_path, grub_tree):
-    (tmp_path / 'tools').mkdir()
     (grub_tree['dir'] / '99-zz-override.cfg').write_text('GRUB_CMDLINE_LINUX_DEFAULT="console=tty0"\n')
     args, _log = state_args(tmp_path, tmp_path / 'tools', grub={'dropin': grub_tree['dropin'], 'args': ['earlycon'],
                                                                 'default_file': grub_tree['default_file'],
@@ -193,7 +191,6 @@ def test_tray_state_grub_shows_a_later_dropin_overwriting_ours(run_module, tmp_p
 
 
 def test_tray_state_units_error_is_reported_not_raised(run_module, tmp_path):
-    (tmp_path / 'tools').mkdir()
     args, _log = state_args(tmp_path, tmp_path / 'tools', units=['nvidia-imex.service'],
                             systemctl_path=str(tmp_path / 'tools' / 'no-systemctl'))
     result = run_module(tray_state, args)
