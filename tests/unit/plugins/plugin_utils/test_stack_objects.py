@@ -339,20 +339,6 @@ def test_a_component_may_mix_built_manifests_and_site_templates():
     assert sorted(result['components'][0]['objects']) == ['kernel-module-params.yaml', 'x.yaml']
 
 
-@pytest.mark.parametrize('second', [
-    {'vendor': '15b3', 'deviceID': '1021'},
-    {'deviceID': '1021', 'vendor': '15b3'},          # the same selector written in another key order
-])
-def test_duplicate_selectors_are_found_behind_other_objects_and_in_any_key_order(second):
-    def policy(name, nic):
-        return {'apiVersion': 'sriovnetwork.openshift.io/v1', 'kind': 'SriovNetworkNodePolicy',
-                'metadata': {'name': name}, 'spec': {'nicSelector': nic, 'nodeSelector': {'a': 'b'}}}
-    objects = [{'apiVersion': 'v1', 'kind': 'ConfigMap', 'metadata': {'name': 'c'}},
-               policy('one', {'vendor': '15b3', 'deviceID': '1021'}), policy('two', second)]
-    with pytest.raises(stack_plan.StackError, match='^SriovNetworkNodePolicies one and two select the same PFs'):
-        stack_plan._check_selectors([{'objects': {'f.yaml': objects}}])
-
-
 def test_helmfile_repositories_are_sorted_by_name_and_oci_ones_say_so():
     plan = {'recipe': 'r', 'digest': 'd' * 64, 'tiers': [['a', 'b']], 'components': [
         dict(_helm('a', 0), repository='oci://z.example/charts'), dict(_helm('b', 0), repository='https://a.example')]}
