@@ -258,7 +258,6 @@ def test_release_arguments(repository, archive, expected):
 
 def test_a_vendored_bundle_replaces_every_chart_or_is_refused():
     result = plan('vr200-rke2-ubuntu-training')
-    from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import bundle
     wanted = bundle.vendor_paths(result['components'])
     digests = dict((v['archive'], 'a' * 64) for v in wanted.values())
     prov = bundle.provenance(result['recipe'], result['digest'], wanted, digests)
