@@ -31,17 +31,16 @@ def test_a_good_inventory_has_no_finding():
                     names=['gpu_tray_read', 'gpu_tray_rdma']) == []
 
 
-def test_one_unknown_variable_is_named_with_the_closest_known_one():
-    assert findings({}, names=['gpu_tray_pkeys']) == [
-        'gpu_tray_pkeys is not a variable of gpu_tray.cluster (did you mean gpu_tray_pkey?)']
-
-
-def test_several_unknown_variables_each_get_their_clause_sorted():
-    """The example of issue 34: two typos on render_bundle, which ended failed=0 with the overrides ignored."""
-    assert findings({}, names=['gpu_tray_stack_overides', 'gpu_tray_bundle_formats', 'gpu_tray_wholly_unrelated']) == [
+@pytest.mark.parametrize('names, clauses', [
+    (['gpu_tray_pkeys'], ['gpu_tray_pkeys is not a variable of gpu_tray.cluster (did you mean gpu_tray_pkey?)']),
+    # the example of issue 34: two typos on render_bundle, which ended failed=0 with the overrides ignored
+    (['gpu_tray_stack_overides', 'gpu_tray_bundle_formats', 'gpu_tray_wholly_unrelated'], [
         'gpu_tray_bundle_formats is not a variable of gpu_tray.cluster (did you mean gpu_tray_bundle_format?)',
         'gpu_tray_stack_overides is not a variable of gpu_tray.cluster (did you mean gpu_tray_stack_overrides?)',
-        'gpu_tray_wholly_unrelated is not a variable of gpu_tray.cluster']
+        'gpu_tray_wholly_unrelated is not a variable of gpu_tray.cluster']),
+], ids=['one', 'several-sorted'])
+def test_unknown_variables_are_named_with_the_closest_known_one(names, clauses):
+    assert findings({}, names=names) == clauses
 
 
 def test_site_variables_and_other_prefixes_pass():

@@ -547,7 +547,8 @@ def _systemctl(unit, writes):
 
 
 @pytest.mark.parametrize('name, load, unit_file, active, fragment', UNIT_STATES, ids=[row[0] for row in UNIT_STATES])
-def test_imex_masked_ends_stopped_and_masked_from_every_unit_state(name, load, unit_file, active, fragment):
+def test_imex_from_every_unit_state_masked_ends_masked_and_enabled_runs_or_is_refused(name, load, unit_file, active,
+                                                                                        fragment):
     inputs = {'host_service': 'masked', 'unit': 'nvidia-imex.service'}
     state = _imex_state(load, unit_file, active, fragment)
     plan = imex.plan(state, inputs)
@@ -560,13 +561,8 @@ def test_imex_masked_ends_stopped_and_masked_from_every_unit_state(name, load, u
     # the next run finds the guide's state and changes nothing
     again = imex.plan({'units': {'units': {'nvidia-imex.service': after}, 'error': None}}, inputs)
     assert not any(again['writes'].values()), '%s: a second run would write %s' % (name, again['writes'])
-
-
-@pytest.mark.parametrize('name, load, unit_file, active, fragment', UNIT_STATES, ids=[row[0] for row in UNIT_STATES])
-def test_imex_enabled_restores_a_running_unit_or_refuses_a_missing_one(name, load, unit_file, active, fragment):
-    inputs = {'host_service': 'enabled', 'unit': 'nvidia-imex.service'}
-    state = _imex_state(load, unit_file, active, fragment)
-    plan = imex.plan(state, inputs)
+    # enabled: a running unit restored, a missing one refused
+    plan = imex.plan(state, {'host_service': 'enabled', 'unit': 'nvidia-imex.service'})
     if load == 'not-found':
         assert plan['refuse'] is not None and not plan['writes']
         return

@@ -94,13 +94,10 @@ def test_a_new_platform_is_one_file_and_its_recipes_are_the_registrys(profiles):
         platform.load('rke2-vr300', str(profiles))
 
 
-def test_a_profile_does_not_list_recipes(profiles):
+def test_a_malformed_profile_names_the_file_and_key(profiles):
     assert broken(profiles, lambda d: d.update(recipes={'vr200-rke2-ubuntu-training': {'tuned_intent': ''}})) == (
         'rke2-vr200.yml: key recipes is not a platform fact - a recipe names its platform in the registry '
-        '(plugins/plugin_utils/stack_data/recipes.yml)')
-
-
-def test_a_malformed_profile_names_the_file_and_key(profiles):
+        '(plugins/plugin_utils/stack_data/recipes.yml)')              # a profile does not list recipes
     assert broken(profiles, lambda d: d.pop('rails')) == 'rke2-vr200.yml: key rails is missing'
     assert broken(profiles, lambda d: d['os'].pop('kernel_pattern')) == 'rke2-vr200.yml.os: key kernel_pattern is missing'
     assert broken(profiles, lambda d: d['sriov'].update(num_vfs=True)).startswith('rke2-vr200.yml.sriov.num_vfs: expected int')
