@@ -10,14 +10,8 @@ import os
 import pytest
 
 from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import tray_read
-from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.planners import (
-    imex,
-    kernel_tuning,
-    preflight,
-    rdma_modules,
-    rdma_netns,
-    verify,
-)
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.planners import (imex, kernel_tuning, preflight,
+                                                                                rdma_modules, rdma_netns, verify)
 from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import preflight as preflight_rules
 from planharness import LabTray
 

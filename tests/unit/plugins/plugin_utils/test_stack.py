@@ -103,12 +103,8 @@ def test_repositories(repo, ok):
 # --- values merge ----------------------------------------------------------------------------------------------
 
 def test_values_merge_dicts_deeply_and_replace_lists_and_scalars():
-    merged = stack.merge_values([
-        {'a': {'b': 1, 'c': [1, 2], 'd': {'e': 1}}, 'x': 1},
-        None,
-        {'a': {'c': [3], 'd': {'f': 2}}, 'x': {'now': 'a dict'}},
-        {'a': {'b': None}},
-    ])
+    merged = stack.merge_values([{'a': {'b': 1, 'c': [1, 2], 'd': {'e': 1}}, 'x': 1}, None,
+                                 {'a': {'c': [3], 'd': {'f': 2}}, 'x': {'now': 'a dict'}}, {'a': {'b': None}}])
     assert merged == {'a': {'b': None, 'c': [3], 'd': {'e': 1, 'f': 2}}, 'x': {'now': 'a dict'}}
     first, second = {'a': {'b': [1]}}, {'a': {'c': 2}}                      # the inputs are not mutated
     stack.merge_values([first, second])
@@ -463,8 +459,7 @@ def test_forbidden_values_are_found_at_any_depth():
         'network-operator': {'ofedDriver': {'deploy': False}},
         'gpu-operator': {'driver': {'rdma': {'enabled': True}}, 'toolkit': {}},
         'umbrella': {'gpu-operator': {'driver': {'rdma': {'useHostMofed': True}}}},
-        'clean': {'driver': {'enabled': True}, 'rdma': {'x': 1}},
-    })
+        'clean': {'driver': {'enabled': True}, 'rdma': {'x': 1}}})
     assert found == [{'component': 'gpu-operator', 'path': 'driver.rdma'},
                      {'component': 'network-operator', 'path': 'ofedDriver'},
                      {'component': 'umbrella', 'path': 'gpu-operator.driver.rdma'}]

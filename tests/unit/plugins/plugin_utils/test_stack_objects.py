@@ -128,6 +128,7 @@ def test_the_nodewright_crs_reboot_once_per_node_one_node_at_a_time():
     assert 'interrupt' not in package and package['version'] == '1.1.1'
     assert package['configMap']['apply_check.sh'] == (
         '#!/bin/bash\nfor m in rdma_ucm ib_umad ib_ipoib; do test -d "/sys/module/$m" || exit 1; done\n')
+    assert 'modprobe -a rdma_ucm ib_umad ib_ipoib\n' in package['configMap']['apply.sh']
     off = comps('gb200-nvke-ubuntu-training', overrides={'rdma-modules': {'values': {'auto_taint_new_nodes': False}}})
     assert off['rdma-modules']['objects']['rdma-modules.yaml'][0]['spec']['autoTaintNewNodes'] is False
 

@@ -369,14 +369,6 @@ def test_the_nodewright_tuning_cr_coalesces_both_reboots():
     assert sorted(off['objects']['tuning.yaml'][0]['spec']['packages']) == ['nvidia-tuned']
 
 
-def test_rdma_modules_never_select_the_control_plane():
-    cr = comps(plan('gb200-nvke-ubuntu-training', use_nodewright=True))['rdma-modules']['objects']['rdma-modules.yaml'][0]
-    assert {'key': 'node-role.kubernetes.io/control-plane', 'operator': 'DoesNotExist'} in \
-        cr['spec']['nodeSelectors']['matchExpressions']
-    script = cr['spec']['packages']['rdma-modules']['configMap']['apply.sh']
-    assert 'modprobe -a rdma_ucm ib_umad ib_ipoib\n' in script
-
-
 def test_a_site_template_is_rendered_by_the_caller_and_a_relative_unknown_manifest_is_refused():
     seen = []
 
