@@ -541,8 +541,7 @@ def _systemctl(unit, writes):
 
 
 @pytest.mark.parametrize('name, load, unit_file, active, fragment', UNIT_STATES, ids=[row[0] for row in UNIT_STATES])
-def test_imex_from_every_unit_state_masked_ends_masked_and_enabled_runs_or_is_refused(name, load, unit_file, active,
-                                                                                        fragment):
+def test_imex_masked_ends_masked_and_enabled_runs_or_is_refused(name, load, unit_file, active, fragment):
     inputs = {'host_service': 'masked', 'unit': 'nvidia-imex.service'}
     state = _imex_state(load, unit_file, active, fragment)
     plan = imex.plan(state, inputs)
