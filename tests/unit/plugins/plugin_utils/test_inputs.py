@@ -134,9 +134,20 @@ def test_what_a_value_must_be_in_words(spec, words):
     assert inputs.expected(spec) == words
 
 
-def test_an_element_of_the_wrong_kind_is_named_like_a_wrong_type():
-    assert findings({'gpu_tray_nccl_logs': ['/var/tmp/nccl.log']}) == [
-        "gpu_tray_nccl_logs must be a list of mappings, got ['/var/tmp/nccl.log']"]
+@pytest.mark.parametrize('values, found', [
+    # an element of the wrong kind is named like a wrong type
+    ({'gpu_tray_nccl_logs': ['/var/tmp/nccl.log']}, ["gpu_tray_nccl_logs must be a list of mappings, got "
+                                                     "['/var/tmp/nccl.log']"]),
+    # a bad platform is reported once (not again for its recipe and intent)
+    ({'gpu_tray_platform': 'gb300', 'gpu_tray_recipe': 'vr200-rke2-ubuntu-training',
+      'gpu_tray_tuned_intent': 'inference'}, ["gpu_tray_platform must be one of: nvke-gb200, rke2-vr200, got 'gb300'"]),
+    # null is refused with the default it would have had: default() keeps a null, so gpu_tray_bmc_required: (empty in
+    # YAML) would turn the BMC requirement off
+    ({'gpu_tray_bmc_required': None}, ['gpu_tray_bmc_required is empty (null): set true or false, or remove it']),
+    ({'gpu_tray_rails': None}, ['gpu_tray_rails is empty (null): set a list of strings, or remove it']),
+], ids=['element-kind', 'platform-once', 'null-bool', 'null-list'])
+def test_the_findings_of_a_bad_value_exactly(values, found):
+    assert findings(values) == found
 
 
 def test_every_value_is_judged_whatever_comes_before_it():
@@ -166,12 +177,6 @@ def test_the_platform_rules_where_the_spec_has_no_choices():
         "vr200-rke2-ubuntu-inference, vr200-rke2-ubuntu-inference-dynamo, vr200-rke2-ubuntu-training, got 'x'"]
     assert inputs.platform_problems({'gpu_tray_recipe': 'x'}, extra_recipes=['x']) == []
     assert inputs.platform_problems({'gpu_tray_platform': 'rke2-vr200', 'gpu_tray_tuned_intent': ''}) == []
-
-
-def test_a_bad_platform_is_reported_once():
-    found = findings({'gpu_tray_platform': 'gb300', 'gpu_tray_recipe': 'vr200-rke2-ubuntu-training',
-                      'gpu_tray_tuned_intent': 'inference'})
-    assert found == ["gpu_tray_platform must be one of: nvke-gb200, rke2-vr200, got 'gb300'"]
 
 
 # ------------------------------------------------------------------------------------------------ safety switches
@@ -206,13 +211,6 @@ def test_a_safety_switch_takes_its_values_and_refuses_the_rest_by_name(name):
     for value in bad:
         found = findings({name: value})
         assert len(found) == 1 and found[0].startswith(name + ' '), (name, value, found)
-
-
-def test_null_is_refused_with_the_default_it_would_have_had():
-    """default() keeps a null: gpu_tray_bmc_required: (empty in YAML) would turn the BMC requirement off."""
-    assert findings({'gpu_tray_bmc_required': None}) == [
-        'gpu_tray_bmc_required is empty (null): set true or false, or remove it']
-    assert findings({'gpu_tray_rails': None}) == ['gpu_tray_rails is empty (null): set a list of strings, or remove it']
 
 
 # ------------------------------------------------------------------------------------------------ survey answers
