@@ -79,21 +79,17 @@ def test_each_safety_switch_is_safe_when_the_inventory_says_nothing(role, name, 
         name, value, safe, why)
 
 
-@pytest.mark.parametrize('platform_name, required', [('rke2-vr200', True), ('nvke-gb200', False)])
+@pytest.mark.parametrize('platform_name, required', [('rke2-vr200', True), ('nvke-gb200', False), (None, True)])
 def test_the_bmc_is_required_by_default_where_the_platform_reboots(platform_name, required):
     """BMC access is checked before the first reboot: required by default on the platform whose kernel arguments
     take one reboot per tray (rke2-vr200), not on nvke-gb200, where nothing the collection prepares reboots; the
-    inventory's gpu_tray_bmc_required decides over both."""
+    inventory's gpu_tray_bmc_required decides over both. No platform profile to say otherwise: BMC access must be
+    ready before a reboot (the guides' safe side)."""
+    host = {'gpu_tray_platform': platform_name} if platform_name else {}
     for role in ('preflight', 'rolling_reboot'):       # one value for the check and the reboot (issue 44)
         option = '%s_bmc_required' % role
-        assert render(role, option, gpu_tray_platform=platform_name) is required, role
-        assert render(role, option, gpu_tray_platform=platform_name, gpu_tray_bmc_required=not required) is (not required)
-
-
-def test_without_a_platform_a_bmc_is_required_before_a_reboot():
-    """No platform profile to say otherwise: BMC access must be ready before a reboot (the guides' safe side)."""
-    assert render('rolling_reboot', 'rolling_reboot_bmc_required') is True
-    assert render('preflight', 'preflight_bmc_required') is True
+        assert render(role, option, **host) is required, role
+        assert render(role, option, gpu_tray_bmc_required=not required, **host) is (not required)
 
 
 def test_the_validate_phases_run_all_five_by_default():

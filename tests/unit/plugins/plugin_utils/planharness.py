@@ -33,7 +33,8 @@ BLOCKINFILE = '%(begin)s\n%(block)s\n%(end)s\n'
 class LabTray(object):
     """One lab tray in a directory, and its reads."""
 
-    def __init__(self, root, platform, faults=(), units=None):
+    def __init__(self, root, platform, run_module, faults=(), units=None):
+        self.run_module = run_module            # the unit tests' in-process module runner (fixture run_module)
         self.tray = Tray(root, platform, faults)
         self.tray.boot()
         self.root = str(root)
@@ -89,7 +90,7 @@ class LabTray(object):
         """A planner's default inputs for this platform, every path re-rooted under the tray."""
         return rerooted(planner, self, overrides)
 
-    def read(self, run_module, request):
+    def read(self, request):
         """The tray_state result of a request (tray_read.module_args), as the tray_plan action gets it."""
         args = tray_read.module_args(request)
         systemctl, _log = tooldouble.systemctl(self.tools, {'show': self.units, 'is-enabled': {}, 'is-active': {}})
@@ -97,9 +98,18 @@ class LabTray(object):
                     containerd_config_path=self.path('etc/containerd/config.toml'))
         args.setdefault('sysfs_root', self.tray.sys())
         args.setdefault('proc_root', self.path('proc'))
-        result = run_module(tray_state, args)
+        result = self.run_module(tray_state, args)
         assert not result.failed, result
         return dict(result)
+
+    def plan(self, planner, inputs):
+        """The planner's plan on this tray's read of what it needs."""
+        return planner.plan(self.read(planner.needs(inputs)), inputs)
+
+    def restore(self, planner, inputs=None):
+        """The planner's way back on this tray's read of what it needs for it (by default with the role's inputs)."""
+        inputs = self.inputs(planner) if inputs is None else inputs
+        return planner.restore(self.read(planner.restore_needs(inputs)), inputs)
 
     def remove(self, rel):
         target = self.path(rel)

@@ -31,17 +31,16 @@ def test_a_good_inventory_has_no_finding():
                     names=['gpu_tray_read', 'gpu_tray_rdma']) == []
 
 
-def test_one_unknown_variable_is_named_with_the_closest_known_one():
-    assert findings({}, names=['gpu_tray_pkeys']) == [
-        'gpu_tray_pkeys is not a variable of gpu_tray.cluster (did you mean gpu_tray_pkey?)']
-
-
-def test_several_unknown_variables_each_get_their_clause_sorted():
-    """The example of issue 34: two typos on render_bundle, which ended failed=0 with the overrides ignored."""
-    assert findings({}, names=['gpu_tray_stack_overides', 'gpu_tray_bundle_formats', 'gpu_tray_wholly_unrelated']) == [
+@pytest.mark.parametrize('names, clauses', [
+    (['gpu_tray_pkeys'], ['gpu_tray_pkeys is not a variable of gpu_tray.cluster (did you mean gpu_tray_pkey?)']),
+    # the example of issue 34: two typos on render_bundle, which ended failed=0 with the overrides ignored
+    (['gpu_tray_stack_overides', 'gpu_tray_bundle_formats', 'gpu_tray_wholly_unrelated'], [
         'gpu_tray_bundle_formats is not a variable of gpu_tray.cluster (did you mean gpu_tray_bundle_format?)',
         'gpu_tray_stack_overides is not a variable of gpu_tray.cluster (did you mean gpu_tray_stack_overrides?)',
-        'gpu_tray_wholly_unrelated is not a variable of gpu_tray.cluster']
+        'gpu_tray_wholly_unrelated is not a variable of gpu_tray.cluster']),
+], ids=['one', 'several-sorted'])
+def test_unknown_variables_are_named_with_the_closest_known_one(names, clauses):
+    assert findings({}, names=names) == clauses
 
 
 def test_site_variables_and_other_prefixes_pass():
@@ -135,9 +134,20 @@ def test_what_a_value_must_be_in_words(spec, words):
     assert inputs.expected(spec) == words
 
 
-def test_an_element_of_the_wrong_kind_is_named_like_a_wrong_type():
-    assert findings({'gpu_tray_nccl_logs': ['/var/tmp/nccl.log']}) == [
-        "gpu_tray_nccl_logs must be a list of mappings, got ['/var/tmp/nccl.log']"]
+@pytest.mark.parametrize('values, found', [
+    # an element of the wrong kind is named like a wrong type
+    ({'gpu_tray_nccl_logs': ['/var/tmp/nccl.log']}, ["gpu_tray_nccl_logs must be a list of mappings, got "
+                                                     "['/var/tmp/nccl.log']"]),
+    # a bad platform is reported once (not again for its recipe and intent)
+    ({'gpu_tray_platform': 'gb300', 'gpu_tray_recipe': 'vr200-rke2-ubuntu-training',
+      'gpu_tray_tuned_intent': 'inference'}, ["gpu_tray_platform must be one of: nvke-gb200, rke2-vr200, got 'gb300'"]),
+    # null is refused with the default it would have had: default() keeps a null, so gpu_tray_bmc_required: (empty in
+    # YAML) would turn the BMC requirement off
+    ({'gpu_tray_bmc_required': None}, ['gpu_tray_bmc_required is empty (null): set true or false, or remove it']),
+    ({'gpu_tray_rails': None}, ['gpu_tray_rails is empty (null): set a list of strings, or remove it']),
+], ids=['element-kind', 'platform-once', 'null-bool', 'null-list'])
+def test_the_findings_of_a_bad_value_exactly(values, found):
+    assert findings(values) == found
 
 
 def test_every_value_is_judged_whatever_comes_before_it():
@@ -169,12 +179,6 @@ def test_the_platform_rules_where_the_spec_has_no_choices():
     assert inputs.platform_problems({'gpu_tray_platform': 'rke2-vr200', 'gpu_tray_tuned_intent': ''}) == []
 
 
-def test_a_bad_platform_is_reported_once():
-    found = findings({'gpu_tray_platform': 'gb300', 'gpu_tray_recipe': 'vr200-rke2-ubuntu-training',
-                      'gpu_tray_tuned_intent': 'inference'})
-    assert found == ["gpu_tray_platform must be one of: nvke-gb200, rke2-vr200, got 'gb300'"]
-
-
 # ------------------------------------------------------------------------------------------------ safety switches
 
 BOOL_BAD = ['', None, 'maybe', 'ture', [], {}, 2]
@@ -188,13 +192,9 @@ SAFETY = {
     'gpu_tray_ib_core_netns_mode': (['exclusive', 'shared', 'unmanaged'], ['Exclusive', '0', 'yes', 'no', '', None]),
     'gpu_tray_bmc_required': ([True, False, 'true', 'False', 'yes', 'no'], BOOL_BAD),
     'gpu_tray_bmc_validate_certs': ([True, False, 'true', 'no'], BOOL_BAD),
-    'gpu_tray_sysctl_apply': ([True, False], BOOL_BAD),
-    'gpu_tray_rdma_modules_enabled': ([True, False], BOOL_BAD),
-    'gpu_tray_skip_preflight': ([True, False], BOOL_BAD),
-    'gpu_tray_stack_deploy': ([True, False], BOOL_BAD),
-    'gpu_tray_validate': ([True, False], BOOL_BAD),
-    'gpu_tray_validate_fail_fast': ([True, False], BOOL_BAD),
-    'gpu_tray_bundle_vendor_charts': ([True, False], BOOL_BAD),
+    **dict.fromkeys(['gpu_tray_sysctl_apply', 'gpu_tray_rdma_modules_enabled', 'gpu_tray_skip_preflight',
+                     'gpu_tray_stack_deploy', 'gpu_tray_validate', 'gpu_tray_validate_fail_fast',
+                     'gpu_tray_bundle_vendor_charts'], ([True, False], BOOL_BAD)),
     'gpu_tray_pkey': (['0xffff', '0x8123', 0x7fff, 'ffff'], ['0x8000', '0x0000', '', None, 'ffffff', True, 0]),
     'gpu_tray_reboot_batch': ([1, '2', '25%', '100%'], [0, '0', '', None, '150%', '0%', 'all', True, -1]),
     'gpu_tray_validate_phases': ([['trays'], 'trays,performance'], [['Trays'], ['nccl'], None]),
@@ -211,13 +211,6 @@ def test_a_safety_switch_takes_its_values_and_refuses_the_rest_by_name(name):
     for value in bad:
         found = findings({name: value})
         assert len(found) == 1 and found[0].startswith(name + ' '), (name, value, found)
-
-
-def test_null_is_refused_with_the_default_it_would_have_had():
-    """default() keeps a null: gpu_tray_bmc_required: (empty in YAML) would turn the BMC requirement off."""
-    assert findings({'gpu_tray_bmc_required': None}) == [
-        'gpu_tray_bmc_required is empty (null): set true or false, or remove it']
-    assert findings({'gpu_tray_rails': None}) == ['gpu_tray_rails is empty (null): set a list of strings, or remove it']
 
 
 # ------------------------------------------------------------------------------------------------ survey answers

@@ -12,14 +12,10 @@ import yaml
 from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import platform
 
 
-def test_the_two_platforms_and_what_their_recipes_want():
-    assert platform.names() == ['nvke-gb200', 'rke2-vr200']
-    gb200, vr200 = platform.load('nvke-gb200'), platform.load('rke2-vr200')
-    assert gb200['rails'] == ['mlx5_0', 'mlx5_1', 'mlx5_3', 'mlx5_4'] and gb200['sriov'] == {'vfs': True, 'num_vfs': 16}
+def test_a_recipe_finds_its_platform_and_another_platforms_recipe_is_refused():
+    """The platforms' facts against the guides, every recipe's intent included: test_platform_guides.py."""
+    gb200 = platform.load('nvke-gb200')
     assert gb200['rdma'] == {'netns_mode': 'unmanaged', 'modules': ['rdma_ucm', 'ib_umad', 'ib_ipoib']}
-    assert vr200['imex']['host_service'] == 'masked' and vr200['rdma']['netns_mode'] == 'exclusive'
-    assert platform.recipe_intent(vr200, 'vr200-rke2-ubuntu-inference-dynamo') == 'inference'
-    assert platform.recipe_intent(gb200, 'gb200-nvke-ubuntu-training-kubeflow') == ''
     assert platform.for_recipe('gb200-nvke-ubuntu-training-kubeflow')['name'] == 'nvke-gb200'
     with pytest.raises(platform.ProfileError, match='no platform profile has recipe'):
         platform.for_recipe('rke2-vr200-common')
@@ -28,13 +24,8 @@ def test_the_two_platforms_and_what_their_recipes_want():
 
 
 def test_tuning_joins_the_tuned_profile_with_the_platforms_pools():
+    # each intent's arguments, sysctls (in include order) and pools: test_platform_guides.py
     vr200 = platform.load('rke2-vr200')
-    inference = platform.tuning(vr200, 'inference')
-    assert inference['hugepages'] == [{'size': '2M', 'count': 8192}] and inference['default_hugepagesz'] == '2M'
-    assert inference['sysctls']['vm.swappiness'] == '1' and 'net.core.default_qdisc' not in inference['sysctls']
-    training = platform.tuning(vr200, 'multiNodeTraining')
-    assert training['cmdline'][0] == 'init_on_alloc=0' and training['sysctls']['net.core.default_qdisc'] == 'fq'
-    assert list(training['sysctls'])[:1] == ['net.ipv4.conf.all.arp_announce']       # include order
     assert platform.tuning(vr200, '') == {'cmdline': [], 'hugepages': [], 'default_hugepagesz': '', 'sysctls': {}}
     with pytest.raises(platform.ProfileError, match='intent bogus has no nvidia-tuned profile'):
         platform.tuning(vr200, 'bogus')
@@ -94,13 +85,10 @@ def test_a_new_platform_is_one_file_and_its_recipes_are_the_registrys(profiles):
         platform.load('rke2-vr300', str(profiles))
 
 
-def test_a_profile_does_not_list_recipes(profiles):
+def test_a_malformed_profile_names_the_file_and_key(profiles):
     assert broken(profiles, lambda d: d.update(recipes={'vr200-rke2-ubuntu-training': {'tuned_intent': ''}})) == (
         'rke2-vr200.yml: key recipes is not a platform fact - a recipe names its platform in the registry '
-        '(plugins/plugin_utils/stack_data/recipes.yml)')
-
-
-def test_a_malformed_profile_names_the_file_and_key(profiles):
+        '(plugins/plugin_utils/stack_data/recipes.yml)')              # a profile does not list recipes
     assert broken(profiles, lambda d: d.pop('rails')) == 'rke2-vr200.yml: key rails is missing'
     assert broken(profiles, lambda d: d['os'].pop('kernel_pattern')) == 'rke2-vr200.yml.os: key kernel_pattern is missing'
     assert broken(profiles, lambda d: d['sriov'].update(num_vfs=True)).startswith('rke2-vr200.yml.sriov.num_vfs: expected int')

@@ -58,19 +58,15 @@ GUIDES = {
         'firmware': True, 'runtime_config_source': 'file', 'imex': 'unmanaged', 'netns': 'unmanaged',
         'modules': ['rdma_ucm', 'ib_umad', 'ib_ipoib'], 'accelerator': 'gb200',
         'recipes': {'gb200-nvke-ubuntu-training': '', 'gb200-nvke-ubuntu-training-kubeflow': ''},
-        'default_recipe': 'gb200-nvke-ubuntu-training',
-    },
+        'default_recipe': 'gb200-nvke-ubuntu-training'},
     'rke2-vr200': {
         'os': ('ubuntu', '26.04'), 'kernels': (['7.0.0-1003-nvidia-bos-64k'],
                                                ['7.0.0-1003-nvidia-bos', '6.8.0-1021-nvidia-64k', '7.0.0-1003-generic']),
         'rails': [], 'sriov': {'vfs': False, 'num_vfs': 0}, 'firmware': False, 'runtime_config_source': None,
-        'imex': 'masked', 'netns': 'exclusive',
-        'modules': [], 'accelerator': 'vr200',
+        'imex': 'masked', 'netns': 'exclusive', 'modules': [], 'accelerator': 'vr200',
         'recipes': {'vr200-rke2-ubuntu-training': 'multiNodeTraining', 'vr200-rke2-ubuntu-inference': 'inference',
                     'vr200-rke2-ubuntu-inference-dynamo': 'inference'},
-        'default_recipe': 'vr200-rke2-ubuntu-training',
-    },
-}
+        'default_recipe': 'vr200-rke2-ubuntu-training'}}
 
 
 def test_the_platforms_are_the_guides():

@@ -3,8 +3,6 @@
 """plugin_utils/run_context.py: one value per shared input, one default each (the platform profile's, else the
 collection's), the trays' cluster values for the API host, the API host's connection for everyone."""
 
-import pytest
-
 from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import platform, run_context
 
 GROUPS = {'gpu_trays': ['tray01', 'tray02'], 'k8s_api': ['api']}
@@ -18,6 +16,8 @@ def context(host, hostvalues, groups=None, report='gpu-tray-report'):
 def test_the_platform_profile_is_the_default():
     nvke = context('tray01', {'tray01': {'gpu_tray_platform': 'nvke-gb200'}})
     assert nvke['rails'] == ['mlx5_0', 'mlx5_1', 'mlx5_3', 'mlx5_4'] and nvke['num_vfs'] == 16
+    # bmc_required: one value, the profile's, for the preflight and the rolling reboot (issue 44: they used to read
+    # the profile and true)
     assert nvke['recipe'] == 'gb200-nvke-ubuntu-training' and nvke['bmc_required'] is False
     assert nvke['pkey'] == '0xffff' and nvke['sysfs_root'] == '/sys' and nvke['report_dir'] == 'gpu-tray-report'
     vr200 = context('tray01', {'tray01': {'gpu_tray_platform': 'rke2-vr200'}})
@@ -54,14 +54,6 @@ def test_the_api_host_takes_the_cluster_values_of_the_trays_and_the_trays_its_co
     assert context('api', hosts)['recipe'] == 'gb200-nvke-ubuntu-training-kubeflow'
     # without group k8s_api the controller is the API host
     assert run_context.api_host({'gpu_trays': ['t']}) == 'localhost'
-
-
-@pytest.mark.parametrize('platform_name', ['nvke-gb200', 'rke2-vr200'])
-def test_bmc_required_is_one_value_for_the_preflight_and_the_rolling_reboot(platform_name):
-    """The seam of issue 44: unset, both phases read the platform's choice (they used to read the profile and true)."""
-    profile = platform.load(platform_name)
-    got = context('tray01', {'tray01': {'gpu_tray_platform': platform_name}})
-    assert got['bmc_required'] is profile['bmc']['required']
 
 
 def test_disagreements_name_the_variable_and_the_trays():

@@ -41,29 +41,27 @@ RECIPES = ['gb200-nvke-ubuntu-training', 'gb200-nvke-ubuntu-training-kubeflow', 
 
 # --- DAG and tiers ---------------------------------------------------------------------------------------------
 
-def test_tiers_are_stable_and_sorted_inside_a_tier():
-    graph = {'z': [], 'a': [], 'm': ['z', 'a'], 'b': ['a'], 'q': ['m', 'b']}
-    assert stack.tiers(graph) == [['a', 'z'], ['b', 'm'], ['q']]
-    assert stack.tiers(dict(reversed(list(graph.items())))) == [['a', 'z'], ['b', 'm'], ['q']]
+GRAPH = {'z': [], 'a': [], 'm': ['z', 'a'], 'b': ['a'], 'q': ['m', 'b']}
 
 
-def test_tiers_put_a_node_after_its_deepest_dependency():
-    assert stack.tiers({'a': [], 'b': ['a'], 'c': ['b'], 'd': ['a', 'c']}) == [['a'], ['b'], ['c'], ['d']]
+@pytest.mark.parametrize('graph, tiers', [
+    (GRAPH, [['a', 'z'], ['b', 'm'], ['q']]),                                     # stable, sorted inside a tier
+    (dict(reversed(list(GRAPH.items()))), [['a', 'z'], ['b', 'm'], ['q']]),
+    ({'a': [], 'b': ['a'], 'c': ['b'], 'd': ['a', 'c']}, [['a'], ['b'], ['c'], ['d']]),  # after the deepest dependency
+], ids=['sorted', 'reversed', 'deepest-dependency'])
+def test_tiers_are_stable_sorted_and_after_the_deepest_dependency(graph, tiers):
+    assert stack.tiers(graph) == tiers
 
 
-@pytest.mark.parametrize('graph, cycle', [
+@pytest.mark.parametrize('graph, message', [
     ({'a': ['b'], 'b': ['a']}, 'dependency cycle: a -> b -> a'),
     ({'a': ['a']}, 'dependency cycle: a -> a'),
     ({'x': [], 'a': ['c'], 'b': ['a'], 'c': ['b', 'x']}, 'dependency cycle: a -> c -> b -> a'),
+    ({'a': [], 'b': ['a', 'nope']}, 'component b depends on unknown component.s. nope'),
 ])
-def test_cycles_fail_naming_the_cycle(graph, cycle):
-    with pytest.raises(stack.StackError, match=cycle.replace('>', '>')):
+def test_cycles_and_unknown_dependencies_fail_naming_them(graph, message):
+    with pytest.raises(stack.StackError, match=message):
         stack.tiers(graph)
-
-
-def test_unknown_dependency_fails_naming_both():
-    with pytest.raises(stack.StackError, match='component b depends on unknown component.s. nope'):
-        stack.tiers({'a': [], 'b': ['a', 'nope']})
 
 
 # --- versions and repositories ---------------------------------------------------------------------------------
@@ -105,17 +103,10 @@ def test_repositories(repo, ok):
 # --- values merge ----------------------------------------------------------------------------------------------
 
 def test_values_merge_dicts_deeply_and_replace_lists_and_scalars():
-    merged = stack.merge_values([
-        {'a': {'b': 1, 'c': [1, 2], 'd': {'e': 1}}, 'x': 1},
-        None,
-        {'a': {'c': [3], 'd': {'f': 2}}, 'x': {'now': 'a dict'}},
-        {'a': {'b': None}},
-    ])
+    merged = stack.merge_values([{'a': {'b': 1, 'c': [1, 2], 'd': {'e': 1}}, 'x': 1}, None,
+                                 {'a': {'c': [3], 'd': {'f': 2}}, 'x': {'now': 'a dict'}}, {'a': {'b': None}}])
     assert merged == {'a': {'b': None, 'c': [3], 'd': {'e': 1, 'f': 2}}, 'x': {'now': 'a dict'}}
-
-
-def test_values_merge_does_not_mutate_its_inputs():
-    first, second = {'a': {'b': [1]}}, {'a': {'c': 2}}
+    first, second = {'a': {'b': [1]}}, {'a': {'c': 2}}                      # the inputs are not mutated
     stack.merge_values([first, second])
     assert first == {'a': {'b': [1]}} and second == {'a': {'c': 2}}
 
@@ -202,7 +193,6 @@ def test_vr200_training_with_nodewright_is_aicrs_bundle(data):
     assert comps['gpu-operator']['values']['cdi'] == {'enabled': True, 'nriPluginEnabled': True}
     assert comps['nvidia-dra-driver-gpu']['values']['nvidiaDriverRoot'] == '/'
     assert comps['kube-prometheus-stack']['values']['prometheus-node-exporter']['service']['port'] == 9110
-    assert comps['nodewright-customizations']['values']['intent'] == 'multiNodeTraining'
 
 
 # gb200-nvke-ubuntu-training's edges (the NVKE recipe files are not public: the collection's composition,
@@ -236,15 +226,6 @@ def test_nvke_components_wait_for_what_they_need(data, recipe, nodewright):
     assert comps == expected
 
 
-def test_inference_recipes_switch_the_tuning_intent_and_add_the_gateway(data):
-    catalog, recipes, files = data
-    for recipe in ('vr200-rke2-ubuntu-inference', 'vr200-rke2-ubuntu-inference-dynamo'):
-        comps = _components(data, recipe, options={'use_nodewright': True})
-        assert comps['nodewright-customizations']['values']['intent'] == 'inference'
-        assert comps['agentgateway']['depends_on'] == ['agentgateway-crds', 'cert-manager']
-    assert 'dynamo-platform' in _names(stack.resolve(catalog, recipes, 'vr200-rke2-ubuntu-inference-dynamo', files=files))
-
-
 VR200 = ['vr200-rke2-ubuntu-training', 'vr200-rke2-ubuntu-inference', 'vr200-rke2-ubuntu-inference-dynamo']
 
 
@@ -272,14 +253,16 @@ def test_the_node_exporter_moves_off_9100_with_its_service_on_rke2(data, recipe)
 
 
 @pytest.mark.parametrize('recipe', VR200)
-def test_every_vr200_recipe_with_nodewright_tunes_with_its_intent(data, recipe):
+def test_every_vr200_recipe_with_nodewright_tunes_with_its_intent_and_inference_adds_the_gateway(data, recipe):
     """With stack_use_nodewright on, each VR200 recipe installs the NodeWright operator and one tuning CR with the
     nvidia-tuned intent of its recipe (the registry's tuned_intent)."""
-    recipes = data[1]
     comps = _components(data, recipe, options={'use_nodewright': True})
     assert 'nodewright-operator' in comps
     expected = 'multiNodeTraining' if recipe == 'vr200-rke2-ubuntu-training' else 'inference'
-    assert comps['nodewright-customizations']['values']['intent'] == recipes[recipe]['tuned_intent'] == expected
+    assert comps['nodewright-customizations']['values']['intent'] == data[1][recipe]['tuned_intent'] == expected
+    if expected == 'inference':
+        assert comps['agentgateway']['depends_on'] == ['agentgateway-crds', 'cert-manager']
+    assert ('dynamo-platform' in _components(data, recipe)) is recipe.endswith('-dynamo')
 
 
 def test_nvke_values_follow_the_guide(data):
@@ -299,8 +282,6 @@ def test_nvke_values_follow_the_guide(data):
     assert net['operator']['maintenanceOperator'] == {'useDrainControllerRequestor': True}
     assert net['maintenanceOperator']['enabled'] is True and net['sriovNetworkOperator']['enabled'] is True
     assert gpu['values']['driver']['version'] == '580.173.02' and gpu['values']['driver']['kernelModuleType'] == 'open'
-    assert comps['nvidia-dra-driver-gpu']['values']['nvidiaDriverRoot'] == '/run/nvidia/driver'
-    assert comps['sriov-ib-networks']['depends_on'] == ['network-operator']
     assert 'ippools.nv-ipam.nvidia.com' in comps['sriov-ib-networks']['readiness']['wait_for_crds']
     # DOCA-OFED and nvidia-peermem are absent from every value of every recipe
     for recipe in RECIPES:
@@ -402,11 +383,12 @@ def test_a_dependency_left_out_by_the_recipe_counts_as_satisfied():
 
 # --- IPPool math -----------------------------------------------------------------------------------------------
 
-def test_rail_pools_are_10_255_4n_0_22():
+def test_rail_pools_are_10_255_4n_0_22_or_from_another_base_and_size():
     pools = stack.rail_ippools('10.255.0.0/16', ['mlx5_0', 'mlx5_1', 'mlx5_3', 'mlx5_4'])
     assert [p['subnet'] for p in pools] == ['10.255.0.0/22', '10.255.4.0/22', '10.255.8.0/22', '10.255.12.0/22']
     assert [p['name'] for p in pools] == ['sriov-ib-rail-0', 'sriov-ib-rail-1', 'sriov-ib-rail-2', 'sriov-ib-rail-3']
     assert all(p['per_node_block_size'] == 50 for p in pools)
+    assert [p['subnet'] for p in stack.rail_ippools('172.31.0.0/20', 2, 24, 100)] == ['172.31.0.0/24', '172.31.1.0/24']
 
 
 def test_rail_pools_agree_with_ansible_utils_ipsubnet():
@@ -416,10 +398,6 @@ def test_rail_pools_agree_with_ansible_utils_ipsubnet():
         ours = [p['subnet'] for p in stack.rail_ippools(base, 4, prefix)]
         theirs = [fn(None, base, str(prefix), i) for i in range(4)]  # (jinja environment, value, query, index)
         assert ours == theirs
-
-
-def test_rail_pools_from_another_base_and_size():
-    assert [p['subnet'] for p in stack.rail_ippools('172.31.0.0/20', 2, 24, 100)] == ['172.31.0.0/24', '172.31.1.0/24']
 
 
 @pytest.mark.parametrize('base, rails, prefix, block, message', [
@@ -445,14 +423,14 @@ def test_sriov_rails_select_each_rails_own_pf():
     assert rails[0] == {'rail': 0, 'device': 'mlx5_0', 'root_devices': ['0000:03:00.0'], 'num_vfs': 16}
     assert [r['root_devices'] for r in rails] == [[PCI[name]] for name in RAILS]
     assert [r['rail'] for r in rails] == [0, 1, 2, 3]
-
-
-def test_sriov_rails_take_a_list_per_rail_for_several_tray_models():
+    # a list per rail for several tray models
     rails = stack.sriov_rails(['mlx5_0'], {'mlx5_0': ['0000:05:00.0', '0000:03:00.0']}, '8')
     assert rails == [{'rail': 0, 'device': 'mlx5_0', 'root_devices': ['0000:03:00.0', '0000:05:00.0'], 'num_vfs': 8}]
+    assert stack.sriov_rails(RAILS, PCI, '1')[0]['num_vfs'] == 1
 
 
 @pytest.mark.parametrize('rail_pci, message', [
+    (PCI, r'the SR-IOV VF count must be at least 1 \(got 0; gpu_tray_num_vfs\)'),
     ({}, r'gpu_tray_rail_pci_addresses has no PCI address for rails mlx5_0, mlx5_1, mlx5_3, mlx5_4: set each'),
     (dict(PCI, mlx5_3=''), r'gpu_tray_rail_pci_addresses has no PCI address for rail mlx5_3: '),
     (dict(PCI, mlx5_3=[]), r'no PCI address for rail mlx5_3: '),
@@ -467,15 +445,9 @@ def test_sriov_rails_take_a_list_per_rail_for_several_tray_models():
     (dict(PCI, mlx5_0='0000:03:00.8'), r"'0000:03:00.8' is not a PCI address"),
     (['0000:03:00.0'], r'gpu_tray_rail_pci_addresses must map each rail device to its PF PCI address \(got list\)'),
 ])
-def test_sriov_rails_refuse_what_would_give_two_rails_one_selector(rail_pci, message):
+def test_sriov_rails_refuse_what_would_give_two_rails_one_selector_or_no_vf(rail_pci, message):
     with pytest.raises(stack.StackError, match=message):
-        stack.sriov_rails(RAILS, rail_pci, 16)
-
-
-def test_sriov_vf_count_is_at_least_one():
-    assert stack.sriov_rails(RAILS, PCI, '1')[0]['num_vfs'] == 1
-    with pytest.raises(stack.StackError, match=r'the SR-IOV VF count must be at least 1 \(got 0; gpu_tray_num_vfs\)'):
-        stack.sriov_rails(RAILS, PCI, 0)
+        stack.sriov_rails(RAILS, rail_pci, 0 if rail_pci is PCI else 16)
 
 
 # --- forbidden values ------------------------------------------------------------------------------------------
@@ -485,8 +457,7 @@ def test_forbidden_values_are_found_at_any_depth():
         'network-operator': {'ofedDriver': {'deploy': False}},
         'gpu-operator': {'driver': {'rdma': {'enabled': True}}, 'toolkit': {}},
         'umbrella': {'gpu-operator': {'driver': {'rdma': {'useHostMofed': True}}}},
-        'clean': {'driver': {'enabled': True}, 'rdma': {'x': 1}},
-    })
+        'clean': {'driver': {'enabled': True}, 'rdma': {'x': 1}}})
     assert found == [{'component': 'gpu-operator', 'path': 'driver.rdma'},
                      {'component': 'network-operator', 'path': 'ofedDriver'},
                      {'component': 'umbrella', 'path': 'gpu-operator.driver.rdma'}]

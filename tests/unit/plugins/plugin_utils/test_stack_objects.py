@@ -5,20 +5,14 @@ give it (a privileged flag, a budget of one node, a selector that misses the con
 a rack), the bundle's helmfile releases and its README per format. The shapes are written here from the sources
 named at each builder (AICR v1.0.0 manifests, the NVKE GB200 guide), not copied from the code."""
 
-import os
-
 import pytest
 import yaml
 
-from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import bundle_files, manifests, registry, stack_plan
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import (bundle, bundle_files, manifests, registry,
+                                                                       stack_plan)
+import test_stack_plan
 
-REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..', '..'))
-with open(os.path.join(REPO, 'roles', 'stack', 'defaults', 'main.yml')) as _handle:
-    DEFAULTS = yaml.safe_load(_handle)
-RAILS = ['mlx5_0', 'mlx5_1', 'mlx5_3', 'mlx5_4']
-PCI = {'mlx5_0': '0000:03:00.0', 'mlx5_1': '0002:03:00.0', 'mlx5_3': '0010:03:00.0', 'mlx5_4': '0012:03:00.0'}
-SITE = {'repositories': DEFAULTS['stack_repositories'], 'registries': DEFAULTS['stack_registries'],
-        'rails': RAILS, 'rail_pci': PCI, 'use_nodewright': True}
+SITE = dict(test_stack_plan.SITE, use_nodewright=True)       # the roles' defaults, the GB200 rails and their PFs
 
 
 def comps(recipe, **site):
@@ -134,6 +128,7 @@ def test_the_nodewright_crs_reboot_once_per_node_one_node_at_a_time():
     assert 'interrupt' not in package and package['version'] == '1.1.1'
     assert package['configMap']['apply_check.sh'] == (
         '#!/bin/bash\nfor m in rdma_ucm ib_umad ib_ipoib; do test -d "/sys/module/$m" || exit 1; done\n')
+    assert 'modprobe -a rdma_ucm ib_umad ib_ipoib\n' in package['configMap']['apply.sh']
     off = comps('gb200-nvke-ubuntu-training', overrides={'rdma-modules': {'values': {'auto_taint_new_nodes': False}}})
     assert off['rdma-modules']['objects']['rdma-modules.yaml'][0]['spec']['autoTaintNewNodes'] is False
 
@@ -296,6 +291,9 @@ def test_the_readme_of_a_vendored_bundle_says_where_every_chart_is():
     assert '| `flux/sources/*.yaml` |' not in text
     plain = _readme('vr200-rke2-ubuntu-training', ['flux'])
     assert 'charts vendored' not in plain and '## Vendored charts' not in plain and '`charts/<component>' not in plain
+    # no path: the repository root
+    assert '`(the repository root)`, then let Flux apply `flux/`:' in plain
+    assert '  --path=./flux --prune=true --interval=10m' in plain
 
 
 def test_the_readme_explains_each_gate_in_the_format_that_runs_it():
@@ -339,20 +337,6 @@ def test_a_component_may_mix_built_manifests_and_site_templates():
     assert sorted(result['components'][0]['objects']) == ['kernel-module-params.yaml', 'x.yaml']
 
 
-@pytest.mark.parametrize('second', [
-    {'vendor': '15b3', 'deviceID': '1021'},
-    {'deviceID': '1021', 'vendor': '15b3'},          # the same selector written in another key order
-])
-def test_duplicate_selectors_are_found_behind_other_objects_and_in_any_key_order(second):
-    def policy(name, nic):
-        return {'apiVersion': 'sriovnetwork.openshift.io/v1', 'kind': 'SriovNetworkNodePolicy',
-                'metadata': {'name': name}, 'spec': {'nicSelector': nic, 'nodeSelector': {'a': 'b'}}}
-    objects = [{'apiVersion': 'v1', 'kind': 'ConfigMap', 'metadata': {'name': 'c'}},
-               policy('one', {'vendor': '15b3', 'deviceID': '1021'}), policy('two', second)]
-    with pytest.raises(stack_plan.StackError, match='^SriovNetworkNodePolicies one and two select the same PFs'):
-        stack_plan._check_selectors([{'objects': {'f.yaml': objects}}])
-
-
 def test_helmfile_repositories_are_sorted_by_name_and_oci_ones_say_so():
     plan = {'recipe': 'r', 'digest': 'd' * 64, 'tiers': [['a', 'b']], 'components': [
         dict(_helm('a', 0), repository='oci://z.example/charts'), dict(_helm('b', 0), repository='https://a.example')]}
@@ -386,14 +370,7 @@ def test_the_staged_helmfile_instructions_name_one_crd_as_it_and_close_their_blo
     assert '`a`, `b` need x.io, y.io, which an operator creates only while it reconciles (no chart ships them).' in text
 
 
-def test_the_flux_readme_names_the_repository_root_without_a_path():
-    text = _readme('vr200-rke2-ubuntu-training', ['flux'])
-    assert '`(the repository root)`, then let Flux apply `flux/`:' in text
-    assert '  --path=./flux --prune=true --interval=10m' in text
-
-
 def test_files_hold_every_format_and_the_provenance_of_a_vendored_bundle():
-    from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import bundle
     plan = stack_plan.plan(dict(SITE, recipe='vr200-rke2-ubuntu-training'))
     vendored = bundle.vendor_paths(plan['components'])
     provenance = bundle.provenance(plan['recipe'], plan['digest'], vendored,
@@ -413,7 +390,6 @@ def test_files_hold_every_format_and_the_provenance_of_a_vendored_bundle():
 
 def test_a_vendored_bundle_without_its_archives_yet_writes_no_provenance():
     """check mode with charts to pull: the provenance is written only once every archive is there."""
-    from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import bundle
     plan = stack_plan.plan(dict(SITE, recipe='vr200-rke2-ubuntu-training'))
     paths = [f['path'] for f in bundle_files.files(plan, ['helmfile'], {}, bundle.vendor_paths(plan['components']))]
     assert 'provenance.yaml' not in paths and 'helmfile.yaml' in paths

@@ -205,14 +205,22 @@ def test_nvke_has_four_policies_with_four_disjoint_selectors_and_their_networks(
     assert [json.loads(n['spec']['ipam'])['poolName'] for n in networks] == [p['metadata']['name'] for p in pools]
 
 
-def test_two_policies_with_one_selector_are_refused_whoever_built_them():
-    policy = {'kind': 'SriovNetworkNodePolicy', 'spec': {'nicSelector': {'vendor': '15b3', 'deviceID': '1021'},
-                                                         'nodeSelector': {'a': 'b'}}}
-    built = [{'objects': {'p.yaml': [dict(policy, metadata={'name': 'one'}), dict(policy, metadata={'name': 'two'})]}}]
+def _policy(name, nic, nodes=None):
+    return {'apiVersion': 'sriovnetwork.openshift.io/v1', 'kind': 'SriovNetworkNodePolicy', 'metadata': {'name': name},
+            'spec': {'nicSelector': nic, 'nodeSelector': nodes or {'a': 'b'}}}
+
+
+@pytest.mark.parametrize('before, second', [
+    ([], {'vendor': '15b3', 'deviceID': '1021'}),
+    ([{'apiVersion': 'v1', 'kind': 'ConfigMap', 'metadata': {'name': 'c'}}], {'vendor': '15b3', 'deviceID': '1021'}),
+    ([{'apiVersion': 'v1', 'kind': 'ConfigMap', 'metadata': {'name': 'c'}}], {'deviceID': '1021', 'vendor': '15b3'}),
+], ids=['alone', 'behind-other-objects', 'other-key-order'])
+def test_two_policies_with_one_selector_are_refused_whoever_built_them(before, second):
+    one = _policy('one', {'vendor': '15b3', 'deviceID': '1021'})
     with pytest.raises(stack.StackError, match=r'^SriovNetworkNodePolicies one and two select the same PFs'):
-        stack_plan._check_selectors(built)
-    other = dict(policy, spec=dict(policy['spec'], nodeSelector={'a': 'c'}), metadata={'name': 'three'})
-    stack_plan._check_selectors([{'objects': {'p.yaml': [dict(policy, metadata={'name': 'one'}), other]}}])
+        stack_plan._check_selectors([{'objects': {'p.yaml': before + [one, _policy('two', second)]}}])
+    # the same PFs on other nodes: no refusal
+    stack_plan._check_selectors([{'objects': {'p.yaml': before + [one, _policy('three', second, {'a': 'c'})]}}])
 
 
 def test_vr200_plans_need_no_rail_addresses():
@@ -250,7 +258,6 @@ def test_release_arguments(repository, archive, expected):
 
 def test_a_vendored_bundle_replaces_every_chart_or_is_refused():
     result = plan('vr200-rke2-ubuntu-training')
-    from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import bundle
     wanted = bundle.vendor_paths(result['components'])
     digests = dict((v['archive'], 'a' * 64) for v in wanted.values())
     prov = bundle.provenance(result['recipe'], result['digest'], wanted, digests)
@@ -360,14 +367,6 @@ def test_the_nodewright_tuning_cr_coalesces_both_reboots():
     off = comps(plan('vr200-rke2-ubuntu-training', use_nodewright=True, overrides={
         'nodewright-customizations': {'values': {'rdma_netns_exclusive': False}}}))['nodewright-customizations']
     assert sorted(off['objects']['tuning.yaml'][0]['spec']['packages']) == ['nvidia-tuned']
-
-
-def test_rdma_modules_never_select_the_control_plane():
-    cr = comps(plan('gb200-nvke-ubuntu-training', use_nodewright=True))['rdma-modules']['objects']['rdma-modules.yaml'][0]
-    assert {'key': 'node-role.kubernetes.io/control-plane', 'operator': 'DoesNotExist'} in \
-        cr['spec']['nodeSelectors']['matchExpressions']
-    script = cr['spec']['packages']['rdma-modules']['configMap']['apply.sh']
-    assert 'modprobe -a rdma_ucm ib_umad ib_ipoib\n' in script
 
 
 def test_a_site_template_is_rendered_by_the_caller_and_a_relative_unknown_manifest_is_refused():

@@ -28,6 +28,8 @@ from unithelpers import fixture_path, lab_fixtures
 
 RAILS = [('mlx5_0', '0000:03:00.0'), ('mlx5_1', '0000:04:00.0'), ('mlx5_3', '0000:06:00.0'), ('mlx5_4', '0000:07:00.0')]
 CHECKPOINT = '/var/lib/kubelet/device-plugins/kubelet_internal_checkpoint'
+UNREAD = {'tray10': {'state': None, 'error': 'UNREACHABLE: ssh timed out'},          # two trays the read did not reach
+          'tray9': {'state': {'unreachable': True, 'msg': 'Failed to connect'}}}
 
 
 def policies(num_vfs=2, root_devices=True):
@@ -133,7 +135,7 @@ def test_healthy_tray_after_the_deploy_passes_every_check(run_module, tools, tmp
                for check in checks.values())
 
 
-def test_limited_vfs_are_named_with_guid_and_the_fabric_fix(run_module, tools, tmp_path):
+def test_limited_vfs_are_named_with_guid_and_the_fabric_fix_in_the_check_and_the_evidence(run_module, tools, tmp_path):
     state, path = read(run_module, build(tmp_path, vf_pkeys=('0x7fff',), limited_rail='mlx5_4'), tools, tmp_path)
     checks = judge(state, path)
     pkeys = checks['pkeys']
@@ -151,6 +153,16 @@ def test_limited_vfs_are_named_with_guid_and_the_fabric_fix(run_module, tools, t
     assert result == {'status': 'failed', 'findings': 'tray02/pkeys: 2 InfiniBand ports are limited members of '
                                                       'partition 0xffff, not full members: VFs mlx5_11, mlx5_12 of '
                                                       'mlx5_4'}
+    # the evidence lists the details, with two trays that could not be read in the phase
+    phase = {'name': 'trays', 'checks': list(checks.values()) + tray_validation(UNREAD)}
+    files = dict((item['path'], item['content']) for item in evidence.evidence_files([phase], {'recipe': 'r'}))
+    ctrf = json.loads(files['ctrf/trays.json'])['results']
+    limited = [test for test in ctrf['tests'] if test['name'] == 'tray02/pkeys'][0]
+    assert limited['status'] == 'failed' and len(limited['extra']['details']) == 2
+    assert '- **tray02/pkeys** (FAILED)' in files['report.md']
+    assert '  - mlx5_11 port 1 (VF of 0000:07:00.0) GUID' in files['report.md']
+    assert '<li>mlx5_12 port 1 (VF of 0000:07:00.0)' in files['report.html']
+    assert 'mlx5_11 port 1' in files['junit.xml']
 
 
 def test_a_limited_vf_reads_the_same_in_the_preflight_and_in_the_validation(run_module, tools, tmp_path):
@@ -207,6 +219,9 @@ def test_policies_select_by_device_id_when_rendered_without_rdma_facts(run_modul
     assert not policy_selects(policies()[0], pf['mlx5_1'])                        # rootDevices: one PF each
     named = dict(policies()[0], spec=dict(policies()[0]['spec'], nicSelector={'pfNames': ['ibp3s0#0-1']}))
     assert policy_selects(named, pf['mlx5_0']) and not policy_selects(named, pf['mlx5_1'])
+    bare = {'pci_vendor_id': '0x15b3', 'pci_device_id': '0x1021', 'pci_address': '0000:03:00.0'}   # vendor alone
+    assert policy_selects({'spec': {'nicSelector': {'vendor': '15b3'}}}, bare) is True
+    assert policy_selects({'spec': {'nicSelector': {'vendor': '8086'}}}, bare) is False
     # a recipe without SR-IOV (VR200): the VF checks are skipped, not passed
     vr = judge(state, path, {'policies': []})
     assert [vr[name]['status'] for name in ('sriov-vfs', 'vf-ipoib')] == ['skipped'] * 2
@@ -239,6 +254,10 @@ def test_kubelet_checkpoint_numa_map_and_old_list_format():
                                       'resource': 'nvidia.com/sriov_resource_rail_1'}}
     assert parse_kubelet_checkpoint('{"Data": {"PodDeviceEntries": null}}') == {}
     assert parse_kubelet_checkpoint('not json') is None and parse_kubelet_checkpoint('[]') is None
+    # an entry that is not an object is skipped
+    text = json.dumps({'Data': {'PodDeviceEntries': [1, {'PodUID': 'u', 'ContainerName': 'c',
+                                                         'DeviceIDs': ['0000:03:00.1']}]}})
+    assert list(parse_kubelet_checkpoint(text)) == ['0000:03:00.1']
 
 
 def test_vfs_in_pods_are_not_visible_never_passed(run_module, tools, tmp_path):
@@ -299,23 +318,12 @@ def test_pf_state_changed_since_the_preflight_is_named(run_module, tools, tmp_pa
                                           'member: PF mlx5_0.')
 
 
-def test_unread_tray_is_one_failed_check_and_the_evidence_lists_details(run_module, tools, tmp_path):
-    checks = tray_validation({'tray10': {'state': None, 'error': 'UNREACHABLE: ssh timed out'},
-                              'tray9': {'state': {'unreachable': True, 'msg': 'Failed to connect'}}})
+def test_an_unread_tray_is_one_failed_check():
+    checks = tray_validation(UNREAD)
     assert [(c['name'], c['status'], c['message']) for c in checks] == [
         ('tray9/tray-read', 'failed', 'The tray could not be read: Failed to connect.'),
         ('tray10/tray-read', 'failed', 'The tray could not be read: UNREACHABLE: ssh timed out.')]
     assert [c['object'] for c in checks] == ['tray9', 'tray10']
-    state, path = read(run_module, build(tmp_path, vf_pkeys=('0x7fff',), limited_rail='mlx5_4'), tools, tmp_path)
-    phase = {'name': 'trays', 'checks': list(judge(state, path).values()) + checks}
-    files = dict((item['path'], item['content']) for item in evidence.evidence_files([phase], {'recipe': 'r'}))
-    ctrf = json.loads(files['ctrf/trays.json'])['results']
-    limited = [test for test in ctrf['tests'] if test['name'] == 'tray02/pkeys'][0]
-    assert limited['status'] == 'failed' and len(limited['extra']['details']) == 2
-    assert '- **tray02/pkeys** (FAILED)' in files['report.md']
-    assert '  - mlx5_11 port 1 (VF of 0000:07:00.0) GUID' in files['report.md']
-    assert '<li>mlx5_12 port 1 (VF of 0000:07:00.0)' in files['report.html']
-    assert 'mlx5_11 port 1' in files['junit.xml']
     with pytest.raises(AnsibleFilterError, match='expects a mapping'):
         tray_validation('tray01')
 
@@ -355,15 +363,6 @@ def test_a_checkpoint_not_read_or_not_parsable_is_said_in_the_vf_details(run_mod
 
 def _devices(state):
     return dict((dev['name'], dev) for dev in state['ansible_facts']['gpu_tray_rdma']['devices'])
-
-
-def test_checkpoint_entries_that_are_not_objects_are_skipped_and_vendor_is_matched():
-    text = json.dumps({'Data': {'PodDeviceEntries': [1, {'PodUID': 'u', 'ContainerName': 'c',
-                                                         'DeviceIDs': ['0000:03:00.1']}]}})
-    assert list(parse_kubelet_checkpoint(text)) == ['0000:03:00.1']
-    pf = {'pci_vendor_id': '0x15b3', 'pci_device_id': '0x1021', 'pci_address': '0000:03:00.0'}
-    assert policy_selects({'spec': {'nicSelector': {'vendor': '15b3'}}}, pf) is True
-    assert policy_selects({'spec': {'nicSelector': {'vendor': '8086'}}}, pf) is False
 
 
 def test_policies_that_select_no_pf_are_shown_with_their_selectors(run_module, tools, tmp_path):
