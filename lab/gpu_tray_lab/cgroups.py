@@ -148,14 +148,3 @@ def _rmdir(path, left):
     except OSError as exc:
         if exc.errno != errno.ENOENT:
             left.append("%s (%s)" % (path, exc.strerror))
-
-
-def lab_cgroup_dirs():
-    """Every gpu-tray-lab cgroup directory that exists under any hierarchy (for leak checks)."""
-    out = []
-    for mount, _fs, _o in _mounts():
-        for root, dirs, _files in os.walk(mount):
-            if LAB_CGROUP in dirs:
-                out.append(os.path.join(root, LAB_CGROUP))
-                dirs.remove(LAB_CGROUP)
-    return out

@@ -276,11 +276,6 @@ FAULT_TABLE = {
                                       'lab came up (issued 355 days before)'),
 }
 
-# Faults that need something on the platform (a rail, nvidia-imex)
-FAULT_REQUIRES = {
-    'imex-reenabled': 'nvidia-imex.service',
-}
-
 
 def platform(name):
     """A deep copy of one platform's data; ValueError names the valid ones."""

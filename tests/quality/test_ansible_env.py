@@ -4,13 +4,12 @@
 tools/ names the collections path variable (issue 45: one harness helper)."""
 
 import os
-import pathlib
 import subprocess
 import sys
 
 from ansible_env import COLLECTIONS, checkout_env
+from qualitykit import ROOT
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
 HELPER = ROOT / "tools" / "ansible_env.py"
 
 

@@ -2,24 +2,18 @@
 template names a playbook that exists, and playbooks/awx_configure.yml builds the workflow (rack-aligned
 prepare nodes) without an AWX to talk to (`--tags plan`). tests/lab/test_awx_runner.py runs the templates'
 playbooks through ansible-runner on the lab."""
-import importlib.util
 import json
-import pathlib
 import re
 import subprocess
 import sys
 
 import pytest
-import yaml
 
 from ansible_env import checkout_env
+from qualitykit import BIN, ROOT, load, read_yaml, run
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-BIN = pathlib.Path(sys.executable).parent
-DEFINITIONS = yaml.safe_load((ROOT / "playbooks" / "vars" / "awx_job_templates.yml").read_text())
-SPEC = importlib.util.spec_from_file_location("awx_surveys", ROOT / "tools" / "awx_surveys.py")
-awx_surveys = importlib.util.module_from_spec(SPEC)
-SPEC.loader.exec_module(awx_surveys)
+DEFINITIONS = read_yaml("playbooks", "vars", "awx_job_templates.yml")
+awx_surveys = load("tools", "awx_surveys.py")
 
 
 def ansible_env():
@@ -27,9 +21,8 @@ def ansible_env():
 
 
 def test_committed_surveys_are_current():
-    proc = subprocess.run([sys.executable, "tools/awx_surveys.py", "--check"], cwd=ROOT, capture_output=True,
-                          text=True, check=False)
-    assert proc.returncode == 0, proc.stderr
+    rc, out = run([sys.executable, "tools/awx_surveys.py", "--check"])
+    assert rc == 0, out
 
 
 def test_check_fails_on_a_stale_or_missing_survey(tmp_path, monkeypatch):
@@ -84,9 +77,9 @@ def test_dict_and_list_options_and_unknown_variables_are_refused():
 @pytest.mark.parametrize("template", DEFINITIONS["awx_job_templates"], ids=lambda t: t["id"])
 def test_template_playbook_exists_and_passes_syntax_check(template):
     assert (ROOT / template["playbook"]).is_file(), template["playbook"]
-    proc = subprocess.run([str(BIN / "ansible-playbook"), "--syntax-check", "-i", "localhost,", template["playbook"]],
-                          cwd=ROOT, env=ansible_env(), capture_output=True, text=True, check=False)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rc, out = run([BIN / "ansible-playbook", "--syntax-check", "-i", "localhost,", template["playbook"]],
+                  env=ansible_env())
+    assert rc == 0, out
 
 
 def test_workflow_runs_prepare_trays_once_per_rack_group():
@@ -122,7 +115,7 @@ def test_workflow_runs_prepare_trays_once_per_rack_group():
 def test_docs_table_and_workflow_are_generated_from_the_code(tmp_path, monkeypatch):
     """docs/awx.md's job templates, surveys and workflow are tools/awx_docs.py's rendering of the definitions and the
     survey files; a changed survey default makes the committed page stale."""
-    awx_docs = load_tool("awx_docs")
+    awx_docs = load("tools", "awx_docs.py")
     assert awx_docs.main(["--check"]) == 0, "run python3 tools/awx_docs.py"
     block = awx_docs.render()
     for template in DEFINITIONS["awx_job_templates"]:
@@ -136,12 +129,6 @@ def test_docs_table_and_workflow_are_generated_from_the_code(tmp_path, monkeypat
     monkeypatch.setattr(awx_docs, "SURVEYS", surveys)
     assert awx_docs.main(["--check"]) == 1
 
-
-def load_tool(name):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / ("%s.py" % name))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 SURVEYS = sorted((ROOT / "playbooks" / "files" / "awx_surveys").glob("*.json"))
 

@@ -2,18 +2,14 @@
 default, a variable to change or remove it; `--tags plan` shows the schedule without an AWX to talk to, and
 docs/awx.md says how to be told of a failed run."""
 import json
-import pathlib
 import subprocess
-import sys
 
 import pytest
-import yaml
 
 from ansible_env import checkout_env
+from qualitykit import BIN, ROOT, read_yaml
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-BIN = pathlib.Path(sys.executable).parent
-TEMPLATES = yaml.safe_load((ROOT / "playbooks" / "vars" / "awx_job_templates.yml").read_text())["awx_job_templates"]
+TEMPLATES = read_yaml("playbooks", "vars", "awx_job_templates.yml")["awx_job_templates"]
 VALIDATE = next(t["name"] for t in TEMPLATES if t["id"] == "validate")
 
 
@@ -46,7 +42,7 @@ def test_the_plan_shows_the_validate_schedule(extra, rrule, enabled, state):
 
 
 def test_the_schedule_task_is_the_one_the_plan_shows():
-    play = yaml.safe_load((ROOT / "playbooks" / "awx_configure.yml").read_text())[0]
+    play = read_yaml("playbooks", "awx_configure.yml")[0]
     task = next(t for t in play["tasks"] if "awx.awx.schedule" in t)
     assert task["awx.awx.schedule"]["unified_job_template"] == "{{ __awx_configure_schedule.unified_job_template }}"
     assert task["awx.awx.schedule"]["state"] == "{{ __awx_configure_schedule.state }}"

@@ -1,23 +1,15 @@
 """The changelog (antsibull-changelog): fragments lint clean, every fragment is folded into the release of the
 galaxy.yml version, and CHANGELOG.md / CHANGELOG.rst are what antsibull-changelog generates from
 changelogs/changelog.yaml (so nobody edits them by hand). `make changelog` fixes the last two."""
-import pathlib
-import subprocess
-import sys
-
 import pytest
 import yaml
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-TOOL = str(pathlib.Path(sys.executable).parent / "antsibull-changelog")
-CHANGES = yaml.safe_load((ROOT / "changelogs" / "changelog.yaml").read_text())
-CONFIG = yaml.safe_load((ROOT / "changelogs" / "config.yaml").read_text())
-VERSION = yaml.safe_load((ROOT / "galaxy.yml").read_text())["version"]
+from qualitykit import BIN, ROOT, read_yaml, run
 
-
-def run(argv):
-    proc = subprocess.run(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, check=False)
-    return proc.returncode, proc.stdout
+TOOL = BIN / "antsibull-changelog"
+CHANGES = read_yaml("changelogs", "changelog.yaml")
+CONFIG = read_yaml("changelogs", "config.yaml")
+VERSION = read_yaml("galaxy.yml")["version"]
 
 
 def test_changelog_lint():

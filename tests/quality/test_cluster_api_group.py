@@ -7,15 +7,13 @@ A real run shows that the defaults get through the group: the inventory's gpu_tr
 kubernetes.core.k8s_info, kubernetes.core.k8s_drain, kubernetes.core.helm and a cluster check, as each one's own
 context argument, from the module_defaults a playbook writes."""
 import json
-import pathlib
 import subprocess
 import sys
 
 import yaml
-from ansible_env import checkout_env  # tools/ansible_env.py (tests/conftest.py puts tools/ on the path)
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-BIN = pathlib.Path(sys.executable).parent
+from ansible_env import checkout_env  # tools/ansible_env.py (tests/conftest.py puts tools/ on the path)
+from qualitykit import BIN, ROOT, mappings, read_yaml, yaml_files
 PLAYBOOKS = ROOT / "playbooks"
 CORE = ROOT / ".collections" / "ansible_collections" / "kubernetes" / "core"
 GROUP = "group/gpu_tray.cluster.cluster_api"
@@ -41,14 +39,10 @@ def plays():
                 yield path.name, play
 
 
-def runtime(path):
-    return yaml.safe_load(path.read_text())
-
-
 def group_modules():
     """The modules group cluster_api resolves to, from this collection's and kubernetes.core's meta/runtime.yml."""
-    ours = runtime(ROOT / "meta" / "runtime.yml")["action_groups"]
-    core = runtime(CORE / "meta" / "runtime.yml")["action_groups"]
+    ours = read_yaml("meta", "runtime.yml")["action_groups"]
+    core = yaml.safe_load((CORE / "meta" / "runtime.yml").read_text())["action_groups"]
     out = set()
     for entry in ours["cluster_api"]:
         if isinstance(entry, str):
@@ -64,24 +58,10 @@ def group_modules():
 
 def called():
     """Every kubernetes.core and cluster_checks module the roles and playbooks call (a task's action key)."""
-    cluster_checks = set(runtime(ROOT / "meta" / "runtime.yml")["action_groups"]["cluster_checks"])
-    out = set()
-
-    def walk(node):
-        if isinstance(node, list):
-            for item in node:
-                walk(item)
-        elif isinstance(node, dict):
-            for key, value in node.items():
-                if isinstance(key, str) and (key.startswith("kubernetes.core.")
-                                             or key.split(".")[-1] in cluster_checks and key.startswith("gpu_tray.")):
-                    out.add(key)
-                walk(value)
-
-    for top in ("roles", "playbooks"):
-        for path in (ROOT / top).rglob("*.yml"):
-            walk(yaml.safe_load(path.read_text()))
-    return out
+    cluster_checks = set(read_yaml("meta", "runtime.yml")["action_groups"]["cluster_checks"])
+    return set(key for _path, doc in yaml_files("roles", "playbooks") for node in mappings(doc) for key in node
+               if isinstance(key, str) and (key.startswith("kubernetes.core.")
+                                            or key.split(".")[-1] in cluster_checks and key.startswith("gpu_tray.")))
 
 
 def test_every_play_that_talks_to_the_api_has_the_one_entry():
@@ -92,27 +72,14 @@ def test_every_play_that_talks_to_the_api_has_the_one_entry():
         assert defaults == DEFAULTS, (where, defaults)   # one line: no module named, no group of its own
 
 
-def module_defaults(node):
-    """Every module_defaults mapping of a parsed YAML document (plays, blocks, tasks)."""
-    if isinstance(node, list):
-        for item in node:
-            yield from module_defaults(item)
-    elif isinstance(node, dict):
-        if isinstance(node.get("module_defaults"), dict):
-            yield node["module_defaults"]
-        for value in node.values():
-            yield from module_defaults(value)
-
-
 def test_no_module_defaults_names_a_kubernetes_core_module():
     """The roles' blocks too (the rolling reboot's): the cluster connection goes through the group, never module by
     module (a module left out of the list ran without it)."""
-    for top in ("roles", "playbooks"):
-        for path in sorted((ROOT / top).rglob("*.yml")):
-            for defaults in module_defaults(yaml.safe_load(path.read_text())):
-                named = sorted(key for key in defaults
-                               if key.startswith(("kubernetes.core.", "group/kubernetes.core.")))
-                assert not named, (str(path.relative_to(ROOT)), named)
+    for path, doc in yaml_files("roles", "playbooks"):
+        for node in (node for node in mappings(doc) if isinstance(node.get("module_defaults"), dict)):
+            named = sorted(key for key in node["module_defaults"]
+                           if key.startswith(("kubernetes.core.", "group/kubernetes.core.")))
+            assert not named, (str(path.relative_to(ROOT)), named)
 
 
 def test_the_group_covers_every_module_the_collection_calls_on_the_api():

@@ -3,24 +3,14 @@
 Each test runs the real tool and fails with the tool's own output, so a lint or sanity regression reads the
 same here as on a developer's terminal.
 """
-import pathlib
 import subprocess
-import sys
 import tarfile
 
 import pytest
 import yaml
 
 from ansible_env import checkout_env
-
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-BIN = pathlib.Path(sys.executable).parent
-
-
-def run(argv, **kw):
-    proc = subprocess.run(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, check=False,
-                          **kw)
-    return proc.returncode, proc.stdout
+from qualitykit import BIN, ROOT, build, read_yaml, run
 
 
 def module_names():
@@ -33,7 +23,7 @@ def test_yamllint():
 
 
 def test_ansible_lint_production_profile():
-    config = yaml.safe_load((ROOT / ".ansible-lint").read_text())
+    config = read_yaml(".ansible-lint")
     assert config["profile"] == "production"
     assert not config.get("skip_list") and not config.get("warn_list"), "no skip or warn list: use a local noqa with a reason"
     rc, out = run([str(BIN / "ansible-lint"), "--offline", "--profile", "production", "--nocolor"])
@@ -69,11 +59,7 @@ def test_ansible_test_sanity():
 
 
 def test_build_excludes_dev_content(tmp_path):
-    rc, out = run([str(BIN / "ansible-galaxy"), "collection", "build", "--output-path", str(tmp_path), "."])
-    assert rc == 0, out
-    tarballs = list(tmp_path.glob("gpu_tray-cluster-*.tar.gz"))
-    assert len(tarballs) == 1, out
-    with tarfile.open(tarballs[0]) as tar:
+    with tarfile.open(build(tmp_path)) as tar:
         names = tar.getnames()
     forbidden = (".venv", ".collections", ".cache", ".git", "lab", "molecule", "tests", "tools", ".ci", ".config",
                  "build", "output", "gpu-tray-report")
@@ -92,7 +78,7 @@ def host_module_names():
 
 
 def test_action_group_lists_every_host_module():
-    runtime = yaml.safe_load((ROOT / "meta" / "runtime.yml").read_text())
+    runtime = read_yaml("meta", "runtime.yml")
     group = set(runtime["action_groups"]["host_checks"])
     assert {"tray_facts", "rdma_facts", "hugepage_check"} <= set(host_module_names())
     missing = [m for m in host_module_names() if m not in group]
@@ -115,7 +101,7 @@ def role_names():
 @pytest.mark.parametrize("role", role_names())
 def test_role_argument_spec_matches_defaults(role):
     """Every public default is documented in meta/argument_specs.yml and prefixed with the role name."""
-    spec = yaml.safe_load((ROOT / "roles" / role / "meta" / "argument_specs.yml").read_text())
+    spec = read_yaml("roles", role, "meta", "argument_specs.yml")
     options = set(spec["argument_specs"]["main"]["options"])
     defaults_file = ROOT / "roles" / role / "defaults" / "main.yml"
     defaults = set(yaml.safe_load(defaults_file.read_text()) or {}) if defaults_file.exists() else set()

@@ -16,9 +16,9 @@ import pathlib
 import re
 
 import pytest
-import yaml
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+from qualitykit import ROOT, mappings, read_yaml, yaml_files
+
 DOCS = sorted([ROOT / "README.md"] + [p for p in (ROOT / "docs").rglob("*.md") if "docsite" not in p.parts]
               + list((ROOT / "roles").glob("*/README.md")))
 ROLES = sorted(p.name for p in (ROOT / "roles").iterdir() if p.is_dir())
@@ -59,26 +59,12 @@ def code_corpus():
 
 def tags_in_use():
     found = {"always", "never", "all", "tagged", "untagged"}
-
-    def walk(node):
-        if isinstance(node, dict):
-            tags = node.get("tags")
-            if isinstance(tags, str):
-                found.update(t.strip() for t in tags.split(","))
-            elif isinstance(tags, list):
-                found.update(str(t) for t in tags)
-            for value in node.values():
-                walk(value)
-        elif isinstance(node, list):
-            for value in node:
-                walk(value)
-
-    for base in ("playbooks", "roles"):
-        for path in (ROOT / base).rglob("*.yml"):
-            try:
-                walk(yaml.safe_load(path.read_text()))
-            except yaml.YAMLError:
-                continue
+    for node in (node for _path, doc in yaml_files("playbooks", "roles") for node in mappings(doc)):
+        tags = node.get("tags")
+        if isinstance(tags, str):
+            found.update(t.strip() for t in tags.split(","))
+        elif isinstance(tags, list):
+            found.update(str(t) for t in tags)
     return found
 
 
@@ -117,7 +103,7 @@ def _exists(root, candidate):
 
 
 def collection_names():
-    runtime = yaml.safe_load((ROOT / "meta" / "runtime.yml").read_text())
+    runtime = read_yaml("meta", "runtime.yml")
     return set(PLAYBOOKS) | set(ROLES) | set(FILTERS) | set(MODULES) | set(LOOKUPS) | set(runtime.get("action_groups", {}))
 
 

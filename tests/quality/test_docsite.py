@@ -2,23 +2,18 @@
 tools/docsite.py and committed, so the docs antsibull-docs builds from the tarball carry the guides, runbooks and
 failure modes. A Markdown edit without a regeneration fails here; `antsibull-docs lint-collection-docs
 --check-extra-docs-refs` (test_docs.py) checks the generated RST and its references."""
-import pathlib
-import subprocess
 import sys
 
-import yaml
-
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+from qualitykit import ROOT, read_yaml, run
 
 
 def test_docsite_is_generated_from_the_markdown():
-    proc = subprocess.run([sys.executable, str(ROOT / "tools" / "docsite.py"), "--check"], cwd=ROOT,
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, check=False)
-    assert proc.returncode == 0, proc.stdout
+    rc, out = run([sys.executable, ROOT / "tools" / "docsite.py", "--check"])
+    assert rc == 0, out
 
 
 def test_extra_docs_hold_the_platform_guides_runbooks_and_failure_modes():
-    index = yaml.safe_load((ROOT / "docs" / "docsite" / "extra-docs.yml").read_text())
+    index = read_yaml("docs", "docsite", "extra-docs.yml")
     listed = {ref for section in index["sections"] for ref in section["toctree"]}
     runbooks = {"runbooks_" + p.stem.replace("-", "_") for p in (ROOT / "docs" / "runbooks").glob("*.md")
                 if p.name != "README.md"}

@@ -3,35 +3,29 @@
 requirements are build/ee-requirements.yml, which tools/ee_requirements.py writes beside the tarball) - and
 ansible-builder's own introspection finds the Python dependencies this collection declares in
 meta/execution-environment.yml."""
-import pathlib
 import re
 import shutil
-import subprocess
 import sys
 
 import yaml
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-BIN = pathlib.Path(sys.executable).parent
-EE = yaml.safe_load((ROOT / "execution-environment.yml").read_text())
-VERSION = yaml.safe_load((ROOT / "galaxy.yml").read_text())["version"]
+from qualitykit import BIN, ROOT, read_yaml, run
+from qualitykit import build as build_tarball
+
+EE = read_yaml("execution-environment.yml")
+VERSION = read_yaml("galaxy.yml")["version"]
 TARBALL = "gpu_tray-cluster-%s.tar.gz" % VERSION
+CREATE = [BIN / "ansible-builder", "create", "-f", "execution-environment.yml", "--context", "context",
+          "--output-filename", "Containerfile"]
+EE_REQUIREMENTS = [sys.executable, ROOT / "tools" / "ee_requirements.py", "--build-dir"]
 
 
 def build(directory):
     """make build into ``directory``/build: the tarball and ee-requirements.yml beside it."""
-    rc, out = run([str(BIN / "ansible-galaxy"), "collection", "build", "--output-path", str(directory / "build"),
-                   str(ROOT)], cwd=directory)
-    assert rc == 0, out
-    rc, out = run([sys.executable, str(ROOT / "tools" / "ee_requirements.py"), "--build-dir", str(directory / "build")],
-                  cwd=directory)
+    build_tarball(directory / "build")
+    rc, out = run(EE_REQUIREMENTS + [directory / "build"], cwd=directory)
     assert rc == 0, out
     return yaml.safe_load((directory / "build" / "ee-requirements.yml").read_text())["collections"]
-
-
-def run(argv, cwd):
-    proc = subprocess.run(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, check=False)
-    return proc.returncode, proc.stdout
 
 
 def test_definition_names_this_version_and_the_pinned_toolchain(tmp_path):
@@ -45,12 +39,12 @@ def test_definition_names_this_version_and_the_pinned_toolchain(tmp_path):
                 if "==" in line and not line.startswith("#"))
     assert EE["dependencies"]["ansible_core"]["package_pip"] == "ansible-core==%s" % pins["ansible-core"]
     assert EE["dependencies"]["ansible_runner"]["package_pip"] == "ansible-runner==%s" % pins["ansible-runner"]
-    required = yaml.safe_load((ROOT / "requirements.yml").read_text())["collections"]
+    required = read_yaml("requirements.yml")["collections"]
     needed = {c["name"] for c in required if c["name"] != "awx.awx"}   # awx.awx: the workstation's awx_configure
     assert needed <= set(galaxy), "dependency collections missing from the EE: %s" % sorted(needed - set(galaxy))
     # the dependency collections at exactly the versions the suite runs with (.collections, tools/setup.sh)
     pinned = dict((c["name"], c.get("version")) for c in collections if not c["name"].startswith("collections/"))
-    assert sorted(pinned) == sorted(yaml.safe_load((ROOT / "galaxy.yml").read_text())["dependencies"])
+    assert sorted(pinned) == sorted(read_yaml("galaxy.yml")["dependencies"])
     for name, version in pinned.items():
         manifest = ROOT / ".collections" / "ansible_collections" / name.replace(".", "/") / "MANIFEST.json"
         tested = yaml.safe_load(manifest.read_text())["collection_info"]["version"]
@@ -74,14 +68,12 @@ def test_definition_names_this_version_and_the_pinned_toolchain(tmp_path):
 def test_ansible_builder_create_fails_without_the_built_tarball(tmp_path):
     """Before `make build` there is no image to describe: create stops and names what is missing, never "Complete!"."""
     shutil.copy(ROOT / "execution-environment.yml", tmp_path)
-    rc, out = run([str(BIN / "ansible-builder"), "create", "-f", "execution-environment.yml", "--context", "context",
-                   "--output-filename", "Containerfile"], cwd=tmp_path)
+    rc, out = run(CREATE, cwd=tmp_path)
     assert rc != 0 and "Complete!" not in out, out
     assert "build/ee-requirements.yml does not exist" in out, out
     # the generator refuses to write the requirements without the tarball
     (tmp_path / "build").mkdir()
-    rc, out = run([sys.executable, str(ROOT / "tools" / "ee_requirements.py"), "--build-dir", str(tmp_path / "build")],
-                  cwd=tmp_path)
+    rc, out = run(EE_REQUIREMENTS + [tmp_path / "build"], cwd=tmp_path)
     assert rc == 1 and "%s is not built: run make build" % (tmp_path / "build" / TARBALL) in out, out
     assert not (tmp_path / "build" / "ee-requirements.yml").exists()
 
@@ -89,8 +81,7 @@ def test_ansible_builder_create_fails_without_the_built_tarball(tmp_path):
 def test_ansible_builder_create_writes_a_build_context(tmp_path):
     shutil.copy(ROOT / "execution-environment.yml", tmp_path)
     build(tmp_path)
-    rc, out = run([str(BIN / "ansible-builder"), "create", "-f", "execution-environment.yml", "--context", "context",
-                   "--output-filename", "Containerfile"], cwd=tmp_path)
+    rc, out = run(CREATE, cwd=tmp_path)
     assert rc == 0 and "No matches" not in out and "Complete!" in out, out
     context = tmp_path / "context"
     containerfile = (context / "Containerfile").read_text()
@@ -107,10 +98,10 @@ def test_ansible_builder_create_writes_a_build_context(tmp_path):
 
 
 def test_introspection_reads_the_collection_python_dependencies():
-    meta = yaml.safe_load((ROOT / "meta" / "execution-environment.yml").read_text())
+    meta = read_yaml("meta", "execution-environment.yml")
     assert meta["dependencies"]["python"] == "meta/ee-requirements.txt"
     assert "system" not in meta["dependencies"], "helm is downloaded, never a bindep package (kubernetes.core#1141)"
-    rc, out = run([str(BIN / "ansible-builder"), "introspect", "--sanitize", str(ROOT / ".collections")], cwd=ROOT)
+    rc, out = run([BIN / "ansible-builder", "introspect", "--sanitize", ROOT / ".collections"])
     assert rc == 0, out
     ours = sorted(line.split("#")[0].strip(" '-") for line in out.splitlines()
                   if "from collection gpu_tray.cluster" in line)

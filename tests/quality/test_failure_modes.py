@@ -1,10 +1,10 @@
 """docs/failure-modes.md is tested against the checks that exist: every `kind/name` it cites is a preflight check,
 a check of the validation's trays phase, a conformance check, a module or a role of this collection, every
 preflight, trays and conformance check has a row, and every runbook it links exists."""
-import pathlib
 import re
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+from qualitykit import ROOT
+
 DOC = ROOT / "docs" / "failure-modes.md"
 CITED = re.compile(r"`(preflight|trays|conformance|module|role)/([a-z0-9_-]+)`")
 # the file whose CHECKS each kind of check is (controller rules in plugin_utils, the API host's in module_utils)

@@ -13,16 +13,12 @@ differences from Galaxy are about where it runs, none about what is checked:
   * nothing of this checkout's ansible.cfg or ANSIBLE_* environment leaks in.
 """
 import os
-import pathlib
 import re
-import subprocess
-import sys
 import tarfile
 
 import yaml
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-BIN = pathlib.Path(sys.executable).parent
+from qualitykit import BIN, ROOT, build, read_yaml, run
 
 CONFIG = """\
 [galaxy-importer]
@@ -57,7 +53,7 @@ def test_lint_config_mocks_exactly_the_dependency_modules_called():
     """A mock hides nothing only if it names a real module (a misspelt one would pass Galaxy's syntax check): each
     mock is a module of the installed dependency collection, and each such module the collection calls is mocked
     (otherwise Galaxy's syntax check stops at it)."""
-    mocks = yaml.safe_load((ROOT / ".ansible-lint").read_text())["mock_modules"]
+    mocks = read_yaml(".ansible-lint")["mock_modules"]
     assert mocks == sorted(set(mocks)), "keep mock_modules sorted and unique: %s" % mocks
     for name in mocks:
         namespace, collection, module = name.split(".")
@@ -71,7 +67,7 @@ def test_lint_config_mocks_exactly_the_dependency_modules_called():
     assert not missing, "called but not in .ansible-lint mock_modules (Galaxy's import would warn): %s" % missing
     unused = sorted(set(mocks) - modules_called())
     assert not unused, "mocked but never called (remove from mock_modules): %s" % unused
-    build_ignore = yaml.safe_load((ROOT / "galaxy.yml").read_text())["build_ignore"]
+    build_ignore = read_yaml("galaxy.yml")["build_ignore"]
     assert ".ansible-lint" not in build_ignore, "Galaxy's ansible-lint reads the shipped .ansible-lint"
 
 
@@ -84,20 +80,14 @@ def test_galaxy_importer_on_the_built_tarball_reports_nothing(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANSIBLE_", "GALAXY_IMPORTER_", "PYTHONPATH"))}
     env["PATH"] = "%s:%s" % (BIN, env.get("PATH", "/usr/bin:/bin"))
     env["ANSIBLE_HOME"] = str(tmp_path / "ansible-home")
-    build = subprocess.run([str(BIN / "ansible-galaxy"), "collection", "build", "--output-path", str(tmp_path), "."],
-                           cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, check=False)
-    assert build.returncode == 0, build.stdout
-    tarball, = tmp_path.glob("gpu_tray-cluster-*.tar.gz")
-
+    tarball = build(tmp_path, env=env)
     (tmp_path / "importer").mkdir()
     config = tmp_path / "galaxy-importer.cfg"
     config.write_text(CONFIG.format(tmp=tmp_path))
     env["GALAXY_IMPORTER_CONFIG"] = str(config)
 
-    proc = subprocess.run([str(BIN / "python"), "-m", "galaxy_importer.main", str(tarball)], cwd=tmp_path, env=env,
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, check=False, timeout=900)
-    out = proc.stdout
-    assert proc.returncode == 0, out[-20000:]
+    rc, out = run([BIN / "python", "-m", "galaxy_importer.main", tarball], cwd=tmp_path, env=env, timeout=900)
+    assert rc == 0, out[-20000:]
     assert "Importer processing completed successfully" in out, out[-20000:]
     # the three checks really ran (a missing flake8 or ansible-lint is a warning too, but say it plainly)
     assert "Getting doc strings via ansible-doc" in out, out[-5000:]
@@ -109,7 +99,7 @@ def test_galaxy_importer_on_the_built_tarball_reports_nothing(tmp_path):
 
 
 def test_tarball_ships_the_license_and_leaves_out_repository_only_docs(tmp_path):
-    galaxy = yaml.safe_load((ROOT / "galaxy.yml").read_text())
+    galaxy = read_yaml("galaxy.yml")
     # no public home yet: no placeholder addresses (the HTML docs made buttons of them); `repository` is required
     # by Galaxy and holds a placeholder that is no URL (tools/build-docs.sh drops it from the link buttons)
     assert "example.invalid" not in (ROOT / "galaxy.yml").read_text()
@@ -117,11 +107,7 @@ def test_tarball_ships_the_license_and_leaves_out_repository_only_docs(tmp_path)
     assert galaxy["license"] == ["GPL-3.0-or-later"]
     copying = (ROOT / "COPYING").read_text()
     assert "GNU GENERAL PUBLIC LICENSE" in copying and "Version 3, 29 June 2007" in copying
-    proc = subprocess.run([str(BIN / "ansible-galaxy"), "collection", "build", "--output-path", str(tmp_path), "."],
-                          cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, check=False)
-    assert proc.returncode == 0, proc.stdout
-    tarball, = tmp_path.glob("gpu_tray-cluster-*.tar.gz")
-    with tarfile.open(tarball) as tar:
+    with tarfile.open(build(tmp_path)) as tar:
         names = set(tar.getnames())
     assert {"COPYING", "requirements.txt", "meta/ee-requirements.txt", "docs/docsite/extra-docs.yml"} <= names
     repository_only = {"docs/lab.md", "docs/lab-hardware.md", "docs/testing.md", "docs/performance.md"}

@@ -7,12 +7,11 @@ the answers itself. A play on the API host checks the trays' values too (a run s
 tests/unit/plugins/action/test_check_inputs.py, a misspelt variable set on a tray refused by every API-host
 playbook), and the playbooks that run helm ask for it. What the tasks do in a run:
 tests/unit/plugins/action/test_check_inputs.py."""
-import pathlib
-
 import pytest
 import yaml
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+from qualitykit import ROOT
+
 PLAYBOOKS = ROOT / "playbooks"
 OPENING = PLAYBOOKS / "tasks" / "opening.yml"
 IMPORT = "ansible.builtin.import_tasks"

@@ -6,22 +6,18 @@ stack role's. A safety switch whose default is flipped in one place and not the 
 
 The literal is parsed here on its own (quoted strings, numbers, true/false, lists and mappings of them), not with
 tools/inventory_spec.py's parser, so a fault in the generator does not hide itself."""
-import importlib.util
-import pathlib
 import re
 
 import pytest
 import yaml
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-SPEC = yaml.safe_load((ROOT / "roles" / "preflight" / "vars" / "inventory_spec.yml").read_text())
-INVENTORY_SPEC = SPEC["__preflight_inventory_spec"]
+from qualitykit import ROOT, load, read_yaml
+
+INVENTORY_SPEC = read_yaml("roles", "preflight", "vars", "inventory_spec.yml")["__preflight_inventory_spec"]
 FEEDS = re.compile(r"^\{\{\s*(gpu_tray_[a-z0-9_]+)\s*\|\s*default\((.*)\)\s*\}\}$", re.S)
 QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
 CONTEXT = re.compile(r"^\{\{\s*lookup\('gpu_tray\.cluster\.run_context',\s*'([a-z_]+)'\)\s*\}\}$")
-_SPEC = importlib.util.spec_from_file_location("run_context", ROOT / "plugins" / "plugin_utils" / "run_context.py")
-RUN_CONTEXT = importlib.util.module_from_spec(_SPEC)
-_SPEC.loader.exec_module(RUN_CONTEXT)
+RUN_CONTEXT = load("plugins", "plugin_utils", "run_context.py")
 
 
 def literal(text):
@@ -57,7 +53,7 @@ LITERALS = [item for item in ROLE_DEFAULTS if item[3]]
 
 
 def argument_spec(role):
-    return yaml.safe_load((ROOT / "roles" / role / "meta" / "argument_specs.yml").read_text())["argument_specs"]
+    return read_yaml("roles", role, "meta", "argument_specs.yml")["argument_specs"]
 
 
 def same(one, other):
@@ -119,8 +115,7 @@ def test_the_playbooks_switches_have_the_specs_default_everywhere():
 
 
 def test_the_checks_fallbacks_are_the_stack_roles_defaults():
-    spec = importlib.util.spec_from_file_location("check_inputs_action", ROOT / "plugins" / "action" / "check_inputs.py")
-    text = spec.loader.get_source("check_inputs_action")
+    text = (ROOT / "plugins" / "action" / "check_inputs.py").read_text()
     helm = re.search(r"^HELM_BINARY = '([^']+)'$", text, re.M).group(1)
     assert argument_spec("stack")["main"]["options"]["stack_helm_binary"]["default"] == helm
-    assert yaml.safe_load((ROOT / "roles" / "stack" / "defaults" / "main.yml").read_text())["stack_helm_binary"] == helm
+    assert read_yaml("roles", "stack", "defaults", "main.yml")["stack_helm_binary"] == helm

@@ -7,16 +7,14 @@ directory is found again by the next run (no "does not exist" warning, a compone
 removed), and stale CTRF files of a relative evidence directory are removed.
 """
 import os
-import pathlib
 import subprocess
 import sys
 
 import yaml
 
 from ansible_env import checkout_env
+from qualitykit import BIN, ROOT, build, run
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-BIN = pathlib.Path(sys.executable).parent
 NCCL_LOG = ROOT / "tests" / "unit" / "fixtures" / "nccl" / "vr200_nvls_ib_mpirun.log"
 
 
@@ -24,14 +22,10 @@ def _installed(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANSIBLE_", "PYTHONPATH"))}
     env.update(PATH="%s:%s" % (BIN, env.get("PATH", "/usr/bin:/bin")), ANSIBLE_HOME=str(tmp_path / "home"),
                ANSIBLE_NOCOLOR="1", ANSIBLE_LOCAL_TEMP=str(tmp_path / "home" / "tmp"))
-    build = subprocess.run([str(BIN / "ansible-galaxy"), "collection", "build", "--output-path", str(tmp_path), "."],
-                           cwd=ROOT, env=env, capture_output=True, text=True, check=False)
-    assert build.returncode == 0, build.stdout + build.stderr
-    tarball, = tmp_path.glob("gpu_tray-cluster-*.tar.gz")
     installed = tmp_path / "collections"
-    inst = subprocess.run([str(BIN / "ansible-galaxy"), "collection", "install", "--no-deps", "-p", str(installed),
-                           str(tarball)], cwd=tmp_path, env=env, capture_output=True, text=True, check=False)
-    assert inst.returncode == 0, inst.stdout + inst.stderr
+    rc, out = run([BIN / "ansible-galaxy", "collection", "install", "--no-deps", "-p", installed, build(tmp_path, env)],
+                  cwd=tmp_path, env=env)
+    assert rc == 0, out
     # the dependency collections from the checkout's .collections (Galaxy is unreachable here); the installed
     # gpu_tray.cluster comes first, so the checkout's own copy is never used
     env = checkout_env(ROOT, base=env, collections=[installed, ROOT / ".collections"], config=False, home=False,

@@ -12,13 +12,13 @@ Python plugins' whole-string constants (``task_vars['__x']``, not docstrings); a
 topic is no variable. ``set_stats`` is not a definition: its
 data goes to the job's artifacts, never to the play's variables."""
 import ast
-import pathlib
 import re
 
 import pytest
 import yaml
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+from qualitykit import ROOT
+
 NAME = re.compile(r"(?<!\w)__[a-z][a-z0-9_]*[a-z0-9](?!\w)")   # __x_y, never a Python __dunder__
 WHOLE = re.compile(r"^__[a-z][a-z0-9_]*[a-z0-9]$")
 SET_FACT = ("set_fact", "ansible.builtin.set_fact", "ansible.legacy.set_fact")

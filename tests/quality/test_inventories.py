@@ -3,7 +3,6 @@ playbooks target, its rack is a real NVL72 rack (18 compute trays, each with the
 rolling reboot groups by), the reboot waves over it never take two trays of a rack down together, and the
 rke2-vr200 intent presets resolve to recipes and tuning intents that exist."""
 import json
-import pathlib
 import subprocess
 import sys
 
@@ -11,9 +10,7 @@ import pytest
 import yaml
 
 from ansible_env import checkout_env
-
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-BIN = pathlib.Path(sys.executable).parent
+from qualitykit import BIN, ROOT, read_yaml
 INVENTORIES = sorted(p.name for p in (ROOT / "inventories").iterdir() if p.is_dir())
 ENV = checkout_env(ROOT, home=False)
 
@@ -82,7 +79,7 @@ INTENTS = {"rke2_vr200_inference": "vr200-rke2-ubuntu-inference",
 @pytest.mark.parametrize("group", sorted(INTENTS))
 def test_intent_presets_win_over_the_platform_vars(group, tmp_path):
     """A tray moved into an intent group gets that recipe and tuning intent, and the k8s_api host follows it."""
-    hosts = yaml.safe_load((ROOT / "inventories" / "rke2-vr200" / "hosts.yml").read_text())
+    hosts = read_yaml("inventories", "rke2-vr200", "hosts.yml")
     vr200 = hosts["all"]["children"]["gpu_trays"]["children"]["rke2_vr200"]
     moved = dict(list(vr200["hosts"].items())[:1])
     vr200["hosts"] = {}
@@ -94,10 +91,10 @@ def test_intent_presets_win_over_the_platform_vars(group, tmp_path):
     assert hostvars[tray]["gpu_tray_recipe"] == INTENTS[group]
     assert hostvars[tray]["gpu_tray_platform"] == "rke2-vr200"               # still a VR200 tray
     assert tray in members(data, "rke2_vr200")
-    recipes = yaml.safe_load((ROOT / "plugins" / "plugin_utils" / "stack_data" / "recipes.yml").read_text())["recipes"]
+    recipes = read_yaml("plugins", "plugin_utils", "stack_data", "recipes.yml")["recipes"]
     assert INTENTS[group] in recipes, "unknown recipe %s" % INTENTS[group]
     # the recipe's nvidia-tuned intent comes from the registry, and the platform profile has that intent
-    profile = yaml.safe_load((ROOT / "plugins" / "plugin_utils" / "platforms" / "rke2-vr200.yml").read_text())
+    profile = read_yaml("plugins", "plugin_utils", "platforms", "rke2-vr200.yml")
     assert "gpu_tray_tuned_intent" not in hostvars[tray], "the inventory keeps site facts only"
     assert recipes[INTENTS[group]]["platform"] == "rke2-vr200"
     assert recipes[INTENTS[group]]["tuned_intent"] in profile["tuning"]["intents"]

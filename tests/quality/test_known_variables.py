@@ -2,14 +2,13 @@
 current, and its list of the collection's variables (__preflight_known_variables) is exactly the gpu_tray_* names the
 roles, playbooks and plugins use: a variable added to a role and not to the list would fail every preflight as
 "misspelt"; one left in the list after its last use would let a misspelling of it pass."""
-import pathlib
 import re
-import subprocess
 import sys
 
 import yaml
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+from qualitykit import ROOT, run
+
 NAME = re.compile(r"\bgpu_tray_[a-z0-9_]+")
 LIST_FILE = ROOT / "roles" / "preflight" / "vars" / "inventory_spec.yml"
 
@@ -31,9 +30,8 @@ def test_known_variables_are_the_names_the_code_uses():
 
 
 def test_inventory_spec_is_generated_from_the_roles():
-    proc = subprocess.run([sys.executable, str(ROOT / "tools" / "inventory_spec.py"), "--check"], capture_output=True,
-                          text=True, check=False)
-    assert proc.returncode == 0, proc.stderr
+    rc, out = run([sys.executable, ROOT / "tools" / "inventory_spec.py", "--check"])
+    assert rc == 0, out
 
 
 def test_every_input_is_checked_with_the_rule_of_the_role_it_feeds():

@@ -1,9 +1,9 @@
 """Every playbook starts with a header that says what it does, what it changes and how to undo it."""
-import pathlib
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+from qualitykit import ROOT
+
 PLAYBOOKS = sorted((ROOT / "playbooks").glob("*.yml"))
 
 

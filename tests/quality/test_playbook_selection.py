@@ -2,28 +2,19 @@
   * prepare_trays.yml's preflight cannot be left out by --tags / --skip-tags (only on purpose, by a variable);
   * a run without a chart stack (gpu_tray_stack_deploy=false, or before the stack role added its in-memory hosts)
     does not warn about the group stack_components."""
-import pathlib
-import subprocess
-import sys
-
 import pytest
-import yaml
 
 from ansible_env import checkout_env
-
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-BIN = pathlib.Path(sys.executable).parent
+from qualitykit import BIN, ROOT, read_yaml, run
 INVENTORY = ROOT / "inventories" / "rke2-vr200"
 PREFLIGHT_TASK = "gpu_tray.cluster.preflight : Read the tray once and judge it"
 NO_MATCH = "Could not match supplied host pattern"
 
 
 def playbook(*argv):
-    env = checkout_env(ROOT, force_color_off=True)
-    proc = subprocess.run([str(BIN / "ansible-playbook")] + list(argv), cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, text=True, check=False)
-    assert proc.returncode == 0, proc.stdout[-6000:]
-    return proc.stdout
+    rc, out = run([BIN / "ansible-playbook", *argv], env=checkout_env(ROOT, force_color_off=True))
+    assert rc == 0, out[-6000:]
+    return out
 
 
 @pytest.mark.parametrize("selection", [[], ["--skip-tags", "preflight"], ["--tags", "imex"],
@@ -34,7 +25,7 @@ def test_prepare_trays_runs_the_preflight_whatever_the_tags(selection):
     assert PREFLIGHT_TASK in out, out
     # --list-tasks does not list a block's always section: the summary is written there, in the read's own block
     # (whose tags it inherits), whatever happened to the trays
-    tasks = yaml.safe_load((ROOT / "roles" / "preflight" / "tasks" / "main.yml").read_text())
+    tasks = read_yaml("roles", "preflight", "tasks", "main.yml")
     block = next(t for t in tasks if "block" in t
                  and any(PREFLIGHT_TASK.split(" : ")[1] in b.get("name", "") for b in t["block"]))
     assert "tags" not in block and any("Write every tray's evidence and the summary" in a["name"] for a in block["always"])

@@ -1,27 +1,24 @@
 """The recipe registry (plugins/plugin_utils/stack_data/recipes.yml) is the one place a recipe is written down: the
 files tools/recipes.py generates from it - module_utils/recipes.py for the API-host modules and the recipe choices of
 the argument specs and module docs - are current, and no other product file lists the recipes."""
-import pathlib
 import re
-import subprocess
 import sys
 
 import yaml
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+from qualitykit import ROOT, load, run
+
 REGISTRY = ROOT / "plugins" / "plugin_utils" / "stack_data" / "recipes.yml"
 
 
 def test_the_generated_files_are_current():
-    proc = subprocess.run([sys.executable, str(ROOT / "tools" / "recipes.py"), "--check"], capture_output=True,
-                          text=True, check=False)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rc, out = run([sys.executable, ROOT / "tools" / "recipes.py", "--check"])
+    assert rc == 0, out
 
 
 def test_the_check_fails_on_a_stale_choice(tmp_path):
     """The staleness check can fail: a choices block missing one recipe is found."""
-    sys.path.insert(0, str(ROOT / "tools"))
-    import recipes
+    recipes = load("tools", "recipes.py")
     spec = (ROOT / "roles" / "validate" / "meta" / "argument_specs.yml").read_text()
     stale = spec.replace("          - vr200-rke2-ubuntu-inference-dynamo\n", "", 1)
     assert stale != spec and recipes.with_choices(stale) == spec

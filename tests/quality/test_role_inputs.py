@@ -1,28 +1,26 @@
 """Bad inventory input stops a role at its argument spec, with a message naming the variable (no traceback,
 and before any task touches a host)."""
 import json
-import pathlib
 import re
-import subprocess
 import sys
 
 import pytest
 
 from ansible_env import checkout_env
+from qualitykit import BIN, ROOT, run
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-BIN = pathlib.Path(sys.executable).parent
+
+def playbook(path, extra_vars, *argv):
+    """(exit code, output) of ansible-playbook ``path`` with ``extra_vars``."""
+    return run([BIN / "ansible-playbook", *argv, path, "-e", json.dumps(extra_vars)],
+               env=checkout_env(ROOT, force_color_off=True))
 
 
 def run_role(role, extra_vars, tmp_path):
     play = tmp_path / "play.yml"
     play.write_text("- hosts: localhost\n  connection: local\n  gather_facts: false\n  roles:\n"
                     "    - gpu_tray.cluster.%s\n" % role)
-    env = checkout_env(ROOT, force_color_off=True)
-    argv = [str(BIN / "ansible-playbook"), str(play), "-e", json.dumps(extra_vars)]
-    proc = subprocess.run(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                          check=False)
-    return proc.returncode, proc.stdout
+    return playbook(play, extra_vars)
 
 
 @pytest.mark.parametrize("extra_vars, variable, words", [
@@ -56,12 +54,7 @@ def run_preflight_playbook(extra_vars, tmp_path):
     inventory = tmp_path / "hosts.yml"
     inventory.write_text("all:\n  children:\n    gpu_trays:\n      hosts:\n        localhost:\n"
                          "          ansible_connection: local\n          ansible_python_interpreter: %s\n" % sys.executable)
-    env = checkout_env(ROOT, force_color_off=True)
-    argv = [str(BIN / "ansible-playbook"), "-i", str(inventory), str(ROOT / "playbooks" / "preflight.yml"),
-            "-e", json.dumps(extra_vars)]
-    proc = subprocess.run(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                          check=False)
-    return proc.returncode, proc.stdout
+    return playbook(ROOT / "playbooks" / "preflight.yml", extra_vars, "-i", inventory)
 
 
 def test_preflight_checks_every_phase_input_by_its_gpu_tray_name_before_reading_the_tray(tmp_path):

@@ -5,13 +5,13 @@ promises behaviour: `stack_state: absent` was documented as tearing the stack do
 `make mutate-yaml`, which could drop its choices without any test noticing).
 
 A file scan: an occurrence counts as a read unless the line sets the name (`  name: value`)."""
-import pathlib
 import re
 
 import pytest
 import yaml
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+from qualitykit import ROOT
+
 READERS = ("roles", "playbooks", "plugins")
 
 

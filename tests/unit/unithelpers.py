@@ -1,6 +1,7 @@
 # Copyright: (c) 2026, gpu_tray.cluster contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Helpers shared by the unit tests (one place for the fixture directory and the containerd tree)."""
+"""Helpers shared by the unit tests (one place for the fixture directory, the containerd tree and the mocks an
+action plugin runs on)."""
 
 import os
 import shutil
@@ -45,3 +46,30 @@ def write_toml(path, text):
     with open(path, 'w') as handle:
         handle.write(text)
     return path
+
+
+def action_plugin(module, args, connection=None, check_mode=False, loader=None, templar=None, action=None):
+    """``module.ActionModule`` as the task executor builds it, on mocks: a task with ``args`` (no async, no diff;
+    ``action`` its FQCN where the plugin reads it), ``connection``, a fresh PlayContext, ``loader`` and ``templar``
+    (each a MagicMock unless given) and a mocked shared plugin loader."""
+    from unittest.mock import MagicMock
+
+    from ansible.playbook.play_context import PlayContext
+    task = MagicMock()
+    task.async_val, task.check_mode, task.diff, task.args = 0, check_mode, False, dict(args)
+    if action is not None:
+        task.action = action
+    return module.ActionModule(task, MagicMock() if connection is None else connection, PlayContext(),
+                               MagicMock() if loader is None else loader, MagicMock() if templar is None else templar,
+                               MagicMock())
+
+
+def target_connection(plugin):
+    """The connection to the task's host, which ``plugin`` must never use (it runs on the controller): no remote
+    temporary directory, and a command or a copied file fails the test."""
+    from unittest.mock import MagicMock
+    connection = MagicMock()
+    connection._shell.tmpdir = None
+    connection.exec_command.side_effect = AssertionError('%s ran a command on the target' % plugin)
+    connection.put_file.side_effect = AssertionError('%s copied a file to the target' % plugin)
+    return connection

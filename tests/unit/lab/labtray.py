@@ -37,6 +37,22 @@ class Tray(object):
         with open(self.sys(rel)) as handle:
             return handle.read()
 
+    def reads(self, prefix, expected):
+        """{name: content} of the sysfs file ``prefix + name`` of every name of ``expected``, to compare with it."""
+        return dict((name, self.read(prefix + name)) for name in expected)
+
+    def text(self, rel):
+        """The file ``rel`` under the tray's root (``read``: under its sysfs)."""
+        with open(self.p(rel)) as handle:
+            return handle.read()
+
+    @staticmethod
+    def write(path, text):
+        """Write ``text`` to ``path`` (a ``p()`` or ``sys()`` path), its directory made if missing."""
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, 'w') as handle:
+            handle.write(text)
+
     def boot(self):
         return fixtures.traylab.boot(self.root, do_mounts=False)
 
@@ -49,10 +65,9 @@ class Tray(object):
         return env
 
     def run(self, tool, *args):
-        """Run a trayfs tool double (usr/local/sbin/<tool>) against this tray."""
-        exe = os.path.join(TRAYFS, 'usr/local/sbin', tool)
-        return subprocess.run([exe] + list(args), env=self.env(), stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, universal_newlines=True, timeout=60, check=False)
+        """Run a trayfs tool double (usr/local/sbin/<tool>, or the absolute path ``tool``) against this tray."""
+        return subprocess.run([os.path.join(TRAYFS, 'usr/local/sbin', tool)] + list(args), env=self.env(),
+                              capture_output=True, text=True, timeout=60, check=False)
 
     def calls(self):
         try:

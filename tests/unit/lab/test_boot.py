@@ -74,33 +74,24 @@ def test_hugepages_from_the_command_line():
 def test_boot_derives_cmdline_from_grub_cfg_and_applies_it(make_tray):
     tray = make_tray('rke2-vr200', boot=False)
     tray.boot()
-    with open(tray.p('proc/cmdline')) as handle:
-        assert handle.read() == 'BOOT_IMAGE=%s root=/dev/vda1 ro console=ttyAMA0,115200n8\n' % VR200_IMAGE
-    with open(tray.p('run/gpu-tray-lab/cmdline.source')) as handle:
-        assert handle.read() == 'baseline\n'
+    assert tray.text('proc/cmdline') == 'BOOT_IMAGE=%s root=/dev/vda1 ro console=ttyAMA0,115200n8\n' % VR200_IMAGE
+    assert tray.text('run/gpu-tray-lab/cmdline.source') == 'baseline\n'
     shutil.copy(os.path.join(DATA, 'grub-vr200-tuned.cfg'), tray.p('boot/grub/grub.cfg'))
-    with open(tray.p('proc/cmdline')) as handle:
-        assert 'init_on_alloc=0' not in handle.read()     # nothing changes before the reboot
+    assert 'init_on_alloc=0' not in tray.text('proc/cmdline')     # nothing changes before the reboot
     tray.boot()
-    with open(tray.p('proc/cmdline')) as handle:
-        cmdline = handle.read()
+    cmdline = tray.text('proc/cmdline')
     assert cmdline.endswith(' numa_balancing=disable hugepagesz=2M hugepages=5128 hugepagesz=1G hugepages=2\n')
-    with open(tray.p('run/gpu-tray-lab/numa_balancing')) as handle:
-        assert handle.read() == '0\n'
+    assert tray.text('run/gpu-tray-lab/numa_balancing') == '0\n'
     assert tray.read('kernel/mm/hugepages/hugepages-2048kB/nr_hugepages') == '5128\n'
     assert tray.read('kernel/mm/hugepages/hugepages-2048kB/free_hugepages') == '5128\n'
     assert not os.path.exists(tray.sys('kernel/mm/hugepages/hugepages-1048576kB'))
-    with open(tray.p('var/log/gpu-tray-lab/boot.log')) as handle:
-        assert 'HugeTLB: unsupported hugepagesz=1G' in handle.read()
+    assert 'HugeTLB: unsupported hugepagesz=1G' in tray.text('var/log/gpu-tray-lab/boot.log')
 
 
 def test_kernel_cmdline_module_options(make_tray):
     tray = make_tray('rke2-vr200', boot=False)
-    with open(os.path.join(DATA, 'grub-vr200-baseline.cfg')) as handle:
-        text = handle.read()
-    with open(tray.p('boot/grub/grub.cfg'), 'w') as handle:
-        handle.write(text.replace('console=ttyAMA0,115200n8', 'console=ttyAMA0,115200n8 ib_core.netns_mode=0 '
-                                  'modules_load=ib_umad'))
+    tray.write(tray.p('boot/grub/grub.cfg'), sample('grub-vr200-baseline.cfg').replace(
+        'console=ttyAMA0,115200n8', 'console=ttyAMA0,115200n8 ib_core.netns_mode=0 modules_load=ib_umad'))
     tray.boot()
     assert tray.read('module/ib_core/parameters/netns_mode') == 'N\n'
     assert os.path.isdir(tray.sys('module/ib_umad'))
@@ -108,28 +99,20 @@ def test_kernel_cmdline_module_options(make_tray):
 
 def test_boot_identity_changes_every_boot(make_tray):
     tray = make_tray('nvke-gb200')
-    with open(tray.p('run/gpu-tray-lab/boot_id')) as handle:
-        first = handle.read()
-    with open(tray.p('var/lib/gpu-tray-lab/boot_count')) as handle:
-        assert handle.read() == '1\n'
+    first = tray.text('run/gpu-tray-lab/boot_id')
+    assert tray.text('var/lib/gpu-tray-lab/boot_count') == '1\n'
     tray.boot()
-    with open(tray.p('run/gpu-tray-lab/boot_id')) as handle:
-        second = handle.read()
+    second = tray.text('run/gpu-tray-lab/boot_id')
     assert first != second and len(second.strip()) == 36
-    with open(tray.p('var/lib/gpu-tray-lab/boot_count')) as handle:
-        assert handle.read() == '2\n'
+    assert tray.text('var/lib/gpu-tray-lab/boot_count') == '2\n'
 
 
 def test_modules_load_d_replayed_at_boot_only(make_tray):
     tray = make_tray('nvke-gb200')
-    os.makedirs(tray.p('etc/modules-load.d'), exist_ok=True)
-    os.makedirs(tray.p('usr/lib/modules-load.d'), exist_ok=True)
-    with open(tray.p('etc/modules-load.d/aicr-rdma-ulp.conf'), 'w') as handle:
-        handle.write('# AICR rdma-modules\nrdma_ucm\nib_umad\n; comment\nib_ipoib\n')
-    with open(tray.p('usr/lib/modules-load.d/vendor.conf'), 'w') as handle:
-        handle.write('ib_iser\n')
-    with open(tray.p('usr/lib/modules-load.d/aicr-rdma-ulp.conf'), 'w') as handle:
-        handle.write('configfs\n')     # shadowed by the /etc file of the same name
+    tray.write(tray.p('etc/modules-load.d/aicr-rdma-ulp.conf'),
+               '# AICR rdma-modules\nrdma_ucm\nib_umad\n; comment\nib_ipoib\n')
+    tray.write(tray.p('usr/lib/modules-load.d/vendor.conf'), 'ib_iser\n')
+    tray.write(tray.p('usr/lib/modules-load.d/aicr-rdma-ulp.conf'), 'configfs\n')   # shadowed by /etc's
     assert not os.path.exists(tray.sys('module/rdma_ucm'))
     tray.boot()
     for mod in ('rdma_ucm', 'ib_umad', 'ib_ipoib', 'ib_iser', 'mlx5_core', 'mlx5_ib', 'ib_core'):
@@ -174,31 +157,26 @@ def test_sriov_numvfs_writes_the_kernel_refuses(make_tray):
 def test_runtime_hugepage_writes(make_tray):
     tray = make_tray('nvke-gb200')
     pool = 'kernel/mm/hugepages/hugepages-2048kB/'
-    with open(tray.sys(pool + 'nr_hugepages'), 'w') as handle:
-        handle.write('8192\n')
+    tray.write(tray.sys(pool + 'nr_hugepages'), '8192\n')
     assert tray.reconcile() == ['hugepages-2048kB: nr_hugepages 0 -> 8192']
     assert tray.read(pool + 'free_hugepages') == '8192\n'
     assert tray.reconcile() == []
     # more than the tray's memory: the kernel allocates what it can
     big = 'kernel/mm/hugepages/hugepages-16777216kB/'
-    with open(tray.sys(big + 'nr_hugepages'), 'w') as handle:
-        handle.write('1000\n')
+    tray.write(tray.sys(big + 'nr_hugepages'), '1000\n')
     messages = tray.reconcile()
     assert messages and 'asked for 1000, allocated' in messages[0]
     allocated = int(tray.read(big + 'nr_hugepages'))
     assert 0 < allocated < 1000 and allocated * 16 < 960
     assert tray.read(pool + 'nr_hugepages') == '8192\n'
-    with open(tray.sys(pool + 'nr_hugepages'), 'w') as handle:
-        handle.write('lots\n')
+    tray.write(tray.sys(pool + 'nr_hugepages'), 'lots\n')
     assert 'EINVAL' in tray.reconcile()[0]
     assert tray.read(pool + 'nr_hugepages') == '8192\n'
 
 
 def test_blacklist_stops_udev_loading_at_boot(make_tray):
     tray = make_tray('nvke-gb200')
-    os.makedirs(tray.p('etc/modprobe.d'), exist_ok=True)
-    with open(tray.p('etc/modprobe.d/blacklist-mlx5.conf'), 'w') as handle:
-        handle.write('blacklist mlx5_ib\n')
+    tray.write(tray.p('etc/modprobe.d/blacklist-mlx5.conf'), 'blacklist mlx5_ib\n')
     tray.boot()
     assert not os.path.exists(tray.sys('module/mlx5_ib'))
     assert os.path.isdir(tray.sys('module/mlx5_core'))

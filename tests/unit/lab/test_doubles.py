@@ -9,13 +9,6 @@ import subprocess
 from labtray import TRAYFS
 
 
-def write(tray, rel, text):
-    path = tray.p(rel)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, 'w') as handle:
-        handle.write(text)
-
-
 def test_modprobe_unknown_module_fails_like_kmod(make_tray):
     tray = make_tray('nvke-gb200')
     result = tray.run('modprobe', 'foo')
@@ -56,7 +49,7 @@ def test_netns_mode_follows_modprobe_d_only_at_load_time(make_tray):
     tray = make_tray('rke2-vr200')
     # ib_core was loaded at boot (mlx5_ib needs it): default shared mode
     assert tray.read('module/ib_core/parameters/netns_mode') == 'Y\n'
-    write(tray, 'etc/modprobe.d/dranet-rdma-netns-exclusive.conf', 'options ib_core netns_mode=0\n')
+    tray.write(tray.p('etc/modprobe.d/dranet-rdma-netns-exclusive.conf'), 'options ib_core netns_mode=0\n')
     assert tray.run('modprobe', 'ib_core').returncode == 0
     assert tray.read('module/ib_core/parameters/netns_mode') == 'Y\n'    # already loaded: unchanged
     tray.boot()                                                          # the reboot applies it
@@ -68,7 +61,7 @@ def test_netns_mode_follows_modprobe_d_only_at_load_time(make_tray):
 
 def test_bad_module_option_fails_the_load(make_tray):
     tray = make_tray('nvke-gb200')
-    write(tray, 'etc/modprobe.d/x.conf', 'options ib_umad foo=1\noptions ib_ipoib send_queue_size=lots\n')
+    tray.write(tray.p('etc/modprobe.d/x.conf'), 'options ib_umad foo=1\noptions ib_ipoib send_queue_size=lots\n')
     assert tray.run('modprobe', 'ib_umad').returncode == 0          # unknown parameter: ignored by the kernel
     result = tray.run('modprobe', 'ib_ipoib')
     assert result.returncode == 1
@@ -163,8 +156,7 @@ def test_grub_probe_double_answers_for_vda1():
     exe = os.path.join(TRAYFS, 'usr/local/lib/gpu-tray-lab/grub-probe')
 
     def probe(target):
-        return subprocess.run([exe, '--target=' + target, '/'], stdout=subprocess.PIPE,
-                              universal_newlines=True, check=True).stdout
+        return subprocess.run([exe, '--target=' + target, '/'], capture_output=True, text=True, check=True).stdout
 
     assert probe('device') == '/dev/vda1\n'
     assert probe('fs') == 'ext2\n'

@@ -10,6 +10,11 @@ from labtray import SYS, fixtures, snapshot
 
 GB200_RAILS = {'mlx5_0': '0000:03:00.0', 'mlx5_1': '0002:03:00.0', 'mlx5_3': '0010:03:00.0',
                'mlx5_4': '0012:03:00.0'}
+# a GB200 rail's port and PCI function files, as the kernel shows them
+GB200_PORT = {'state': '4: ACTIVE\n', 'phys_state': '5: LinkUp\n', 'rate': '400 Gb/sec (4X NDR)\n',
+              'link_layer': 'InfiniBand\n', 'pkeys/0': '0xffff\n'}
+GB200_RAIL = {'node_type': '1: CA\n', 'hca_type': 'MT4129\n', 'device/vendor': '0x15b3\n', 'device/device': '0x1021\n',
+              'device/sriov_totalvfs': '16\n', 'device/sriov_numvfs': '0\n'}
 
 
 def test_gb200_rails_have_the_kernel_formats(make_tray):
@@ -18,17 +23,11 @@ def test_gb200_rails_have_the_kernel_formats(make_tray):
     assert names == ['mlx5_0', 'mlx5_1', 'mlx5_2', 'mlx5_3', 'mlx5_4']
     for name, bdf in GB200_RAILS.items():
         port = 'class/infiniband/%s/ports/1/' % name
-        assert tray.read(port + 'state') == '4: ACTIVE\n'
-        assert tray.read(port + 'phys_state') == '5: LinkUp\n'
-        assert tray.read(port + 'rate') == '400 Gb/sec (4X NDR)\n'
-        assert tray.read(port + 'link_layer') == 'InfiniBand\n'
-        pkeys = os.listdir(tray.sys(port + 'pkeys'))
-        assert len(pkeys) == 128
-        assert tray.read(port + 'pkeys/0') == '0xffff\n'
+        assert tray.reads(port, GB200_PORT) == GB200_PORT
+        assert len(os.listdir(tray.sys(port + 'pkeys'))) == 128
         assert set(tray.read(port + 'pkeys/%d' % i) for i in range(1, 128)) == {'0x0000\n'}
         assert tray.read(port + 'lid').startswith('0x')
-        assert tray.read('class/infiniband/%s/node_type' % name) == '1: CA\n'
-        assert tray.read('class/infiniband/%s/hca_type' % name) == 'MT4129\n'
+        assert tray.reads('class/infiniband/%s/' % name, GB200_RAIL) == GB200_RAIL
         guid = tray.read('class/infiniband/%s/node_guid' % name).strip()
         assert len(guid.split(':')) == 4 and all(len(g) == 4 for g in guid.split(':'))
         assert tray.read(port + 'gids/0').strip().endswith(guid)
@@ -38,10 +37,6 @@ def test_gb200_rails_have_the_kernel_formats(make_tray):
         real = os.path.realpath(link)
         assert real.startswith(os.path.realpath(tray.sys())) and os.path.basename(real) == bdf
         assert os.path.realpath(tray.sys('bus/pci/devices/%s' % bdf)) == real
-        assert tray.read('class/infiniband/%s/device/vendor' % name) == '0x15b3\n'
-        assert tray.read('class/infiniband/%s/device/device' % name) == '0x1021\n'
-        assert tray.read('class/infiniband/%s/device/sriov_totalvfs' % name) == '16\n'
-        assert tray.read('class/infiniband/%s/device/sriov_numvfs' % name) == '0\n'
         assert not os.path.lexists(tray.sys('class/infiniband/%s/device/physfn' % name))
     # no IPoIB netdevs until ib_ipoib is loaded (the NVKE image does not load it)
     assert not os.path.exists(tray.sys('bus/pci/devices/0000:03:00.0/net'))
@@ -49,9 +44,8 @@ def test_gb200_rails_have_the_kernel_formats(make_tray):
 
 def test_gb200_bluefield3_is_not_a_rail(make_tray):
     tray = make_tray('nvke-gb200')
-    assert tray.read('class/infiniband/mlx5_2/device/device') == '0xa2dc\n'
-    assert tray.read('class/infiniband/mlx5_2/hca_type') == 'MT41692\n'
-    assert tray.read('class/infiniband/mlx5_2/ports/1/link_layer') == 'Ethernet\n'
+    dpu = {'device/device': '0xa2dc\n', 'hca_type': 'MT41692\n', 'ports/1/link_layer': 'Ethernet\n'}
+    assert tray.reads('class/infiniband/mlx5_2/', dpu) == dpu
     assert os.path.basename(os.path.realpath(tray.sys('class/infiniband/mlx5_2/device'))) == '0006:01:00.0'
     # mlx5_core's Ethernet netdev of the DPU exists without ib_ipoib
     assert os.listdir(tray.sys('class/infiniband/mlx5_2/device/net')) == ['enP6p1s0np0']
@@ -62,33 +56,28 @@ def test_gb200_bluefield3_is_not_a_rail(make_tray):
 
 def test_gb200_os_kernel_and_services(make_tray):
     tray = make_tray('nvke-gb200')
-    with open(tray.p('etc/os-release')) as handle:
-        text = handle.read()
+    text = tray.text('etc/os-release')
     assert 'VERSION_ID="24.04"' in text and 'VERSION_CODENAME=noble' in text and 'ID=ubuntu' in text
     assert os.readlink(tray.p('etc/os-release')) == '../usr/lib/os-release'
     release = fixtures.PLATFORMS['nvke-gb200']['kernel_release']
     assert release.startswith('6.8.0-10') and release.endswith('-nvidia-64k')
     assert os.path.isfile(tray.p('boot/vmlinuz-' + release))
     assert os.path.isfile(tray.p('boot/initrd.img-' + release))
-    with open(tray.p('proc/sys/kernel/osrelease')) as handle:
-        assert handle.read() == release + '\n'
+    assert tray.text('proc/sys/kernel/osrelease') == release + '\n'
     assert os.path.isfile(tray.p('usr/lib/systemd/system/containerd.service'))
     assert os.path.islink(tray.p('etc/systemd/system/multi-user.target.wants/containerd.service'))
     assert not os.path.exists(tray.p('usr/lib/systemd/system/nvidia-imex.service'))
-    with open(tray.p('etc/containerd/config.toml')) as handle:
-        assert handle.read() == 'version = 3\n'
+    assert tray.text('etc/containerd/config.toml') == 'version = 3\n'
 
 
 def test_vr200_rails_os_and_services(make_tray):
     tray = make_tray('rke2-vr200')
     names = sorted(os.listdir(tray.sys('class/infiniband')))
     assert names == ['mlx5_0', 'mlx5_1', 'mlx5_2', 'mlx5_3']
+    rail = {'device/device': '0x1025\n', 'ports/1/rate': '800 Gb/sec (4X XDR)\n', 'ports/1/state': '4: ACTIVE\n'}
     for name in names:
-        assert tray.read('class/infiniband/%s/device/device' % name) == '0x1025\n'
-        assert tray.read('class/infiniband/%s/ports/1/rate' % name) == '800 Gb/sec (4X XDR)\n'
-        assert tray.read('class/infiniband/%s/ports/1/state' % name) == '4: ACTIVE\n'
-    with open(tray.p('etc/os-release')) as handle:
-        assert 'VERSION_ID="26.04"' in handle.read()
+        assert tray.reads('class/infiniband/%s/' % name, rail) == rail
+    assert 'VERSION_ID="26.04"' in tray.text('etc/os-release')
     release = fixtures.PLATFORMS['rke2-vr200']['kernel_release']
     assert release.startswith('7.0.0-') and release.endswith('-nvidia-bos-64k')
     wants = tray.p('etc/systemd/system/multi-user.target.wants')
@@ -136,13 +125,10 @@ def test_fault_table():
         'pkey-limited-pf', 'pkey-limited-vf', 'num-vfs-8', 'sriov-disabled', 'link-type-eth',
         'grub-dropin-override', 'no-return-from-reboot', 'imex-reenabled', 'hugepage-1g',
         'stops-answering-after-reboot', 'stuck-in-post', 'multus-token-expiring'}
-    assert fixtures.fault_scope('stuck-in-post') == 'supervisor'
-    assert fixtures.fault_scope('stops-answering-after-reboot') == 'tray'
-    assert fixtures.fault_scope('hugepage-1g') == 'inventory'
-    assert fixtures.tray_faults('hugepage-1g') == 'inventory'
-    assert fixtures.fault_scope('no-return-from-reboot') == 'supervisor'
-    assert fixtures.tray_faults('no-return-from-reboot') == 'tray'
-    assert fixtures.fault_scope('pkey-limited-pf') == 'tray'
+    scopes = {'stuck-in-post': 'supervisor', 'stops-answering-after-reboot': 'tray', 'hugepage-1g': 'inventory',
+              'no-return-from-reboot': 'supervisor', 'pkey-limited-pf': 'tray'}
+    assert dict((fault, fixtures.fault_scope(fault)) for fault in scopes) == scopes
+    assert (fixtures.tray_faults('hugepage-1g'), fixtures.tray_faults('no-return-from-reboot')) == ('inventory', 'tray')
     with pytest.raises(ValueError, match='unknown fault'):
         fixtures.fault_scope('pkey-limited')
     with pytest.raises(ValueError, match='unknown platform'):
@@ -237,10 +223,8 @@ def test_fault_grub_dropin_override(make_tray):
     tray = make_tray('nvke-gb200', ['grub-dropin-override'])
     dropins = sorted(os.listdir(tray.p('etc/default/grub.d')))
     assert dropins[-1] == '99-zz-override.cfg' and '99-nvidia-tuned-cmdline.cfg' < dropins[-1]
-    with open(tray.p('etc/default/grub.d/99-zz-override.cfg')) as handle:
-        assert 'GRUB_CMDLINE_LINUX_DEFAULT="quiet splash"\n' in handle.read()
-    with open(tray.p('proc/cmdline')) as handle:
-        assert handle.read().endswith(' ro quiet splash\n')
+    assert 'GRUB_CMDLINE_LINUX_DEFAULT="quiet splash"\n' in tray.text('etc/default/grub.d/99-zz-override.cfg')
+    assert tray.text('proc/cmdline').endswith(' ro quiet splash\n')
 
 
 def test_multus_kubeconfig_on_gb200_and_the_expiring_token_fault(make_tray):

@@ -69,8 +69,7 @@ def test_protect_sysfs_makes_kernel_files_read_only(make_tray):
         ('kernel/mm/hugepages/hugepages-2048kB/nr_hugepages', '16\n'),
     ]
     proc = subprocess.run(['unshare', '--mount', '--propagation', 'private', sys.executable, '-c', PROTECT_SCRIPT,
-                           TRAYLAB_DIR, tray.root, json.dumps(writes)],
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=60,
+                           TRAYLAB_DIR, tray.root, json.dumps(writes)], capture_output=True, text=True, timeout=60,
                           check=False)
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout)
@@ -90,11 +89,6 @@ def test_protect_sysfs_makes_kernel_files_read_only(make_tray):
 
 # ------------------------------------------------------------ unbootable trays (review item 2)
 
-def _write(tray, rel, text):
-    with open(tray.p(rel), 'w') as handle:
-        handle.write(text)
-
-
 def test_missing_kernel_image_makes_the_tray_unbootable(make_tray):
     tray = make_tray('rke2-vr200')
     image = 'boot/vmlinuz-%s' % tray.hw['kernel_release']
@@ -105,7 +99,7 @@ def test_missing_kernel_image_makes_the_tray_unbootable(make_tray):
 
 def test_grub_cfg_without_a_default_linux_entry_is_unbootable(make_tray):
     tray = make_tray('rke2-vr200')
-    _write(tray, 'boot/grub/grub.cfg', 'set default="0"\nmenuentry "broken" {\n  echo no kernel here\n}\n')
+    tray.write(tray.p('boot/grub/grub.cfg'), 'set default="0"\nmenuentry "broken" {\n  echo no kernel here\n}\n')
     with pytest.raises(traylab.Unbootable, match='grub.cfg is unusable'):
         tray.boot()
 
@@ -113,20 +107,16 @@ def test_grub_cfg_without_a_default_linux_entry_is_unbootable(make_tray):
 def test_boot_command_records_the_reason_and_fails(make_tray):
     tray = make_tray('rke2-vr200')
     os.unlink(tray.p('boot/vmlinuz-%s' % tray.hw['kernel_release']))
-    exe = os.path.join(TRAYLAB_DIR, 'gpu-tray-lab-hw')
-    proc = subprocess.run([exe, 'boot', '--no-mount'], env=tray.env(), stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, universal_newlines=True, timeout=60, check=False)
+    proc = tray.run(os.path.join(TRAYLAB_DIR, 'gpu-tray-lab-hw'), 'boot', '--no-mount')
     assert proc.returncode == 1
     assert 'tray is unbootable' in proc.stderr
-    with open(tray.p('var/lib/gpu-tray-lab/unbootable')) as handle:
-        assert 'which does not exist' in handle.read()
-    with open(tray.p('var/log/gpu-tray-lab/boot.log')) as handle:
-        assert 'boot FAILED, unbootable' in handle.read()
+    assert 'which does not exist' in tray.text('var/lib/gpu-tray-lab/unbootable')
+    assert 'boot FAILED, unbootable' in tray.text('var/log/gpu-tray-lab/boot.log')
     # the boot unit powers the tray off when this fails
     with open(os.path.join(TRAYFS, 'usr/lib/systemd/system/gpu-tray-lab-boot.service')) as handle:
         assert 'FailureAction=poweroff-force' in handle.read().splitlines()
     # a good boot clears the reason again
-    _write(tray, 'boot/vmlinuz-%s' % tray.hw['kernel_release'], '')
+    tray.write(tray.p('boot/vmlinuz-%s' % tray.hw['kernel_release']), '')
     tray.boot()
     assert not os.path.exists(tray.p('var/lib/gpu-tray-lab/unbootable'))
 
@@ -185,9 +175,8 @@ def test_ethernet_ports_have_a_one_entry_pkey_table(make_tray):
 
 def test_grub_probe_unknown_target_fails_like_grub_probe():
     exe = os.path.join(TRAYLAB_DIR, 'grub-probe')
-    proc = subprocess.run([exe, '--target=no_such_target', '/'], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          universal_newlines=True, check=False)
+    proc = subprocess.run([exe, '--target=no_such_target', '/'], capture_output=True, text=True, check=False)
     assert (proc.returncode, proc.stdout) == (1, '')
     assert proc.stderr == "grub-probe: error: unknown target `no_such_target'.\n"
-    proc = subprocess.run([exe, '-t', 'device', '/'], stdout=subprocess.PIPE, universal_newlines=True, check=False)
+    proc = subprocess.run([exe, '-t', 'device', '/'], capture_output=True, text=True, check=False)
     assert (proc.returncode, proc.stdout) == (0, '/dev/vda1\n')

@@ -4,15 +4,14 @@
 ansible-playbook): what it reads from which host, how it groups a finding by the hosts it holds for, what it returns
 for the playbook to set, and when it asks the API host for helm - with ansible-core's own templar and loader."""
 
-from unittest.mock import MagicMock
 
 import pytest
 from ansible.errors import AnsibleActionFail
 from ansible.parsing.dataloader import DataLoader
-from ansible.playbook.play_context import PlayContext
 from ansible.template import Templar, trust_as_template
 
 from ansible_collections.gpu_tray.cluster.plugins.action import check_inputs
+from unithelpers import action_plugin, target_connection
 
 
 class HostVars(dict):
@@ -22,15 +21,16 @@ class HostVars(dict):
         return self[host]
 
 
+def checker(args, connection=None, check_mode=False):
+    """The action with ansible-core's own loader and templar."""
+    loader = DataLoader()
+    return action_plugin(check_inputs, args, connection, check_mode=check_mode, loader=loader,
+                         templar=Templar(loader=loader))
+
+
 def run(monkeypatch, hosts, args=None, extra=None, me=None, module=None, check_mode=False):
     """Run the action as host ``me`` (the first of ``hosts``: name -> variables) of a play over every host."""
-    task = MagicMock()
-    task.async_val = 0
-    task.check_mode = check_mode
-    task.diff = False
-    task.args = dict(args or {})
-    loader = DataLoader()
-    action = check_inputs.ActionModule(task, MagicMock(), PlayContext(), loader, Templar(loader=loader), MagicMock())
+    action = checker(args or {}, check_mode=check_mode)
     monkeypatch.setattr(check_inputs, 'load_extra_vars', lambda _loader: dict(extra or {}))
     calls = []
 
@@ -124,25 +124,13 @@ def test_a_survey_answer_that_cannot_be_templated_is_refused(monkeypatch):
         'survey_rolling_reboot_batch cannot be resolved: ')
 
 
-def target_connection():
-    """The connection to the task's host, used only to ask it for helm (through _execute_module, patched here)."""
-    connection = MagicMock()
-    connection._shell.tmpdir = None
-    connection.exec_command.side_effect = AssertionError('check_inputs ran a command on the target')
-    connection.put_file.side_effect = AssertionError('check_inputs copied a file to the target')
-    return connection
-
-
 def test_the_target_is_never_touched_and_check_mode_asks_for_helm_too(monkeypatch):
     """No remote temporary directory (TRANSFERS_FILES false); in check mode the helm question still runs (the
     action supports check mode, which _execute_module requires)."""
     monkeypatch.setattr(check_inputs.ActionModule, '_execute_module',
                         lambda self, **kwargs: {'rc': 0, 'plugin_list': [{'name': 'diff'}]})
-    task = MagicMock()
-    task.async_val, task.check_mode, task.diff, task.args = 0, True, False, {'helm': True}
-    loader = DataLoader()
-    connection = target_connection()
-    action = check_inputs.ActionModule(task, connection, PlayContext(), loader, Templar(loader=loader), MagicMock())
+    connection = target_connection('check_inputs')
+    action = checker({'helm': True}, connection, check_mode=True)
     monkeypatch.setattr(check_inputs, 'load_extra_vars', lambda _loader: {})
     result = action.run(task_vars={'inventory_hostname': 'api', 'hostvars': HostVars({'api': {}})})
     assert not result.get('failed') and result['hosts'] == 1, result

@@ -7,34 +7,26 @@ verify passes, then fails naming the CTRF file one byte of which changed, and na
 import json
 import os
 import sys
-from unittest.mock import MagicMock
 
 import pytest
 from ansible.errors import AnsibleActionFail
-from ansible.playbook.play_context import PlayContext
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ed25519
 
 from ansible_collections.gpu_tray.cluster.plugins.action import evidence_bundle, verify_evidence, write_evidence
 from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import evidence
+from unithelpers import action_plugin, target_connection
 
 # the rack run and the registry's plans, as the plugin_utils tests build them
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'plugin_utils'))
 from test_evidence_report import META, rack_phases  # noqa: E402
 from test_stack_plan import plan  # noqa: E402
-from test_write_evidence import target_connection  # noqa: E402
 
 RECIPE = 'vr200-rke2-ubuntu-training'
 
 
 def run(module, args):
-    task = MagicMock()
-    task.async_val = 0
-    task.check_mode = False
-    task.diff = False
-    task.args = args
-    action = module.ActionModule(task, target_connection(), PlayContext(), MagicMock(), MagicMock(), MagicMock())
-    return action.run(task_vars={})
+    return action_plugin(module, args, target_connection(module.__name__.rsplit('.', 1)[1])).run(task_vars={})
 
 
 @pytest.fixture()

@@ -9,22 +9,23 @@ from unittest.mock import MagicMock
 
 import pytest
 from ansible.errors import AnsibleConnectionFailure
-from ansible.playbook.play_context import PlayContext
 
 from ansible_collections.gpu_tray.cluster.plugins.action import reboot_tray
+from unithelpers import action_plugin
 
 
 class Tray(object):
     """What the action's commands see: a boot id that changes when the tray has rebooted, a test command, and a
     connection that fails while the tray is down."""
 
-    def __init__(self, down_for=0, boot='boot-1', test_fails=0, shutdown_rc=0, cut=False, boot_rc=0, stale_reads=0):
+    def __init__(self, down_for=0, boot='boot-1', test_fails=0, shutdown_rc=0, cut=False, boot_rc=0, stale_reads=0,
+                 rebooting=False):
         self.boot, self.down_for, self.test_fails = boot, down_for, test_fails
         self.shutdown_rc, self.cut, self.boot_rc = shutdown_rc, cut, boot_rc
         self.stale_reads = stale_reads      # reads after the shutdown still answered by the old boot (no refusal)
         self.commands = []
         self.answers = []                   # the boot ids read after the shutdown
-        self.rebooting = False
+        self.rebooting = rebooting          # the shutdown already sent (state back)
 
     def run(self, cmd, sudoable=True, **_kwargs):
         self.commands.append(cmd)
@@ -65,16 +66,9 @@ def no_sleep(monkeypatch):
 
 
 def action(args, tray, check_mode=False, transport='ssh'):
-    task = MagicMock()
-    task.async_val = 0
-    task.check_mode = check_mode
-    task.diff = False
-    task.args = dict(args)
-    task.action = 'gpu_tray.cluster.reboot_tray'
-    connection = MagicMock()
-    connection.transport = transport
+    connection = MagicMock(transport=transport)
     connection.get_option.side_effect = lambda name: 10 if name == 'connection_timeout' else None
-    module = reboot_tray.ActionModule(task, connection, PlayContext(), MagicMock(), MagicMock(), MagicMock())
+    module = action_plugin(reboot_tray, args, connection, check_mode=check_mode, action='gpu_tray.cluster.reboot_tray')
     module._low_level_execute_command = tray.run
     return module, connection
 
@@ -117,8 +111,7 @@ def test_a_boot_id_that_cannot_be_read_is_a_failure_before_any_shutdown():
 
 
 def test_back_waits_through_refused_connections_for_a_new_boot_id_then_the_test_command(no_sleep):
-    tray = Tray(down_for=3, test_fails=2)
-    tray.rebooting = True
+    tray = Tray(down_for=3, test_fails=2, rebooting=True)
     module, connection = action(dict(BACK, post_reboot_delay=0), tray)
     result = module.run(task_vars={})
     assert result['rebooted'] is True and result['changed'] is True and not result.get('failed')
@@ -131,13 +124,11 @@ def test_back_waits_through_refused_connections_for_a_new_boot_id_then_the_test_
 
 def test_the_post_reboot_delay_counts_from_the_send(no_sleep, monkeypatch):
     monkeypatch.setattr(reboot_tray.time, 'time', lambda: 1000.0)
-    tray = Tray()
-    tray.rebooting = True
+    tray = Tray(rebooting=True)
     action(dict(BACK, post_reboot_delay=10, sent=dict(BACK['sent'], sent_at=996.0)), tray)[0].run(task_vars={})
     assert no_sleep[0] == 6.0
     no_sleep[:] = []
-    tray = Tray()
-    tray.rebooting = True
+    tray = Tray(rebooting=True)
     action(dict(BACK, post_reboot_delay=10, sent=dict(BACK['sent'], sent_at=980.0)), tray)[0].run(task_vars={})
     assert 6.0 not in no_sleep and not [s for s in no_sleep if s >= 4]     # long over: no delay left
 
@@ -154,8 +145,7 @@ def test_a_tray_that_does_not_come_back_fails_after_the_timeout(monkeypatch):
 
     monkeypatch.setattr(upstream, 'datetime', type('D', (), {'now': Clock.now,
                                                              'fromtimestamp': upstream.datetime.fromtimestamp}))
-    tray = Tray(down_for=10 ** 6)
-    tray.rebooting = True
+    tray = Tray(down_for=10 ** 6, rebooting=True)
     result = action(dict(BACK, reboot_timeout=30), tray)[0].run(task_vars={})
     assert result['failed'] is True and result['rebooted'] is False and result['changed'] is False
     assert result['msg'].startswith('Not back within 30 s: Timed out waiting for last boot time check')

@@ -11,12 +11,8 @@ import sys
 
 import pytest
 
-import ansible_collections.gpu_tray.cluster as collection
 from ansible_env import checkout_env
-
-# (not `from conftest import`: another conftest module of the session may hold that name)
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
-COLLECTIONS_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(list(collection.__path__)[0])))
+from test_check_inputs import COLLECTIONS_ROOT, REPO   # noqa: I100 (the action tests' checkout and collections path)
 
 PLAYBOOK = '''
 - hosts: localhost

@@ -5,38 +5,21 @@ rewritten when its content differs - a stale "passed" never outlives a failed re
 
 import os
 import stat
-from unittest.mock import MagicMock
 
 import pytest
 from ansible.errors import AnsibleActionFail
-from ansible.playbook.play_context import PlayContext
 
 from ansible_collections.gpu_tray.cluster.plugins.action import write_evidence
-
-
-def target_connection():
-    """The connection to the task's host, which the action must never use: it writes on the controller."""
-    connection = MagicMock()
-    connection._shell.tmpdir = None
-    connection.exec_command.side_effect = AssertionError('write_evidence ran a command on the target')
-    connection.put_file.side_effect = AssertionError('write_evidence copied a file to the target')
-    return connection
+from unithelpers import action_plugin, target_connection
 
 
 def run(args, connection=None):
-    task = MagicMock()
-    task.async_val = 0
-    task.check_mode = False
-    task.diff = False
-    task.args = args
-    action = write_evidence.ActionModule(task, connection or target_connection(), PlayContext(), MagicMock(),
-                                         MagicMock(), MagicMock())
-    return action.run(task_vars={})
+    return action_plugin(write_evidence, args, connection or target_connection('write_evidence')).run(task_vars={})
 
 
 def test_the_target_is_never_touched(tmp_path):
     """No remote temporary directory (TRANSFERS_FILES false): the files are written in-process on the controller."""
-    connection = target_connection()
+    connection = target_connection('write_evidence')
     result = run({'dest': str(tmp_path), 'files': [{'path': 'a.md', 'content': 'x'}]}, connection)
     assert result['written'] == [str(tmp_path / 'a.md')]
     assert connection.exec_command.call_count == 0 and connection.put_file.call_count == 0

@@ -344,10 +344,6 @@ def _netdev(sysdir, bdf, name, link_layer, guid, dev_index):
 
 # ---------------------------------------------------------------- reconcile
 
-class KernelRefused(Exception):
-    pass
-
-
 def module_loaded(sysdir, name):
     return os.path.isdir(os.path.join(sysdir, 'module', name))
 
