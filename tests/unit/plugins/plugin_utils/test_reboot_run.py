@@ -140,10 +140,12 @@ def test_another_controller_refuses_before_a_tray_without_its_group():
 @pytest.mark.parametrize('insisted, reads, refused', [
     (True, _reads(False, []), True),                                   # insisted on, the cluster serves no API
     (True, _reads(True, []), False),                                   # the API is served (a Deployment not needed)
+    (True, _reads(False, ['maintenance-operator']), True),             # a Deployment without the API: refused
+    (True, _reads(False, [])[:1], True),                               # the CRD's read alone decides
     (False, _reads(False, []), False),                                 # auto: busy trays are drained instead
     (True, [{'skipped': True}, {'skipped': True}], False),             # not read (no cluster): nothing to refuse
     (True, None, False),
-], ids=['insisted-no-api', 'insisted-api', 'auto', 'not-read', 'none'])
+], ids=['insisted-no-api', 'insisted-api', 'insisted-deployment-only', 'crd-read-only', 'auto', 'not-read', 'none'])
 def test_a_maintenance_operator_insisted_on_that_the_cluster_lacks_refuses_the_run(insisted, reads, refused):
     run = rp.begin(inputs(via_insisted=insisted, drain_via='maintenance_operator' if insisted else 'auto'), trays(),
                    mo_reads=reads)
@@ -414,3 +416,34 @@ def test_not_back_says_what_the_bmc_says_once_and_the_final_step_fails_with_what
     assert final['msg'] == ('The tray did not come back from its reboot within 900 s (timed out), nor from its power '
                             'cycle through the BMC. %s.' % final['after']['summary'])
     assert '(no answer)' in rp.not_back(tray(), {'back': {'failed': True}}, 5, final=True)['msg']
+
+
+def test_not_back_keeps_the_trays_count_of_sel_entries_and_the_default_without_one():
+    """The recorded hung tray's SEL (3 entries): rolling_reboot_bmc_log_entries 2 keeps the latest 2; none kept in the
+    tray's facts means bmc.DEFAULT_LOG_ENTRIES (10), so all 3."""
+    import json
+    import pathlib
+    redfish = pathlib.Path(__file__).parents[2] / 'fixtures' / 'redfish'
+    system, logs = (json.loads((redfish / name).read_text()) for name in ('system_inventory_hung.json', 'logs_hung.json'))
+    kept = tray()
+    kept['bmc'] = dict(kept['bmc'], serial=None, log_entries=2)
+    regs = {'bmc_system': system, 'bmc_logs': logs}
+    assert [e['message'][:8] for e in rp.not_back(kept, regs)['bmc']['log']] == ['Warm res', 'POST han']
+    kept['bmc']['log_entries'] = None
+    assert len(rp.not_back(kept, regs)['bmc']['log']) == 3
+
+
+def test_the_bmcs_of_trays_after_one_not_judged_are_judged_too():
+    kept = trays(judged=True)
+    kept['tray01']['bmc']['judged'] = False
+    run = rp.begin(inputs(), kept, bmc_answers={'tray01': SYSTEM, 'tray02': SYSTEM})
+    assert sorted(run['bmc']) == ['tray02'] and run['bmc']['tray02']['ok']
+
+
+def test_another_controller_is_matched_on_the_trays_node_names():
+    """A tray whose node has another name: the NodeWright object selects the node, the refusal names the node."""
+    cluster = {'read': True, 'why': '', 'sources': ['~/.kube/config'], 'error': ''}
+    nodes = {'resources': [{'metadata': {'name': 'gpu-node-7', 'labels': {'kubernetes.io/hostname': 'gpu-node-7'}}}]}
+    given = inputs(cluster=cluster, nodes={'tray01': 'gpu-node-7', 'tray02': 'gpu-node-8', 'tray03': 'gpu-node-9'})
+    refuse = rp.begin(given, trays(), nodes, foreign=[{'resources': [_cr('NodeWright', 't', TUNED, 'gpu-node-7')]}])
+    assert refuse['plan']['refuse'].startswith('NodeWright t would also interrupt gpu-node-7 (nvidia-tuned: reboot)')
