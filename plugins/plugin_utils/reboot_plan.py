@@ -681,7 +681,7 @@ def maintenance_operator_missing(via_insisted, reads):
     """The refusal when rolling_reboot_drain_via is maintenance_operator (``via_insisted``) and the cluster, read
     (``reads``: the role's look, the CRD first), serves no NodeMaintenance API; else None."""
     reads = list(reads or [])
-    if not via_insisted or not reads or _skipped(reads[0]) or (reads[0].get('resources') or []):
+    if not via_insisted or not reads or _skipped(reads[0]) or reads[0].get('resources'):
         return None
     return ('rolling_reboot_drain_via is maintenance_operator but the cluster serves no '
             'nodemaintenances.maintenance.nvidia.com; nothing was rebooted. Install the Maintenance Operator '
