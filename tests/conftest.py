@@ -11,6 +11,11 @@ never touch the lab or the cluster. The mark is set here, not by hand, so a new 
 - every test of a tests/cluster module any of whose tests asks for the ``kcluster`` fixture (directly or through
   ``kubeconfig``/``k8s_api``): the module's fixtures stay in one process.
 
+Each ``machine`` test also says which of the two it uses, so that tools/run-tests.sh can run the tests of the one
+beside the tests of the other: ``lab`` (tests/lab, tests/molecule, tests/unit/lab_infra) and ``cluster`` (the
+tests/cluster modules above, and a tests/lab module that starts the test cluster itself - its source names
+``kcluster`` or ``clusterhelpers``). A test marked both runs after the others, alone.
+
 It also puts tools/ on sys.path, so every test module and helper can ``from ansible_env import checkout_env``.
 """
 
@@ -31,6 +36,8 @@ MACHINE_DIRS = ('lab', 'molecule', 'unit/lab_infra')
 
 def pytest_configure(config):
     config.addinivalue_line('markers', 'machine: uses the machine\'s one lab or test cluster (set by tests/conftest.py)')
+    config.addinivalue_line('markers', 'lab: a machine test that uses the rehearsal lab (set by tests/conftest.py)')
+    config.addinivalue_line('markers', 'cluster: a machine test that uses the test cluster (set by tests/conftest.py)')
 
 
 def machine_path(path, cluster_modules):
@@ -48,6 +55,17 @@ def machine_path(path, cluster_modules):
 def pytest_collection_modifyitems(config, items):
     paths = [pathlib.Path(str(item.fspath)).resolve() for item in items]
     cluster_modules = set(path for item, path in zip(items, paths) if 'kcluster' in getattr(item, 'fixturenames', ()))
+    starts_cluster = {}
     for item, path in zip(items, paths):
         if machine_path(path, cluster_modules):
             item.add_marker(pytest.mark.machine)
+            rel = path.relative_to(HERE).as_posix()
+            if rel.startswith('cluster/'):
+                item.add_marker(pytest.mark.cluster)
+                continue
+            item.add_marker(pytest.mark.lab)
+            if path not in starts_cluster:
+                source = path.read_text().lower()
+                starts_cluster[path] = 'kcluster' in source or 'clusterhelpers' in source
+            if starts_cluster[path]:
+                item.add_marker(pytest.mark.cluster)
