@@ -12,7 +12,8 @@
 # parts - those that use only the lab (`lab and not cluster`, on this terminal) beside those that use only the test
 # cluster (`cluster and not lab`), then those that use both (`lab and cluster`) alone. The other sessions' output
 # follows when all have ended; the last line sums them.
-# GPU_TRAY_TEST_SERIAL=1 runs everything as one session instead. docs/testing.md "Make targets and CI" has the times.
+# GPU_TRAY_TEST_SERIAL=1 runs everything as one session instead; GPU_TRAY_TEST_MACHINE_SERIAL=1 runs the machine's tests
+# as one session beside the offline tests (the layout before). docs/testing.md "Make targets and CI" has the times.
 # Extra pytest arguments pass through to every session: tools/run-tests.sh -k pkey
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -33,20 +34,27 @@ machine_log=output/test-machine.log
 both_log=output/test-machine-both.log
 "${pytest[@]}" -m "not machine" "${layers[@]}" "$@" >"$offline_log" 2>&1 &
 offline_pid=$!
-"${pytest[@]}" -m "cluster and not lab" "${layers[@]}" "$@" >"$cluster_log" 2>&1 &
-cluster_pid=$!
-trap 'kill "$offline_pid" "$cluster_pid" 2>/dev/null' EXIT INT TERM
-"${pytest[@]}" -m "lab and not cluster" "${layers[@]}" "$@" 2>&1 | tee "$machine_log"
-rc_lab=${PIPESTATUS[0]}
-wait "$cluster_pid"
-rc_cluster=$?
-echo
-echo "=================== the tests that use only the test cluster (run beside the lab's; $cluster_log) ==================="
-cat "$cluster_log"
-echo
-echo "=================== the tests that use the lab and the test cluster (after both; $both_log) ==================="
-"${pytest[@]}" -m "lab and cluster" "${layers[@]}" "$@" 2>&1 | tee "$both_log"
-rc_both=${PIPESTATUS[0]}
+trap 'kill "$offline_pid" 2>/dev/null' EXIT INT TERM
+: >"$cluster_log"; : >"$both_log"
+if [ "${GPU_TRAY_TEST_MACHINE_SERIAL:-0}" = 1 ]; then
+  "${pytest[@]}" -m machine "${layers[@]}" "$@" 2>&1 | tee "$machine_log"
+  rc_lab=${PIPESTATUS[0]}; rc_cluster=5; rc_both=5
+else
+  "${pytest[@]}" -m "cluster and not lab" "${layers[@]}" "$@" >"$cluster_log" 2>&1 &
+  cluster_pid=$!
+  trap 'kill "$offline_pid" "$cluster_pid" 2>/dev/null' EXIT INT TERM
+  "${pytest[@]}" -m "lab and not cluster" "${layers[@]}" "$@" 2>&1 | tee "$machine_log"
+  rc_lab=${PIPESTATUS[0]}
+  wait "$cluster_pid"
+  rc_cluster=$?
+  echo
+  echo "=================== the tests that use only the test cluster (run beside the lab's; $cluster_log) ==================="
+  cat "$cluster_log"
+  echo
+  echo "=================== the tests that use the lab and the test cluster (after both; $both_log) ==================="
+  "${pytest[@]}" -m "lab and cluster" "${layers[@]}" "$@" 2>&1 | tee "$both_log"
+  rc_both=${PIPESTATUS[0]}
+fi
 wait "$offline_pid"
 rc_offline=$?
 trap - EXIT INT TERM
