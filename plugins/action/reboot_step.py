@@ -77,7 +77,7 @@ class ActionModule(ActionBase):
             if args['final']:
                 result.update(out, failed=True, changed=False)
             else:
-                result.update(out, changed=False, msg=out['warning'],
+                result.update(bmc=out['bmc'], changed=False, msg=out['warning'],
                               warnings=['%s did not come back from its reboot. %s' % (
                                   task_vars.get('inventory_hostname'), out['warning'])])
             return result
@@ -92,9 +92,10 @@ class ActionModule(ActionBase):
         now = time.time()
         try:
             if step == 'plan':
-                out = reboot_plan.begin(inputs, trays, args['nodes'], registered(hostvars, hosts, 'pods'),
-                                        (args['maintenance_operator'] or {}).get('results'), now,
-                                        (args['foreign'] or {}).get('results'), registered(hostvars, hosts, 'bmc_answer'))
+                out = reboot_plan.begin(inputs, trays, nodes=args['nodes'], pods=registered(hostvars, hosts, 'pods'),
+                                        mo_reads=(args['maintenance_operator'] or {}).get('results'), now=now,
+                                        foreign=(args['foreign'] or {}).get('results'),
+                                        bmc_answers=registered(hostvars, hosts, 'bmc_answer'))
             elif step == 'wave':
                 out = reboot_plan.start_wave(run, inputs, args['nodes'],
                                              registered(hostvars, [h for h in hosts if h in in_play], 'pods'), now)

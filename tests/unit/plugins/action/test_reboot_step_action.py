@@ -101,6 +101,7 @@ def test_not_back_reads_the_trays_own_results_warns_once_and_fails_when_final():
     seen = step({'step': 'not_back'}, {}, **own)
     assert not seen.get('failed') and seen['bmc']['read'] and seen['bmc']['recovery']['command'] == 'PowerForceRestart'
     assert seen['warnings'] == ['tray01 did not come back from its reboot. %s' % seen['msg']]
+    assert 'warning' not in seen                     # said once, as msg and as the warning shown
     own.update(__rolling_reboot_bmc_seen=seen, __rolling_reboot_bmc_cycle={'skipped': True})
     final = step({'step': 'not_back', 'final': True, 'timeout': 600}, {}, **own)
     assert final['failed'] and final['after'] is None and final['msg'] == (
