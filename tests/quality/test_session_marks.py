@@ -2,20 +2,18 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The marks tools/run-tests.sh splits the machine's tests by (tests/conftest.py): every machine test uses the lab, the
 test cluster or both, and a tests/lab module that starts the test cluster itself runs with neither session beside it."""
-import pathlib
 import re
-import subprocess
 import sys
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+from qualitykit import ROOT, run
+
 LAYERS = ['tests/lab', 'tests/molecule', 'tests/cluster', 'tests/unit/lab_infra']
 
 
 def collected(expr):
-    out = subprocess.run([sys.executable, '-m', 'pytest', '-p', 'no:cacheprovider', '--collect-only', '-q', '-m', expr]
-                         + LAYERS, cwd=ROOT, capture_output=True, text=True, check=False)
-    assert out.returncode in (0, 5), out.stdout[-2000:] + out.stderr[-2000:]
-    return [line.split('::')[0] for line in out.stdout.splitlines() if '::' in line]
+    rc, out = run([sys.executable, '-m', 'pytest', '-p', 'no:cacheprovider', '--collect-only', '-q', '-m', expr] + LAYERS)
+    assert rc in (0, 5), out[-4000:]
+    return [line.split('::')[0] for line in out.splitlines() if '::' in line]
 
 
 def test_every_machine_test_is_a_lab_or_a_cluster_test_and_the_modules_that_use_both_are_known():
