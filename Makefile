@@ -1,6 +1,7 @@
 # gpu_tray.cluster — one entry point for developers, users rehearsing on the lab, and CI.
 #   make setup      venv + dependency collections (offline, from the ansible wheel) + apt packages
 #   make lab        setup, boot the rehearsal lab, run the site playbook against it, print the report path
+#   make check      the loop before make test: the offline tests that name what git diff changed + lint of the changed files (CHECK_BASE=REV)
 #   make test       every test layer (units, lint, sanity, lab, molecule, test cluster): lab+cluster and offline side by side
 #   make matrix     per supported ansible-core (2.19/2.20/2.21): units, sanity, lab smoke; deprecations fail
 #   make lab-up / lab-down / lab-status      the rehearsal lab alone (PLATFORM, TRAYS, FAULTS="name[@N] ...", BMC=0 without the trays' BMCs)
@@ -41,7 +42,7 @@ LAB         := $(CURDIR)/lab/lab
 VMLAB       := $(CURDIR)/lab/vm/vmlab
 FAULT_ARGS  := $(foreach f,$(FAULTS),--fault $(f))
 
-.PHONY: help setup lint sanity units test matrix build clean lab lab-up lab-down lab-status lab-reset lab-bench test-lab molecule test-cluster cluster-build cluster-up cluster-down cluster-bench prep-bench stack-bench
+.PHONY: help setup lint sanity units check test matrix build clean lab lab-up lab-down lab-status lab-reset lab-bench test-lab molecule test-cluster cluster-build cluster-up cluster-down cluster-bench prep-bench stack-bench
 help:
 	@sed -n 's/^#   //p' $(firstword $(MAKEFILE_LIST))
 
@@ -64,6 +65,10 @@ build: setup
 
 test: setup
 	bash tools/run-tests.sh
+
+CHECK_BASE ?= HEAD
+check: setup
+	.venv/bin/python tools/check.py --base $(CHECK_BASE)
 
 # MATRIX_ARGS="--cores 2.21.5 --steps units,lab" narrows it (tools/matrix.sh --help)
 matrix: setup

@@ -38,6 +38,8 @@ def pytest_configure(config):
     config.addinivalue_line('markers', 'machine: uses the machine\'s one lab or test cluster (set by tests/conftest.py)')
     config.addinivalue_line('markers', 'lab: a machine test that uses the rehearsal lab (set by tests/conftest.py)')
     config.addinivalue_line('markers', 'cluster: a machine test that uses the test cluster (set by tests/conftest.py)')
+    config.addinivalue_line('markers', 'static: runs one of the static tools over the whole collection (ansible-test sanity, '
+                            'ansible-lint, galaxy-importer, antsibull-docs): its own part of make test, one process')
 
 
 def machine_path(path, cluster_modules):

@@ -7,13 +7,19 @@
 #   tests/cluster   the real kube-apiserver test cluster (built once, cached) and what runs against it
 #   tests/upstream  the five bundles held against the real upstream charts and CRDs (../shared/upstream; skipped
 #                   in one line without it, failing with GPU_TRAY_UPSTREAM_REQUIRE=1)
-# as pytest sessions side by side (tests/conftest.py marks which test is which): the offline tests (`-m "not
-# machine"`), which never touch the lab or the test cluster, on one side; on the other the machine's tests in three
-# parts - those that use only the lab (`lab and not cluster`, on this terminal) beside those that use only the test
-# cluster (`cluster and not lab`), then those that use both (`lab and cluster`) alone. The other sessions' output
-# follows when all have ended; the last line sums them.
-# GPU_TRAY_TEST_SERIAL=1 runs everything as one session instead; GPU_TRAY_TEST_MACHINE_SERIAL=1 runs the machine's tests
-# as one session beside the offline tests (the layout before). docs/testing.md "Make targets and CI" has the times.
+# as pytest sessions ("parts") side by side (tests/conftest.py marks which test is which):
+#   static   the static tools (`-m static`: ansible-test sanity, ansible-lint, galaxy-importer, antsibull-docs, the
+#            collection build), one process, all along;
+#   offline  every other test that never touches the lab or the test cluster (`-m "not machine and not static"`),
+#            all along;
+#   lab      the tests that use only the lab (`lab and not cluster`, on this terminal) beside
+#   cluster  those that use only the test cluster (`cluster and not lab`); then
+#   both     those that use both (`lab and cluster`), once lab and cluster have ended.
+# Each part writes output/test-<part>.log and output/junit-<part>.xml, and one line (part, start, end, exit status) to
+# output/test-parts.tsv; tools/test_times.py turns them into output/test-times.md (the time of each part and the 40
+# slowest tests). The verdict is taken from that file for every part of PARTS: a part that failed, or that left no
+# line, fails the suite (tests/quality/test_run_tests.py plants a failing test in each part and checks it).
+# GPU_TRAY_TEST_SERIAL=1 runs everything as one session instead (part "all").
 # Extra pytest arguments pass through to every session: tools/run-tests.sh -k pkey
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -23,52 +29,76 @@ for d in tests/unit tests/quality tests/upstream tests/lab tests/molecule tests/
   [ -d "$d" ] && layers+=("$d")
 done
 pytest=(.venv/bin/pytest -p no:cacheprovider -rfEs)
+out=output
+mkdir -p "$out"
+parts_file=$out/test-parts.tsv
+: >"$parts_file"
+rm -f "$out"/junit-*.xml
+
+# part NAME EXPRESSION [tee]: one pytest session over every layer with `-m EXPRESSION`; its line in $parts_file
+part() {
+  local name=$1 expr=$2 show=${3:-} t0 r
+  t0=$(date +%s)
+  local argv=("${pytest[@]}" --junitxml="$out/junit-$name.xml")
+  [ -n "$expr" ] && argv+=(-m "$expr")
+  if [ "$show" = tee ]; then
+    "${argv[@]}" "${layers[@]}" "${extra[@]}" 2>&1 | tee "$out/test-$name.log"
+    r=${PIPESTATUS[0]}
+  else
+    "${argv[@]}" "${layers[@]}" "${extra[@]}" >"$out/test-$name.log" 2>&1
+    r=$?
+  fi
+  printf '%s\t%s\t%s\t%s\n' "$name" "$t0" "$(date +%s)" "$r" >>"$parts_file"
+  return "$r"
+}
+extra=("$@")
+
+pids=()
+# shellcheck disable=SC2317  # called by the trap
+stop_all() { local p; for p in "${pids[@]}"; do pkill -TERM -P "$p" 2>/dev/null; kill "$p" 2>/dev/null; done; return 0; }
+trap stop_all EXIT INT TERM
+
 if [ "${GPU_TRAY_TEST_SERIAL:-0}" = 1 ]; then
-  "${pytest[@]}" "${layers[@]}" "$@"
-  exit $?     # pytest exit 5 = "no tests collected": a suite that ran nothing has not passed
-fi
-mkdir -p output
-offline_log=output/test-offline.log
-cluster_log=output/test-cluster.log
-machine_log=output/test-machine.log
-both_log=output/test-machine-both.log
-"${pytest[@]}" -m "not machine" "${layers[@]}" "$@" >"$offline_log" 2>&1 &
-offline_pid=$!
-trap 'kill "$offline_pid" 2>/dev/null' EXIT INT TERM
-: >"$cluster_log"; : >"$both_log"
-if [ "${GPU_TRAY_TEST_MACHINE_SERIAL:-0}" = 1 ]; then
-  "${pytest[@]}" -m machine "${layers[@]}" "$@" 2>&1 | tee "$machine_log"
-  rc_lab=${PIPESTATUS[0]}; rc_cluster=5; rc_both=5
+  PARTS=(all)
+  part all "" tee
 else
-  "${pytest[@]}" -m "cluster and not lab" "${layers[@]}" "$@" >"$cluster_log" 2>&1 &
-  cluster_pid=$!
-  trap 'kill "$offline_pid" "$cluster_pid" 2>/dev/null' EXIT INT TERM
-  "${pytest[@]}" -m "lab and not cluster" "${layers[@]}" "$@" 2>&1 | tee "$machine_log"
-  rc_lab=${PIPESTATUS[0]}
+  PARTS=(static offline lab cluster both)
+  part static "static" & pids+=($!)
+  part offline "not machine and not static" & pids+=($!)
+  part cluster "cluster and not lab" & cluster_pid=$!; pids+=("$cluster_pid")
+  part lab "lab and not cluster" tee
   wait "$cluster_pid"
-  rc_cluster=$?
   echo
-  echo "=================== the tests that use only the test cluster (run beside the lab's; $cluster_log) ==================="
-  cat "$cluster_log"
-  echo
-  echo "=================== the tests that use the lab and the test cluster (after both; $both_log) ==================="
-  "${pytest[@]}" -m "lab and cluster" "${layers[@]}" "$@" 2>&1 | tee "$both_log"
-  rc_both=${PIPESTATUS[0]}
+  echo "=================== the tests that use the lab and the test cluster (after both; $out/test-both.log) ==================="
+  part both "lab and cluster" tee
+  wait
+  for p in static offline cluster; do
+    echo
+    echo "=================== part $p (run beside the others; $out/test-$p.log) ==================="
+    cat "$out/test-$p.log"
+  done
 fi
-wait "$offline_pid"
-rc_offline=$?
 trap - EXIT INT TERM
-echo
-echo "=================== the offline tests (run beside the machine tests; $offline_log) ==================="
-cat "$offline_log"
-summary() { grep -E '(passed|failed|errors?|skipped|deselected|no tests ran).* in [0-9.]+s' "$1" | tail -n1 | sed -E 's/^=+ //; s/ =+$//'; }
-echo
-echo "make test: lab tests: $(summary "$machine_log") (rc $rc_lab); cluster tests: $(summary "$cluster_log") (rc $rc_cluster);" \
-  "lab and cluster tests: $(summary "$both_log") (rc $rc_both); offline tests: $(summary "$offline_log") (rc $rc_offline)"
-# each session deselects the others' tests; exit 5 ("no tests collected") counts only when all of them ran nothing
-rcs=("$rc_lab" "$rc_cluster" "$rc_both" "$rc_offline")
-if [ "${rcs[*]}" = "5 5 5 5" ]; then exit 5; fi
-for rc in "${rcs[@]}"; do
-  [ "$rc" = 0 ] || [ "$rc" = 5 ] || exit 1
+
+summary() { grep -E '(passed|failed|errors?|skipped|deselected|no tests ran).* in [0-9.]+s' "$1" 2>/dev/null | tail -n1 | sed -E 's/^=+ //; s/ =+$//'; }
+# the verdict: every part of PARTS must have its line, and its exit status must be 0 or 5 (each session deselects the
+# others' tests); exit 5 ("no tests collected") counts only when every part ran nothing
+line="make test:"
+failed=0; empty=0
+for p in "${PARTS[@]}"; do
+  rc=$(awk -F'\t' -v p="$p" '$1 == p { r = $4 } END { print r }' "$parts_file")
+  line+=" $p: $(summary "$out/test-$p.log") (rc ${rc:-none});"
+  case $rc in
+    0) ;;
+    5) empty=$((empty + 1)) ;;
+    *) failed=1 ;;
+  esac
 done
+echo
+echo "${line%;}" | tee "$out/test-summary.txt"
+if [ -x .venv/bin/python ]; then
+  .venv/bin/python tools/test_times.py --out "$out" >/dev/null || echo "tools/test_times.py could not write $out/test-times.md"
+fi
+[ "$failed" = 0 ] || exit 1
+[ "$empty" -lt "${#PARTS[@]}" ] || exit 5     # a suite that ran nothing has not passed
 exit 0

@@ -22,6 +22,7 @@ def test_yamllint():
     assert rc == 0, out
 
 
+@pytest.mark.static
 def test_ansible_lint_production_profile():
     config = read_yaml(".ansible-lint")
     assert config["profile"] == "production"
@@ -53,6 +54,7 @@ def test_shellcheck_all_shell_scripts():
     assert rc == 0, out
 
 
+@pytest.mark.static
 def test_ansible_test_sanity():
     rc, out = run(["bash", "tools/sanity.sh"])
     assert rc == 0, out[-20000:]

@@ -4,10 +4,13 @@
 docsite does and validates the documentation schema, the semantic markup (O(), V(), M(), RV() ...) and every
 reference to a plugin or option of this collection or of the collections it depends on.
 """
+import pytest
+
 from ansible_env import checkout_env
 from qualitykit import BIN, ROOT, run
 
 
+@pytest.mark.static
 def test_antsibull_docs_lint_collection_docs():
     env = checkout_env(ROOT, config=False, home=False, nocolor=False, bin_path=str(BIN))
     rc, out = run([BIN / "antsibull-docs", "lint-collection-docs", "--plugin-docs", "--validate-collection-refs", "all",

@@ -16,6 +16,7 @@ import os
 import re
 import tarfile
 
+import pytest
 import yaml
 
 from qualitykit import BIN, ROOT, build, read_yaml, run
@@ -76,6 +77,7 @@ def test_every_role_has_a_readme():
     assert not missing, "Galaxy refuses the import without roles/<role>/README.md: %s" % missing
 
 
+@pytest.mark.static
 def test_galaxy_importer_on_the_built_tarball_reports_nothing(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANSIBLE_", "GALAXY_IMPORTER_", "PYTHONPATH"))}
     env["PATH"] = "%s:%s" % (BIN, env.get("PATH", "/usr/bin:/bin"))
