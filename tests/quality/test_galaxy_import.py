@@ -112,5 +112,5 @@ def test_tarball_ships_the_license_and_leaves_out_repository_only_docs(tmp_path)
     with tarfile.open(build(tmp_path)) as tar:
         names = set(tar.getnames())
     assert {"COPYING", "requirements.txt", "meta/ee-requirements.txt", "docs/docsite/extra-docs.yml"} <= names
-    repository_only = {"docs/lab.md", "docs/lab-hardware.md", "docs/testing.md", "docs/performance.md"}
+    repository_only = {"docs/lab.md", "docs/lab-hardware.md", "docs/testing.md", "docs/performance.md", "CONTRIBUTING.md"}
     assert not repository_only & names, "docs about what the tarball leaves out: %s" % sorted(repository_only & names)
