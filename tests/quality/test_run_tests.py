@@ -10,7 +10,6 @@ stand-ins too (the machine's real lab and test cluster are never touched: other 
 """
 import json
 import os
-import pathlib
 import shutil
 import stat
 import sys
