@@ -18,8 +18,11 @@
 # PATH or pyenv) that no earlier core took, so the matrix covers as many Pythons as cores.
 #
 # Usage: tools/matrix.sh [--steps units,sanity,lab] [--cores "2.20.10 2.21.5"] [--ci] [--venvs-only] [--plan]
-#   --ci  what .ci/run adds after `make test` (within the CI budget, docs/testing.md has the times): units and
-#         sanity on the newest core only (make test ran the pinned core's units); the lab smoke on all.
+#   --ci  what .ci/run adds to `make test` (within the CI budget, docs/testing.md has the times): units and
+#         sanity on the newest core only (make test ran the pinned core's units); the lab smoke on all. The units
+#         are the offline ones (`-m "not machine"`): .ci/run runs `--steps units,sanity` beside make test, whose lab
+#         part owns the lab meanwhile, and `--steps lab` after it (the lab's own tests, tests/unit/lab_infra, test the
+#         harness, not the collection: make test runs them).
 # Logs: output/matrix/<core>/{units,sanity,lab,ansible}.log, deprecations in output/matrix/deprecations.txt.
 set -uo pipefail
 # (all in main(): bash parses it whole, so editing this file during a run cannot change that run)
@@ -223,7 +226,9 @@ for core in $MATRIX_CORES; do
   fi
   if has_step units; then
     t0=$(now)
-    "$venv/bin/python" -m pytest -p no:cacheprovider -q -W default::DeprecationWarning tests/unit >"$d/units.log" 2>&1
+    units_mark=(); [ "$ci" = 1 ] && units_mark=(-m "not machine")
+    "$venv/bin/python" -m pytest -p no:cacheprovider -q -W default::DeprecationWarning "${units_mark[@]}" tests/unit \
+      >"$d/units.log" 2>&1
     r=$?; res+=" units=$([ $r = 0 ] && echo ok || echo FAIL)($(( $(now) - t0 ))s)"; [ $r = 0 ] || rc_all=1
     tail -n1 "$d/units.log" | sed "s/^/[matrix] $core units: /"
   fi

@@ -7,14 +7,17 @@
 #   tests/cluster   the real kube-apiserver test cluster (built once, cached) and what runs against it
 #   tests/upstream  the five bundles held against the real upstream charts and CRDs (../shared/upstream; skipped
 #                   in one line without it, failing with GPU_TRAY_UPSTREAM_REQUIRE=1)
-# as pytest sessions ("parts") side by side (tests/conftest.py marks which test is which):
-#   static   the static tools (`-m static`: ansible-test sanity, ansible-lint, galaxy-importer, antsibull-docs, the
-#            collection build), one process, all along;
+# as pytest sessions ("parts") side by side (tests/conftest.py marks which test is which), in two chains and two
+# lone parts, so that no core waits while one part runs alone:
+#   static   the static tools (`-m static`: ansible-test sanity, ansible-lint, galaxy-importer, antsibull-docs), one
+#            process, all along;
 #   offline  every other test that never touches the lab or the test cluster (`-m "not machine and not static"`),
 #            all along;
-#   lab      the tests that use only the lab (`lab and not cluster`, on this terminal) beside
-#   cluster  those that use only the test cluster (`cluster and not lab`); then
-#   both     those that use both (`lab and cluster`), once lab and cluster have ended.
+#   lab      the tests that use only the lab (`lab and not cluster`, on this terminal), then
+#   both     those that use the lab and a test cluster (`lab and cluster`) - on a test cluster of their own (BOTH_CLUSTER:
+#            its own state directory and ports), so they start as soon as the lab is free, beside
+#   cluster  the tests that use only the test cluster (`cluster and not lab`, the session's cluster on the default
+#            ports; the first of them builds the binaries when the cache is cold).
 # Each part writes output/test-<part>.log and output/junit-<part>.xml, and one line (part, start, end, exit status) to
 # output/test-parts.tsv; tools/test_times.py turns them into output/test-times.md (the time of each part and the 40
 # slowest tests). The verdict is taken from that file for every part of PARTS: a part that failed, or that left no
@@ -35,11 +38,13 @@ parts_file=$out/test-parts.tsv
 : >"$parts_file"
 rm -f "$out"/junit-*.xml
 
-# part NAME EXPRESSION [tee]: one pytest session over every layer with `-m EXPRESSION`; its line in $parts_file
+# part NAME EXPRESSION [tee] [VAR=value ...]: one pytest session over every layer with `-m EXPRESSION` (in the
+# environment plus the VAR=value given); its line in $parts_file
 part() {
   local name=$1 expr=$2 show=${3:-} t0 r
+  shift 3
   t0=$(date +%s)
-  local argv=("${pytest[@]}" --junitxml="$out/junit-$name.xml")
+  local argv=(env "$@" "${pytest[@]}" --junitxml="$out/junit-$name.xml")
   [ -n "$expr" ] && argv+=(-m "$expr")
   if [ "$show" = tee ]; then
     "${argv[@]}" "${layers[@]}" "${extra[@]}" 2>&1 | tee "$out/test-$name.log"
@@ -51,6 +56,10 @@ part() {
   printf '%s\t%s\t%s\t%s\n' "$name" "$t0" "$(date +%s)" "$r" >>"$parts_file"
   return "$r"
 }
+# The second test cluster, of the tests that use the lab and a cluster (kcluster.py reads these; test_cluster_live.py's
+# hook cluster has its own too). .ci/run stops it on exit as it stops the default one.
+BOTH_CLUSTER=(KCLUSTER_STATE=/run/gpu-tray-kcluster-both KCLUSTER_ETCD_PORT=23990 KCLUSTER_ETCD_PEER_PORT=24000
+              KCLUSTER_APISERVER_PORT=16643 KCLUSTER_KUBELET_PORT=16650)
 extra=("$@")
 
 pids=()
@@ -63,14 +72,13 @@ if [ "${GPU_TRAY_TEST_SERIAL:-0}" = 1 ]; then
   part all "" tee
 else
   PARTS=(static offline lab cluster both)
-  part static "static" & pids+=($!)
-  part offline "not machine and not static" & pids+=($!)
-  part cluster "cluster and not lab" & cluster_pid=$!; pids+=("$cluster_pid")
+  part static "static" "" & pids+=($!)
+  part offline "not machine and not static" "" & pids+=($!)
+  part cluster "cluster and not lab" "" & pids+=($!)
   part lab "lab and not cluster" tee
-  wait "$cluster_pid"
   echo
-  echo "=================== the tests that use the lab and the test cluster (after both; $out/test-both.log) ==================="
-  part both "lab and cluster" tee
+  echo "=================== the tests that use the lab and a test cluster (after the lab's; $out/test-both.log) ==================="
+  part both "lab and cluster" tee "${BOTH_CLUSTER[@]}"
   wait
   for p in static offline cluster; do
     echo

@@ -79,9 +79,21 @@ install_apt_deps() {
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
 }
 
+k8s_cached() {
+  [ -f "$K8S_DIR/.complete" ] && [ -x "$K8S_DIR/bin/kube-apiserver" ] && [ -x "$K8S_DIR/bin/kube-controller-manager" ]
+}
+
 build_k8s() {
-  if [ -f "$K8S_DIR/.complete" ] && [ -x "$K8S_DIR/bin/kube-apiserver" ] && [ -x "$K8S_DIR/bin/kube-controller-manager" ]; then
+  if k8s_cached; then
     log "k8s binaries cached in $K8S_DIR"
+    return 0
+  fi
+  # two test sessions that start a cluster at once (tools/run-tests.sh runs two) build once: the second waits
+  mkdir -p "$CACHE"
+  exec 8>"$CACHE/.k8s-build.lock"
+  flock 8
+  if k8s_cached; then
+    log "k8s binaries built meanwhile by another run, cached in $K8S_DIR"
     return 0
   fi
   need_disk

@@ -41,7 +41,7 @@ FAKE_MAKE = '''#!/bin/bash
 case $1 in
   setup) exit 0 ;;
   test) exec bash tools/run-tests.sh ;;
-  matrix) exit "${FAKE_MATRIX_RC:-0}" ;;
+  matrix) case $2 in *"${FAKE_MATRIX_FAIL:-no such step}"*) exit 1 ;; esac; exit 0 ;;
 esac
 exit 2
 '''
@@ -106,8 +106,9 @@ def test_a_part_with_no_tests_passes_but_a_suite_that_ran_nothing_does_not(tree)
     assert rc == 5, out
 
 
-def test_a_failing_matrix_fails_ci_and_the_serial_layout_fails_too(tree):
-    rc, out, _ = run_suite(tree, ['bash', '.ci/run'], FAKE_MATRIX_RC=1)
-    assert rc != 0, out
+def test_a_failing_matrix_step_fails_ci_and_the_serial_layout_fails_too(tree):
+    for step in ('units', 'lab'):          # beside make test, and after it
+        rc, out, _ = run_suite(tree, ['bash', '.ci/run'], FAKE_MATRIX_FAIL='--steps ' + step)
+        assert rc != 0, 'a failing matrix step %s left .ci/run at rc 0:\n%s' % (step, out)
     rc, out, parts = run_suite(tree, ['bash', 'tools/run-tests.sh'], GPU_TRAY_TEST_SERIAL=1, FAKE_FAIL_PART='all')
     assert (rc, parts) == (1, ['all']), out
