@@ -26,6 +26,9 @@ LAB_VARS = {
     # a lab tray boots in seconds: a tray that does not come back is reported after 3 minutes, not the
     # bare-metal 30 (rolling_reboot_timeout; the reboot module applies it to going down and to coming back)
     "gpu_tray_reboot_timeout": 180,
+    # and it answers again 2-3 s after the reboot was sent: the bare-metal 10 s wait before the first look at a
+    # rebooting tray (counted from the send; the new boot id, not this wait, proves the reboot) is 2 s here
+    "gpu_tray_post_reboot_delay": 2,
     # a lab tray has a BMC only after `lab/lab bmc up` (it writes gpu_tray_bmc_* into host_vars/): without one the
     # lab prepares its trays as a site that opted out does
     "gpu_tray_bmc_required": False,
