@@ -143,14 +143,32 @@ build_k8s() {
   mkdir -p "$k/.go/src/k8s.io"
   ln -sfn ../../.. "$k/.go/src/k8s.io/kubernetes"
   go_version=$(go env GOVERSION)
-  log "building kube-apiserver and kube-controller-manager with $go_version (about 10-20 min on 2 cores)"
-  # Kubernetes' make keeps its Go build cache inside the tree (_output/): it goes with the temp dir.
+  log "building kube-apiserver and kube-controller-manager with $go_version (about 4 min on 2 cores)"
+  # Not `make WHAT=...`: its first step, generated_files, builds the code generators and, as they are newer than
+  # every generated file of the source tarball, runs deepcopy-, defaulter-, conversion- and prerelease-lifecycle-gen
+  # over the whole tree again - the same files the v1.20.2 tag committed. The one generated file the tarball lacks is
+  # pkg/generated/openapi/zz_generated.openapi.go (not committed upstream): `make gen_openapi` makes it, then
+  # hack/make-rules/build.sh - what `make WHAT=` runs after generated_files, version ldflags included - builds the two
+  # binaries. Measured on 2 idle cores, a fresh tree and Go cache each: 214 s, against 297 s for `make WHAT=`.
+  # Kubernetes' make keeps its Go build cache inside the tree (_output/) and HOME: both go with the temp dir.
   (cd "$k" && env GOPATH="$k/.go" GOPROXY=off GOFLAGS= \
       GOTOOLCHAIN=local HOME="$work" CGO_ENABLED=0 \
-      make WHAT="cmd/kube-apiserver cmd/kube-controller-manager")
+      bash -c 'make gen_openapi && hack/make-rules/build.sh cmd/kube-apiserver cmd/kube-controller-manager')
+  if [ ! -s "$k/pkg/generated/openapi/zz_generated.openapi.go" ]; then
+    echo "build.sh: make gen_openapi did not write pkg/generated/openapi/zz_generated.openapi.go" >&2
+    exit 1
+  fi
   mkdir -p "$work/out/bin"
   cp "$k/_output/local/bin/linux/amd64/kube-apiserver" "$k/_output/local/bin/linux/amd64/kube-controller-manager" "$work/out/bin/"
-  "$work/out/bin/kube-apiserver" --version
+  # the version the API reports (/version, what helm's kubeVersion checks read): the upstream part of the Debian
+  # version, after "+really" where Debian repackaged an older release
+  local upstream want
+  upstream=${K8S_SRC_VERSION%-*}; upstream=${upstream##*really}
+  want="Kubernetes v$upstream"
+  if [ "$("$work/out/bin/kube-apiserver" --version)" != "$want" ]; then
+    echo "build.sh: kube-apiserver --version says '$("$work/out/bin/kube-apiserver" --version)', expected '$want'" >&2
+    exit 1
+  fi
   {
     echo "source=kubernetes=$K8S_SRC_VERSION"
     echo "go=$go_version"
