@@ -66,11 +66,25 @@ def record(trays, components, generated, result):
             'components': components}
 
 
-def last_pass(current, previous_last_pass):
-    """last-pass.json of this run: its own record when it passed, else the last passing one it found (or None)."""
-    if current.get('result') == 'passed':
+def last_pass(current, previous_last_pass, unread=()):
+    """last-pass.json of this run: its own record when it passed, else the last passing one it found (or None). A
+    passing run that did not read some of its trays (``unread``: a phase run alone) or the cluster's pods keeps the
+    earlier pass's values of those: a baseline never loses what this run could not see."""
+    previous = previous_last_pass if isinstance(previous_last_pass, dict) else None
+    if current.get('result') != 'passed':
+        return previous
+    if previous is None:
         return current
-    return previous_last_pass if isinstance(previous_last_pass, dict) else None
+    trays = dict(current.get('trays') or {})
+    for name in unread:
+        if name in (previous.get('trays') or {}):
+            trays[name] = previous['trays'][name]
+    components = {}
+    for name, entry in (current.get('components') or {}).items():
+        before = (previous.get('components') or {}).get(name) or {}
+        components[name] = dict(entry) if 'images' in entry or 'images' not in before else \
+            dict(entry, images=before['images'])
+    return dict(current, trays=trays, components=components)
 
 
 def changes(before, after):
@@ -92,6 +106,8 @@ def changes(before, after):
                                    else 'new'))
                 continue
             for what in sorted(set(old[name]) | set(new[name]), key=natural_key):
+                if scope == 'component' and what == 'images' and what not in new[name]:
+                    continue        # the cluster's pods were not read this run: not compared (not_compared says so)
                 if what in new[name] and what in old[name] and old[name][what] != new[name][what]:
                     out.append(_change(scope, name, what, old[name][what], new[name][what]))
                 elif what not in old[name] or what not in new[name]:
@@ -126,11 +142,28 @@ def where(row):
     return '%d %ss: %s' % (len(row['objects']), row['scope'], name_ranges(row['objects']))
 
 
-def sentence(found, baseline):
+def sentence(found, baseline, unread=None, result='passed'):
     """One line for a task message and the AWX artifact: how many changes on how many trays and components since
-    the baseline's time, or that nothing changed."""
+    the baseline's time, or that nothing changed (with no baseline: whether this run becomes the first - only a pass
+    does); then what this run could not compare (``unread``: not_compared)."""
+    return _sentence(found, baseline, result) + _unread_sentence(unread or {})
+
+
+def _unread_sentence(unread):
+    parts = []
+    if unread.get('trays'):
+        trays = unread['trays']
+        parts.append('%d tray%s (%s) not read this run' % (len(trays), '' if len(trays) == 1 else 's',
+                                                           name_ranges(trays)))
+    if unread.get('images'):
+        parts.append('the images (the cluster\'s pods were not read)')
+    return (' Not compared: %s.' % '; '.join(parts)) if parts else ''
+
+
+def _sentence(found, baseline, result):
     if baseline is None:
-        return 'No earlier passing run to compare with: this run is the first baseline.'
+        return 'No earlier passing run to compare with%s' % (
+            ': this run is the first baseline.' if result == 'passed' else ' (this run failed: it is no baseline).')
     if not found:
         return 'Nothing changed since the last passing run (%s).' % baseline.get('generated')
     trays = sorted(set(c['object'] for c in found if c['scope'] == 'tray'), key=natural_key)
@@ -153,15 +186,18 @@ def evaluate(trays, plan, pods, previous, generated, result):
     from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.attestation import pod_images
     if result not in ('passed', 'failed'):
         raise ValueError('result must be passed or failed, got %r' % (result,))
-    current = record(dict((name, tray_values(state)) for name, state in (trays or {}).items()),
-                     component_values(plan or {}, pod_images(pods) if pods is not None else None), generated, result)
+    values = dict((name, tray_values(state)) for name, state in (trays or {}).items())
+    current = record(values, component_values(plan or {}, pod_images(pods) if pods is not None else None),
+                     generated, result)
     baseline = previous if isinstance(previous, dict) and previous.get('format') == FORMAT else None
     found = changes(baseline, current)
     rows = [dict(row, where=where(row)) for row in groups(found)]
-    report = {'summary': sentence(found, baseline), 'baseline': (baseline or {}).get('generated'), 'rows': rows,
-              'changes': found}
+    unread = {'trays': sorted((name for name, value in values.items() if value is None), key=natural_key),
+              'images': pods is None}
+    report = {'summary': sentence(found, baseline, unread, result), 'baseline': (baseline or {}).get('generated'),
+              'rows': rows, 'changes': found, 'not_compared': unread}
     files = [{'path': STATE, 'json': current}, {'path': DRIFT, 'json': report}]
-    carried = last_pass(current, baseline)
+    carried = last_pass(current, baseline, unread['trays'])
     if carried is not None:
         files.append({'path': LAST_PASS, 'json': carried})
     return {'changes': found, 'report': report, 'files': files}

@@ -110,6 +110,60 @@ def test_validate_with_the_api_down_writes_its_evidence(down_kubeconfig, tmp_pat
     assert [c['check'] for c in artifact['failed_checks']] == ['%s-stopped' % stopped], artifact
 
 
+# what a site fills in on the GB200 sample inventory before anything runs (its rails' PF addresses)
+GB200_SITE = {'gpu_tray_rail_pci_addresses': {'mlx5_0': '0000:03:00.0', 'mlx5_1': '0000:04:00.0',
+                                              'mlx5_3': '0002:03:00.0', 'mlx5_4': '0002:04:00.0'}}
+
+
+@pytest.mark.parametrize('platform, phases, site', [
+    ('rke2-vr200', ['readiness'], {}),          # the VR200 guide's and the upgrade runbook's check before installing
+    ('nvke-gb200', ['deployment'], GB200_SITE),
+], ids=['vr200-readiness', 'gb200-deployment'])
+def test_one_phase_alone_on_a_sample_inventory_with_trays_writes_its_evidence(
+        down_kubeconfig, tmp_path, platform, phases, site):
+    """The sample inventories as sites copy them (their tray names, the API host localhost), every tray's SSH sent to
+    a closed loopback port (no packet leaves the machine): a phase alone never reads the trays, and the way out must
+    not need their reads - it crashed in drift ("object of type 'HostVarsVars' has no attribute
+    '__validate_tray_state'") with no report, no bundle and no artifact."""
+    kubeconfig, port = down_kubeconfig
+    report_dir = tmp_path / 'report'
+    res = subprocess.run(
+        [str(BIN / 'ansible-playbook'), '-i', str(ROOT / 'inventories' / platform), str(ROOT / 'playbooks' / 'validate.yml'),
+         '-e', json.dumps(dict(site, ansible_python_interpreter=sys.executable, ansible_host='127.0.0.1',
+                               ansible_port=_closed_port(), gpu_tray_report_dir=str(report_dir),
+                               gpu_tray_validate_phases=phases))],
+        capture_output=True, text=True, check=False, timeout=600,
+        env=dict(_env(tmp_path, kubeconfig), ANSIBLE_SHOW_CUSTOM_STATS='1'))
+    out = res.stdout
+    assert res.returncode == 2, out[-4000:]
+    assert 'has no attribute' not in out and 'is undefined' not in out, out[-4000:]
+    evidence = report_dir / 'validation'
+    _check_evidence(evidence, phases, phases[0], port)
+    artifact = _custom_stats(out)['gpu_tray_evidence']['validation']
+    assert artifact['result'] == 'failed' and artifact['phases'] == {phases[0]: 'failed'}, artifact
+    # drift: the trays were not read this run - named as not compared, and never a baseline without them
+    drift = json.loads((evidence / 'drift.json').read_text())
+    trays = _inventory_trays(platform)
+    assert trays and drift['not_compared']['trays'] == trays, drift
+    assert drift['summary'].startswith('No earlier passing run to compare with (this run failed: it is no '
+                                       'baseline). Not compared: %d trays (' % len(trays)), drift['summary']
+    assert drift['summary'].endswith('not read this run; the images (the cluster\'s pods were not read).')
+    assert not (evidence / 'last-pass.json').exists()
+    assert (evidence / 'summary-bundle' / 'statement.intoto.json').is_file()
+
+
+def _inventory_trays(platform):
+    """The trays of a sample inventory (ansible-inventory's view of the gpu_trays group)."""
+    res = subprocess.run([str(BIN / 'ansible-inventory'), '-i', str(ROOT / 'inventories' / platform), '--list'],
+                         capture_output=True, text=True, check=True, env=checkout_env(ROOT, bin_path=str(BIN)))
+    data = json.loads(res.stdout)
+
+    def hosts(group):
+        node = data.get(group, {})
+        return set(node.get('hosts', [])).union(*[hosts(child) for child in node.get('children', [])])
+    return sorted(hosts('gpu_trays'))
+
+
 def test_validate_with_the_api_down_through_ansible_runner(down_kubeconfig, tmp_path):
     """As an AWX job: extra vars (the survey's defaults, the job id AWX adds), the credential's kubeconfig in
     K8S_AUTH_KUBECONFIG, the k8s_api host in the inventory; the job fails, its run folder holds the report and the

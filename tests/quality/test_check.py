@@ -31,9 +31,9 @@ def test_lint_takes_each_changed_file_to_its_linter():
     commands = check.lint_commands(['roles/validate/tasks/main.yml', 'playbooks/validate.yml',
                                     'plugins/plugin_utils/reboot_plan.py', 'tools/run-tests.sh', 'docs/stack.md'])
     by_tool = {c[0].rsplit('/', 1)[-1]: c for c in commands}
-    assert set(by_tool) == {'yamllint', 'ansible-lint', 'pycodestyle', 'pyflakes', 'shellcheck'}, commands
+    assert set(by_tool) == {'yamllint', 'ansible-lint', 'flake8', 'shellcheck'}, commands
     assert by_tool['ansible-lint'][-2:] == ['playbooks/validate.yml', 'roles/validate']
-    assert by_tool['pyflakes'][-1] == 'plugins/plugin_utils/reboot_plan.py'
+    assert by_tool['flake8'][-1] == 'plugins/plugin_utils/reboot_plan.py'
     assert by_tool['shellcheck'][-1] == 'tools/run-tests.sh'
     assert check.lint_commands(['docs/stack.md']) == []
 

@@ -87,6 +87,42 @@ def test_the_same_change_on_many_trays_is_one_row_and_unread_trays_are_no_change
     assert not any('tray050' in r['objects'] for r in result['report']['rows'])
 
 
+def test_a_run_that_read_neither_trays_nor_pods_names_them_and_a_pass_keeps_their_baseline(reads):
+    """A phase run alone (readiness: no tray read, the pods perhaps not either) compares what it has: the trays it did
+    not read and the images are named as not compared, never as changes, and when it passes the baseline it carries
+    forward keeps the earlier pass's values of them - so the next full run still compares every tray."""
+    the_plan = plan(RECIPE)
+    first = validation_drift({'tray01': reads['good'], 'tray02': reads['good']}, the_plan, pods('op:1'), None,
+                             'then', 'passed')
+    baseline = dict((f['path'], f['json']) for f in first['files'])['last-pass.json']
+    alone = validation_drift({'tray01': None, 'tray02': None}, the_plan, None, baseline, 'now', 'passed')
+    assert alone['changes'] == [], alone['changes']
+    assert alone['report']['not_compared'] == {'trays': ['tray01', 'tray02'], 'images': True}
+    assert alone['report']['summary'] == ('Nothing changed since the last passing run (then). Not compared: 2 trays '
+                                          '(tray01, tray02) not read this run; the images (the cluster\'s pods were '
+                                          'not read).')
+    carried = dict((f['path'], f['json']) for f in alone['files'])['last-pass.json']
+    assert carried['generated'] == 'now' and carried['trays'] == baseline['trays']
+    assert carried['components']['gpu-operator']['images'] == baseline['components']['gpu-operator']['images'] != ''
+    # the next full run against that baseline: one tray's VF count is a change, as it would be against the first run
+    full = validation_drift({'tray01': reads['good'], 'tray02': reads['fewer']}, the_plan, pods('op:2'), carried,
+                            'later', 'failed')
+    against_first = validation_drift({'tray01': reads['good'], 'tray02': reads['fewer']}, the_plan, pods('op:2'),
+                                     baseline, 'later', 'failed')
+    assert full['changes'] == against_first['changes']
+    assert {('tray02', 'mlx5_4 VFs'), ('gpu-operator', 'images')} <= {(c['object'], c['what']) for c in full['changes']}
+    assert full['report']['not_compared'] == {'trays': [], 'images': False}
+    assert 'Not compared' not in full['report']['summary']
+    # no earlier pass and this run failed: it is no baseline either, and says so
+    lone = validation_drift({'tray01': reads['good']}, the_plan, pods('op:1'), None, 'x', 'failed')
+    assert lone['report']['summary'] == 'No earlier passing run to compare with (this run failed: it is no baseline).'
+    assert 'last-pass.json' not in [f['path'] for f in lone['files']]
+    # one tray unread of two, a failed run: named in the sentence; the baseline stays the earlier pass
+    half = validation_drift({'tray01': reads['good'], 'tray02': None}, the_plan, pods('op:1'), baseline, 'x', 'failed')
+    assert half['report']['summary'].endswith('Not compared: 1 tray (tray02) not read this run.')
+    assert dict((f['path'], f['json']) for f in half['files'])['last-pass.json'] == baseline
+
+
 def test_the_report_opens_with_the_drift_before_what_is_wrong(reads):
     the_plan = plan(RECIPE)
     baseline = drift.record({'tray042': drift.tray_values(reads['good'])}, {}, '2026-12-01T00:00:00Z', 'passed')
