@@ -146,3 +146,28 @@ def test_bad_input_is_named():
     with pytest.raises(AnsibleFilterError, match="expects the trays' reads as a dict"):
         validation_drift([], plan(RECIPE))
     assert json.dumps(validation_drift({}, plan(RECIPE), None, {'format': 0}, 'now', 'passed')['report'])
+
+
+def _state(cmdline, devices):
+    """A tray_state result as drift reads it: the kernel, the booted command line, the RDMA devices."""
+    return {'ansible_facts': {'gpu_tray': {'kernel_release': '6.8.0-1021-nvidia-64k'},
+                              'gpu_tray_rdma': {'devices': devices}},
+            'cmdline': {'text': cmdline}}
+
+
+PF = {'name': 'mlx5_4', 'kind': 'pf', 'sriov_numvfs': 16, 'ports': [{'port': 1, 'pkeys': ['0xffff']}]}
+VF = {'name': 'mlx5_20', 'kind': 'vf', 'ports': [{'port': 1, 'pkeys': ['0xffff', '0x8001']}]}
+
+
+def test_kernel_arguments_are_compared_in_their_order_and_a_value_that_disappeared_is_a_change():
+    """Pins (issue 53 item 7): the same arguments in another order are another command line (the kernel applies a
+    repeated parameter's last value), and a PF or a VF port gone since the last pass is a change to "none", not
+    silence."""
+    was = _state('BOOT_IMAGE=/vmlinuz iommu=pt hugepages=4 hugepages=8', [PF, VF])
+    now = _state('BOOT_IMAGE=/vmlinuz iommu=pt hugepages=8 hugepages=4', [])
+    before = drift.record({'tray01': drift.tray_values(was)}, {}, 'then', 'passed')
+    after = drift.record({'tray01': drift.tray_values(now)}, {}, 'now', 'failed')
+    found = dict((c['what'], (c['before'], c['after'])) for c in drift.changes(before, after))
+    assert found == {'kernel arguments': ('iommu=pt hugepages=4 hugepages=8', 'iommu=pt hugepages=8 hugepages=4'),
+                     'mlx5_4 VFs': ('16', 'none'), 'mlx5_4 port 1 P_Keys': ('0xffff', 'none'),
+                     'mlx5_20 port 1 P_Keys': ('0xffff, 0x8001', 'none')}, found
