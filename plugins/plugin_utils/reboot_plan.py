@@ -28,6 +28,7 @@ __metaclass__ = type
 
 import datetime
 import math
+import re
 
 STRATEGIES = ('auto', 'canary', 'rolling')
 DRAINS = ('auto', 'always', 'never')
@@ -688,13 +689,39 @@ def maintenance_operator_missing(via_insisted, reads):
             '(network-operator with maintenanceOperator.enabled) or set rolling_reboot_drain_via to drain.')
 
 
+# what kubernetes.core.k8s_info says when the cluster does not serve the kind at all (its CRD is not installed): no
+# such controller. Any other failed read - RBAC's 403, a time-out - leaves it unknown, and the plan refuses.
+NOT_SERVED = re.compile(r'Failed to find exact match|could not find the requested resource')
+
+
+def unread_controllers(reads):
+    """[(kind, error)] of the role's NodeWright/Skyhook reads that failed for another reason than the kind not being
+    served. The role registers them with failed_when false: a k8s_info result without its ``resources`` list is a read
+    that did not answer, whatever ``failed`` says."""
+    out = []
+    for read in reads or []:
+        if not isinstance(read, dict) or _skipped(read) or isinstance(read.get('resources'), list):
+            continue
+        error = str(read.get('msg') or read.get('error') or 'no answer').strip().splitlines()[0][:300]
+        if not NOT_SERVED.search(str(read.get('msg') or '')):
+            out.append((str((read.get('item') or {}).get('kind') or 'the controller objects'), error))
+    return out
+
+
 def foreign_controllers(reads, nodes, trays):
     """The refusal when another controller would reboot ``trays`` (the node names of the trays that reboot): a
     NodeWright or Skyhook object among ``reads`` (the role's looped look, skipped when rolling_reboot_foreign_controllers
     is allow) whose package interrupts with a reboot and whose node selector takes one of them (module_utils/
-    reboot_controllers.py, the rules cluster_preflight reports with; ``nodes``: the registered Node read); else None.
+    reboot_controllers.py, the rules cluster_preflight reports with; ``nodes``: the registered Node read), or a read
+    that failed (unread_controllers: such a controller cannot be ruled out); else None.
     Raises ValueError for a selector that cannot be read."""
     from ansible_collections.gpu_tray.cluster.plugins.module_utils import reboot_controllers
+    unread = unread_controllers(reads)
+    if unread:
+        return ('%s could not be read (%s): another controller that reboots these nodes cannot be ruled out; nothing '
+                'was rebooted. Let the run\'s account list them (RBAC), or set rolling_reboot_foreign_controllers to '
+                'allow.' % (' and '.join('%s objects' % kind for kind, _error in unread),
+                            '; '.join('%s: %s' % (kind, error) for kind, error in unread)))
     objects = [obj for read in reads or [] if isinstance(read, dict) and not _skipped(read)
                for obj in read.get('resources') or []]
     labels = dict((((n or {}).get('metadata') or {}).get('name'), ((n or {}).get('metadata') or {}).get('labels') or {})

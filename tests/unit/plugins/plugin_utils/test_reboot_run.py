@@ -128,6 +128,35 @@ def test_another_controller_that_reboots_a_rebooting_tray_refuses_the_run_in_the
     assert rp.begin(inputs(cluster=cluster), trays(), nodes, foreign=skipped)['plan']['refuse'] is None
 
 
+def test_a_controller_read_that_failed_is_no_proof_of_absence_and_refuses_the_run():
+    """Pin (issue 53 item 7): RBAC's 403 or a time-out on the NodeWright/Skyhook look leaves another rebooting
+    controller unknown - the plan refuses, naming the kind and the error; only a kind the cluster does not serve (its
+    CRD not installed) is no controller. The role registers the look with failed_when false: the plan decides."""
+    cluster = {'read': True, 'why': '', 'sources': ['~/.kube/config'], 'error': ''}
+    nodes = {'resources': [{'metadata': {'name': h}} for h in ('tray01', 'tray02', 'tray03')]}
+    not_served = {'item': {'kind': 'Skyhook'}, 'failed': False, 'failed_when_result': False,
+                  'msg': 'Failed to find exact match for skyhook.nvidia.com/v1alpha1.Skyhook by [kind, name, '
+                         'singularName, shortNames]'}
+    forbidden = {'item': {'kind': 'NodeWright'}, 'failed': False, 'failed_when_result': False,
+                 'msg': 'Failed to list NodeWright: (403)\nReason: Forbidden\nHTTP response headers: ...'}
+    timeout = {'item': {'kind': 'Skyhook'}, 'failed': True, 'msg': 'Max retries exceeded (read timeout=20)'}
+    run = rp.begin(inputs(cluster=cluster), trays(), nodes, foreign=[{'item': {'kind': 'NodeWright'}, 'resources': []},
+                                                                     not_served])
+    assert run['plan']['refuse'] is None and run['plan']['next'] is not None
+    run = rp.begin(inputs(cluster=cluster), trays(), nodes, foreign=[forbidden, not_served])
+    assert run['plan']['refuse'] == (
+        'NodeWright objects could not be read (NodeWright: Failed to list NodeWright: (403)): another controller that '
+        'reboots these nodes cannot be ruled out; nothing was rebooted. Let the run\'s account list them (RBAC), or '
+        'set rolling_reboot_foreign_controllers to allow.')
+    assert run['plan']['next'] is None
+    run = rp.begin(inputs(cluster=cluster), trays(), nodes, foreign=[forbidden, timeout])
+    assert run['plan']['refuse'].startswith('NodeWright objects and Skyhook objects could not be read (NodeWright: '
+                                            'Failed to list NodeWright: (403); Skyhook: Max retries exceeded')
+    # allow: the role skips the look, nothing is refused
+    skipped = [dict(forbidden, skipped=True), dict(timeout, skipped=True)]
+    assert rp.begin(inputs(cluster=cluster), trays(), nodes, foreign=skipped)['plan']['refuse'] is None
+
+
 def test_another_controller_refuses_before_a_tray_without_its_group():
     nodes = {'resources': [{'metadata': {'name': 'tray01'}}]}
     cluster = {'read': True, 'why': '', 'sources': ['~/.kube/config'], 'error': ''}
