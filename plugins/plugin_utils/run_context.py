@@ -93,6 +93,24 @@ TRAY_GROUP = 'gpu_trays'
 API_GROUP = 'k8s_api'
 
 
+def _as_checked(key, value):
+    """The value as the argument spec that checked it reads it (ansible-core's own converters, which check_inputs'
+    validator applied): ``-e gpu_tray_rails=mlx5_0,mlx5_1`` passed the check as a list of two rails and must reach
+    the roles as that list, not as a string walked letter by letter; ``-e gpu_tray_num_vfs=8`` as the number 8. A
+    value the converter refuses is left as given (check_inputs refused it before anything used it)."""
+    from ansible.module_utils.common.validation import check_type_bool, check_type_dict, check_type_int
+    from ansible.module_utils.common.validation import check_type_list
+    convert = {'rails': check_type_list, 'rail_pci_addresses': check_type_dict, 'num_vfs': check_type_int,
+               'bmc_required': check_type_bool, 'bmc_validate_certs': check_type_bool,
+               'bmc_timeout': check_type_int}.get(key)
+    if convert is None or value is None:
+        return value
+    try:
+        return convert(value)
+    except (TypeError, ValueError):
+        return value
+
+
 def _given(value, key=None):
     """A value the inventory set: null and the empty string are "not set" (check_inputs refuses a null anyway), and
     so is an empty list of rails (the platform profile's rails, as the stack always took it)."""
@@ -157,7 +175,7 @@ def resolve(values, profile_of, tray_values=None, api_values=None, report_dir=''
             source = tray_values
         else:
             source = values
-        out[key] = source.get(name) if _given(source.get(name), key) else None
+        out[key] = _as_checked(key, source.get(name)) if _given(source.get(name), key) else None
     profile = profile_of(out['platform']) if out['platform'] else None
     # no platform (an API host without trays in the inventory, a GitOps render): the cluster values of the recipe's
     # platform, which the registry names - never the host's own (BMC) defaults

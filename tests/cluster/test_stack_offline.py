@@ -18,7 +18,7 @@ import yaml
 
 import offline_schema as osc
 from clusterhelpers import helm_binary
-from stackhelpers import RAIL_PCI, RECIPES, collection_on_path, start_playbook
+from stackhelpers import RAIL_PCI, RECIPES, collection_on_path, stack_inventory, start_playbook
 
 PLAN_KEYS = ["name", "kind", "chart", "repository", "version", "namespace", "tier", "depends_on"]
 # the custom kinds the bundles contain (tests/upstream validates them against the real CRDs)
@@ -148,6 +148,21 @@ def test_nvke_policies_select_the_inventorys_rail_addresses_and_nothing_else(bun
     assert sorted((p["metadata"]["name"], json.dumps(p["spec"]["nicSelector"], sort_keys=True)) for p in policies) == [
         ("sriov-ib-rail-%d" % i, json.dumps({"rootDevices": [RAIL_PCI[rail]], "vendor": "15b3"}, sort_keys=True))
         for i, rail in enumerate(RAIL_PCI)]
+
+
+def test_rails_given_as_a_comma_list_on_the_command_line_render_those_rails(tmp_path):
+    """-e gpu_tray_rails=mlx5_0,mlx5_1 (a string, as -e key=value gives it): the input check accepts it as a list of
+    two rails, and the bundle has the policies of exactly those two rails - the planner once walked the string
+    letter by letter (issue 53 item 4)."""
+    recipe = "gb200-nvke-ubuntu-training"
+    proc = start_playbook("gpu_tray.cluster.render_bundle", "-e", "gpu_tray_bundle_dir=%s" % (tmp_path / "bundle"),
+                          "-e", "gpu_tray_rails=mlx5_0,mlx5_1", inventory=stack_inventory(tmp_path, recipe, {
+                              "gpu_tray_rail_pci_addresses": dict((r, RAIL_PCI[r]) for r in ("mlx5_0", "mlx5_1"))}))
+    out = proc.communicate()[0]
+    assert proc.returncode == 0, out[-4000:]
+    policies = [d for _p, d in _objects(str(tmp_path / "bundle")) if d["kind"] == "SriovNetworkNodePolicy"]
+    assert sorted(p["spec"]["nicSelector"]["rootDevices"][0] for p in policies) == \
+        sorted(RAIL_PCI[rail] for rail in ("mlx5_0", "mlx5_1")), [p["metadata"]["name"] for p in policies]
 
 
 @pytest.mark.parametrize("recipe", RECIPES)

@@ -34,6 +34,22 @@ def test_the_inventory_wins_and_an_empty_rail_list_is_the_profiles():
     assert context('tray01', {'tray01': dict(values, gpu_tray_bmc_required=False)})['bmc_required'] is False
 
 
+def test_the_value_the_check_accepted_is_the_value_the_roles_get():
+    """Pin (issue 53 item 4): -e gives strings; the argument spec accepted "mlx5_0,mlx5_1" as a list of two rails,
+    "8" as 8 and "false" as false - the context hands on exactly that, never the raw string (the planner walked
+    "mlx5_0,mlx5_1" letter by letter)."""
+    values = {'gpu_tray_platform': 'nvke-gb200', 'gpu_tray_rails': 'mlx5_0,mlx5_1', 'gpu_tray_num_vfs': '8',
+              'gpu_tray_bmc_required': 'false', 'gpu_tray_bmc_timeout': '30',
+              'gpu_tray_rail_pci_addresses': 'mlx5_0=0000:03:00.0, mlx5_1=0000:04:00.0'}
+    got = context('tray01', {'tray01': values})
+    assert got['rails'] == ['mlx5_0', 'mlx5_1'] and got['num_vfs'] == 8 and got['bmc_required'] is False
+    assert got['bmc_timeout'] == 30
+    assert got['rail_pci_addresses'] == {'mlx5_0': '0000:03:00.0', 'mlx5_1': '0000:04:00.0'}
+    # the API host takes the trays' converted values too; a value the converter refuses stays as given
+    assert context('api', {'tray01': values, 'api': {}})['rails'] == ['mlx5_0', 'mlx5_1']
+    assert context('tray01', {'tray01': dict(values, gpu_tray_num_vfs='eight')})['num_vfs'] == 'eight'
+
+
 def test_no_platform_refuses_nothing_and_keeps_a_reboot_safe():
     got = context('tray01', {'tray01': {}})
     assert got['platform'] == '' and got['recipe'] == '' and got['rails'] == [] and got['num_vfs'] is None
