@@ -2,10 +2,11 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Which tests use the machine's one rehearsal lab and one test cluster: the ``machine`` mark.
 
-`make test` (tools/run-tests.sh) runs the suite as two pytest processes side by side: ``-m machine`` (the tests
-that boot lab trays, run molecule, start the lab's BMC emulators or use the test cluster, one after another in
-collection order, as before) and ``-m "not machine"`` (units, quality, upstream, the offline cluster files), which
-never touch the lab or the cluster. The mark is set here, not by hand, so a new test file cannot be forgotten:
+`make test` (tools/run-tests.sh) runs the suite as pytest sessions side by side ("parts", selected by these marks):
+the static tools (``static``, carried by the tests that run them), the offline tests (``not machine and not static``),
+the lab's (``lab and not cluster``) then those that use the lab and a test cluster of their own (``lab and cluster``),
+beside the test cluster's (``cluster and not lab``). The ``machine`` mark is set here, not by hand, so a new test file
+cannot be forgotten:
 
 - every test under tests/lab, tests/molecule and tests/unit/lab_infra;
 - every test of a tests/cluster module any of whose tests asks for the ``kcluster`` fixture (directly or through
@@ -14,7 +15,7 @@ never touch the lab or the cluster. The mark is set here, not by hand, so a new 
 Each ``machine`` test also says which of the two it uses, so that tools/run-tests.sh can run the tests of the one
 beside the tests of the other: ``lab`` (tests/lab, tests/molecule, tests/unit/lab_infra) and ``cluster`` (the
 tests/cluster modules above, and a tests/lab module that starts the test cluster itself - its source names
-``kcluster`` or ``clusterhelpers``). A test marked both runs after the others, alone.
+``kcluster`` or ``clusterhelpers``). A test marked both runs after the lab's, on a second test cluster.
 
 It also puts tools/ on sys.path, so every test module and helper can ``from ansible_env import checkout_env``.
 """
