@@ -67,7 +67,7 @@ def minutes(seconds):
     return '%d s (%d min %02d s)' % (seconds, seconds // 60, seconds % 60)
 
 
-def render(data, slowest):
+def render(data):
     lines = ['# Where the suite\'s time went', '']
     starts = [p['start'] for p in data['ci'] + data['parts']]
     if data['ci']:
@@ -86,7 +86,7 @@ def render(data, slowest):
             lines.append('| (molecule, in lab) | | | | %d | %.0f s |' % (
                 data['molecule']['tests'], data['molecule']['seconds']))
         lines.append('')
-    ranked = sorted(data['tests'], key=lambda t: -t['seconds'])[:slowest]
+    ranked = data['slowest']
     if ranked:
         lines += ['The %d slowest tests (setup + call + teardown):' % len(ranked), '',
                   '| seconds | part | test |', '|---|---|---|']
@@ -104,10 +104,9 @@ def main(argv=None):
     if not data['parts'] and not data['ci']:
         print('no %s/test-parts.tsv or ci-parts.tsv: nothing to report' % args.out, file=sys.stderr)
         return 1
-    text = render(data, args.slowest)
+    data['slowest'] = sorted(data.pop('tests'), key=lambda t: -t['seconds'])[:args.slowest]
+    text = render(data)
     (args.out / 'test-times.md').write_text(text)
-    data['slowest'] = sorted(data['tests'], key=lambda t: -t['seconds'])[:args.slowest]
-    del data['tests']
     (args.out / 'test-times.json').write_text(json.dumps(data, indent=1, sort_keys=True) + '\n')
     print(text)
     return 0

@@ -81,9 +81,10 @@ def last_pass(current, previous_last_pass, unread=()):
             trays[name] = previous['trays'][name]
     components = {}
     for name, entry in (current.get('components') or {}).items():
+        components[name] = dict(entry)
         before = (previous.get('components') or {}).get(name) or {}
-        components[name] = dict(entry) if 'images' in entry or 'images' not in before else \
-            dict(entry, images=before['images'])
+        if 'images' not in entry and 'images' in before:     # the pods were not read this run
+            components[name]['images'] = before['images']
     return dict(current, trays=trays, components=components)
 
 
