@@ -19,7 +19,6 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 import time
 
 import pytest
@@ -45,6 +44,7 @@ _REPORT = {}     # the module's report directory (stack-deploy.md / stack-teardo
 @pytest.fixture(scope="module", autouse=True)
 def report_dir(tmp_path_factory):
     _REPORT["dir"] = str(tmp_path_factory.mktemp("report"))
+    _REPORT["scratch"] = str(tmp_path_factory.mktemp("scratch"))
     yield _REPORT["dir"]
 
 
@@ -57,11 +57,10 @@ def _connection(kcluster):
     """The run's cluster connection as a site sets it (issue 44): a kubeconfig whose current context is a closed
     port and gpu_tray_kube_context naming the test cluster's, with no K8S_AUTH_* in the environment - every module
     of deploy, teardown and recovery must take both from the run context (module_defaults) to reach the cluster."""
-    path, context = two_context_kubeconfig(kcluster.kubeconfig, os.path.join(TMP, "two-contexts.kubeconfig"))
+    path, context = two_context_kubeconfig(kcluster.kubeconfig, os.path.join(_REPORT["scratch"], "two-contexts.kubeconfig"))
     return ["-e", "gpu_tray_kubeconfig=%s" % path, "-e", "gpu_tray_kube_context=%s" % context]
 
 
-TMP = tempfile.mkdtemp(prefix="gpu-tray-stack-live-")
 NO_ENV = dict((name, None) for name in ("K8S_AUTH_KUBECONFIG", "K8S_AUTH_CONTEXT", "K8S_AUTH_HOST", "KUBECONFIG"))
 
 
@@ -239,8 +238,6 @@ def test_transient_api_errors_are_retried_with_back_off(kcluster, tmp_path):
     assert "attempt 3" in out and "attempt 4" not in out, out[-6000:]
     assert "after 3 attempt(s)" in out and "connection refused" in out, out[-6000:]
     assert time.time() - t0 >= 3, "no back-off between attempts (1 s, then 2 s)"
-
-
 
 
 def _nm(name, node, finalizer=True):
