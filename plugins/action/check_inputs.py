@@ -29,6 +29,9 @@ from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import inputs, pl
 ARGUMENT_SPEC = dict(
     hosts=dict(type='list', elements='str'),
     helm=dict(type='raw', default=False),
+    # a playbook's own options: <options>_* checked against playbooks/vars/<options>_spec.yml, their checked values
+    # set as the fact __<options> (inputs.option_findings)
+    options=dict(type='str'),
 )
 # a value that cannot be templated (its problem is recorded)
 FAILED = object()
@@ -140,6 +143,25 @@ class ActionModule(ActionBase):
         clauses.extend(run_context.disagreements(contexts, run_context.trays(groups)))
         return contexts, clauses
 
+    def _options(self, name, task_vars):
+        """``(clauses, checked)`` of the playbook's own options (``<name>_*`` of this host: play vars, extra vars)."""
+        try:
+            spec = inputs.playbook_spec(name)
+        except inputs.InputsError as exc:
+            raise AnsibleActionFail('check_inputs: %s' % to_native(exc))
+        prefix = name + '_'
+        templar = self._templar.copy_with_new_env(available_variables=task_vars)
+        values, clauses = {}, []
+        for var in sorted(task_vars):
+            if not var.startswith(prefix):
+                continue
+            try:
+                values[var] = templar.template(task_vars[var])
+            except AnsibleError as exc:
+                clauses.append('%s cannot be resolved: %s' % (var, first_line(exc.message)))
+        found, checked = inputs.option_findings(values, spec, prefix, name)
+        return clauses + found, checked
+
     def run(self, tmp=None, task_vars=None):
         result = super(ActionModule, self).run(tmp, task_vars)
         _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
@@ -181,6 +203,11 @@ class ActionModule(ActionBase):
         clauses, answers = inputs.run_findings(extra_vars, allowed_everywhere or ())
         for clause in clauses:
             findings.setdefault(clause, []).extend(checked)
+        options = None
+        if args['options']:
+            clauses, options = self._options(args['options'], task_vars)
+            for clause in clauses:
+                findings.setdefault(clause, []).extend(checked or [me])
         contexts = {}
         if not findings:
             contexts, clauses = self._contexts(checked, me, task_vars, hostvars)
@@ -199,6 +226,9 @@ class ActionModule(ActionBase):
         kept = [{'key': name, 'value': answers[name]} for name in sorted(answers)]
         kept.append({'key': run_context.FACT, 'value': {'hosts': dict((host, run_context.kept(context))
                                                                       for host, context in contexts.items())}})
+        if options is not None and not findings:
+            result['options'] = options
+            kept.append({'key': '__%s' % args['options'], 'value': options})
         result['facts'] = [] if findings else kept + [{'key': CHECKED, 'value': True}]
         if findings:
             result.update(failed=True, msg=inputs.refusal(findings, len(checked)))

@@ -47,6 +47,16 @@ options:
         V(vendored) (when C(stack_bundle_vendor_charts), else C(gpu_tray_bundle_vendor_charts), is true).
     type: raw
     default: false
+  options:
+    description:
+      - The name of a playbook whose own options are checked too (V(awx_configure)) - every C(<name>_*) variable of
+        the task's host (play vars and extra vars) against C(playbooks/vars/<name>_spec.yml), an argument spec in a
+        role's shape. A name the spec does not have is refused with the closest one it has; a value of the wrong type
+        or outside its choices is refused; C(awx_configure_validate_schedule) must be a schedule AWX accepts.
+      - The checked values, converted as the spec converts them (a comma string becomes a list) and with its
+        defaults, are returned in RV(options) and in RV(facts) as C(__<name>) - the play reads them there, so the
+        value checked is the value used (an extra var cannot be overridden by a fact).
+    type: str
 extends_documentation_fragment:
   - gpu_tray.cluster.controller_action
 attributes:
@@ -120,9 +130,14 @@ survey:
   type: dict
   returned: always
   sample: {rolling_reboot_timeout: 900}
+options:
+  description: With O(options), the playbook's options without their prefix, as checked (converted, defaults filled).
+  type: dict
+  returned: when O(options) is given and the inputs passed
+  sample: {state: present, rack_groups: [rack1, rack2], validate_schedule: "DTSTART:20260101T030000Z RRULE:FREQ=DAILY;INTERVAL=1"}
 facts:
-  description: What the playbook sets next, as C(key)/C(value) items - the survey's answers and
-    C(__gpu_tray_inputs_checked) true; empty when the inputs were refused.
+  description: What the playbook sets next, as C(key)/C(value) items - the survey's answers, the checked options
+    (C(__<options>)) and C(__gpu_tray_inputs_checked) true; empty when the inputs were refused.
   type: list
   elements: dict
   returned: always

@@ -15,7 +15,10 @@ Pure functions over names and values; the action collects them from the hosts of
   to one (``rolling_reboot_bach``);
 * ``survey_answers`` - AWX survey answers (extra vars ``survey_<role option>``): blank ones (null on some AWX
   versions, "" on others) are dropped, so the role's default - the inventory's value - applies; the others are
-  checked against the role option's argument spec and returned for the playbook to set.
+  checked against the role option's argument spec and returned for the playbook to set;
+* ``option_findings`` - a playbook's own options (``awx_configure_*``: playbooks/vars/<name>_spec.yml), unknown names
+  with the closest known one, each value against its spec (and ``rrule_problem`` for a schedule); the values as the
+  spec converts them (a comma string becomes a list), with the spec's defaults, for the play to read.
 
 Every finding is one clause naming the variable the user set; ``refusal`` joins them into one sentence.
 Argument-spec validation is ansible-core's own ``ArgumentSpecValidator`` (what validate_argument_spec and the
@@ -27,6 +30,7 @@ __metaclass__ = type
 
 import difflib
 import os
+import re
 
 import yaml
 
@@ -41,6 +45,8 @@ PREFIX = 'gpu_tray_'
 SURVEY_PREFIX = 'survey_'
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SPEC_FILE = os.path.join(ROOT, 'roles', 'preflight', 'vars', 'inventory_spec.yml')
+# a playbook's own options (check_inputs options: <name>): playbooks/vars/<name>_spec.yml, key <name>_options
+PLAYBOOK_SPEC = os.path.join(ROOT, 'playbooks', 'vars', '%s_spec.yml')
 ROLES_DIR = os.path.join(ROOT, 'roles')
 # the choices a site extends: a recipe of stack_extra_recipes is a recipe (the stack role's argument spec says so)
 EXTRA_CHOICES = {'gpu_tray_recipe': 'stack_extra_recipes'}
@@ -234,8 +240,66 @@ def pkey_problem(value):
     return None
 
 
+_DTSTART = re.compile(r'DTSTART(;[^:]+)?:[0-9]+T[0-9]+Z?')
+_NAIVE_DTSTART = re.compile(r'DTSTART:[0-9]+T[0-9]+(\s|$)')
+_RULE = re.compile(r'(?<![A-Z])(?:RRULE|EXRULE):[^\s]*')
+
+
+def rrule_problem(value):
+    """None when ``value`` is a schedule AWX accepts (or empty: no schedule), else the rest of the clause after the
+    variable's name. AWX checks a schedule's rrule on its server (SchedulePreviewSerializer.validate_rrule, not a
+    library this collection can call), so its rules are written here as AWX 24 states them: one DTSTART with a time
+    zone (Z or ;TZID=), at least one RRULE, each with FREQ and INTERVAL, no SECONDLY, no BYDAY with a numeric prefix,
+    not COUNT and UNTIL together, COUNT at most 999, no EXDATE or RDATE; then python-dateutil (the kubernetes
+    client's dependency, what AWX parses it with) must parse it."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    problems = []
+    starts = _DTSTART.findall(value)
+    if not starts:
+        problems.append('no DTSTART (it starts DTSTART:YYYYMMDDTHHMMSSZ)')
+    elif len(starts) > 1:
+        problems.append('more than one DTSTART')
+    elif _NAIVE_DTSTART.search(value):
+        problems.append('DTSTART has no time zone (end it with Z, or give ;TZID=)')
+    lowered = value.lower()
+    if 'rrule:' not in lowered:
+        problems.append('no RRULE')
+    if 'exdate:' in lowered or 'rdate:' in lowered:
+        problems.append('EXDATE and RDATE are not allowed')
+    for rule in _RULE.findall(value):
+        words = rule.upper()
+        if 'FREQ=' not in words:
+            problems.append('%s has no FREQ' % rule)
+        if 'INTERVAL=' not in words:
+            problems.append('%s has no INTERVAL' % rule)
+        if 'SECONDLY' in words:
+            problems.append('%s: SECONDLY is not supported' % rule)
+        if re.search(r'BYDAY[:=][+-]?[0-9]+[A-Z]{2}', words):
+            problems.append('%s: BYDAY with a numeric prefix is not supported' % rule)
+        if 'COUNT=' in words and 'UNTIL=' in words:
+            problems.append('%s has both COUNT and UNTIL' % rule)
+        count = re.search(r'COUNT=([0-9]+)', words)
+        if count and int(count.group(1)) > 999:
+            problems.append('%s: COUNT above 999 is not supported' % rule)
+    if not problems:
+        try:
+            from dateutil import rrule
+            rrule.rrulestr('\n'.join(value.split()), forceset=True)
+        except ImportError:         # pragma: no cover - the kubernetes client brings it
+            pass
+        except (ValueError, TypeError, KeyError) as exc:
+            problems.append('it does not parse: %s' % to_native(exc))
+    if not problems:
+        return None
+    return ('is not a schedule AWX accepts (%s): give an iCal DTSTART and RRULE such as '
+            "'DTSTART:20260101T030000Z RRULE:FREQ=DAILY;INTERVAL=1', or '' for no schedule, got %s"
+            % ('; '.join(problems), shown('', value)))
+
+
 # rules of their own for values whose argument-spec type is raw: option or variable name -> check
 RULES = {
+    'awx_configure_validate_schedule': rrule_problem,
     'gpu_tray_reboot_batch': batch_problem,
     'rolling_reboot_batch': batch_problem,
     'gpu_tray_pkey': pkey_problem,
@@ -365,6 +429,40 @@ def survey_answers(values, roles_dir=None):
         answers[option] = ArgumentSpecValidator({option: kind}).validate({option: values[name]}).validated_parameters[
             option]
     return answers, problems
+
+
+def playbook_spec(name, path=None):
+    """The options of playbook ``name`` (playbooks/vars/<name>_spec.yml, key <name>_options): variable -> spec."""
+    path = path or PLAYBOOK_SPEC % name
+    key = '%s_options' % name
+    data = _read(path) or {}
+    if not isinstance(data.get(key), dict):
+        raise InputsError('%s has no %s' % (path, key))
+    return data[key]
+
+
+def option_findings(values, spec, prefix, playbook):
+    """``(clauses, checked)`` for a playbook's own options: ``values`` are the run's variables with ``prefix``
+    (name -> value), ``spec`` the playbook's (playbook_spec), ``playbook`` its name for the clause. An unknown name is refused with the closest known one;
+    each value is checked against its spec and RULES. ``checked`` maps every option, without the prefix, to its value
+    as the spec converts it (a comma string becomes a list, 'yes' true), or its default - the values the play uses."""
+    clauses = []
+    for item in unknown_variables(list(values), list(spec), prefix=prefix):
+        clauses.append('%s is not a variable of playbook %s%s' % (
+            item['name'], playbook, ' (did you mean %s?)' % item['suggestion'] if item['suggestion'] else ''))
+    checked = {}
+    for name in sorted(spec):
+        kind = dict((key, item) for key, item in spec[name].items() if key in ('type', 'elements', 'choices'))
+        if name not in values:
+            checked[name[len(prefix):]] = spec[name].get('default')
+            continue
+        problem = one_value(name, name, values[name], spec[name])
+        if problem:
+            clauses.append(problem)
+            continue
+        checked[name[len(prefix):]] = ArgumentSpecValidator({name: kind}).validate(
+            {name: values[name]}).validated_parameters[name]
+    return clauses, checked
 
 
 def host_findings(names, values, known, removed, spec, allowed=(), extra_choices=None):

@@ -103,3 +103,49 @@ def test_validate_writes_a_signed_bundle_and_verify_names_what_changed(kubeconfi
     res = _playbook(kubeconfig, str(tmp_path), 'verify_evidence.yml', verify)
     assert res.returncode != 0 and 'does not hold: ctrf/readiness.json does not match manifest.json' in res.stdout, \
         res.stdout[-3000:]
+
+
+def _closed_port():
+    import socket
+    with socket.socket() as sock:
+        sock.bind(('127.0.0.1', 0))
+        return sock.getsockname()[1]
+
+
+@pytest.mark.parametrize('platform, phase, drift', [
+    ('rke2-vr200', 'readiness', True),      # the VR200 guide's check before installing, drift on (the default)
+    ('nvke-gb200', 'deployment', False),    # drift off: the BOM reads the pods itself
+], ids=['vr200-readiness', 'gb200-deployment-no-drift'])
+def test_one_phase_alone_with_the_api_up_writes_its_report_and_bundle(kubeconfig, tmp_path, operator_pod, platform,
+                                                                      phase, drift):
+    """Issue 53: a phase alone on a sample inventory (its tray names, each tray's SSH sent to a closed loopback port:
+    a phase alone never reads the trays) against the test cluster: the report, the bundle with the images the
+    cluster's pods run - whether drift read them or not - and drift naming the trays it could not compare."""
+    report_dir = tmp_path / 'report'
+    env = checkout_env(REPO, home=str(tmp_path), local_temp=True, K8S_AUTH_KUBECONFIG=kubeconfig)
+    argv = [os.path.join(os.path.dirname(sys.executable), 'ansible-playbook'), '-i',
+            os.path.join(REPO, 'inventories', platform), os.path.join(REPO, 'playbooks', 'validate.yml'),
+            '-e', json.dumps({'gpu_tray_rail_pci_addresses': RAIL_PCI, 'ansible_python_interpreter': sys.executable,
+                              'ansible_host': '127.0.0.1', 'ansible_port': _closed_port(),
+                              'gpu_tray_report_dir': str(report_dir), 'gpu_tray_validate_phases': [phase],
+                              'gpu_tray_validate_drift': drift})]
+    res = subprocess.run(argv, capture_output=True, text=True, env=env, check=False)
+    assert 'has no attribute' not in res.stdout and 'is undefined' not in res.stdout, res.stdout[-4000:]
+    assert 'UNREACHABLE' not in res.stdout, res.stdout[-4000:]           # no tray was contacted
+    evidence = report_dir / 'validation'
+    summary = json.loads((evidence / 'summary.json').read_text())
+    assert list(summary['phases']) == [phase], summary
+    assert '**Result: ' in (evidence / 'report.md').read_text()
+    bom = json.loads((evidence / 'summary-bundle' / 'bom.cdx.json').read_text())
+    refs = dict((d['ref'], d.get('dependsOn', [])) for d in bom['dependencies'])
+    assert [ref.split('@', 1)[0] for ref in refs['component:gpu-operator']] == ['image:%s' % IMAGE], refs
+    if drift:
+        report = json.loads((evidence / 'drift.json').read_text())
+        assert report['not_compared']['images'] is False, report       # the pods were read
+        trays = report['not_compared']['trays']
+        assert trays == ['vr200-r01-t%02d' % index for index in range(1, 19)], trays      # the sample's rack
+        assert ' Not compared: 18 trays (vr200-r01-t01' in report['summary'], report
+        assert report['summary'].endswith(') not read this run.'), report          # not the images: they were read
+        assert 'Not compared: 18 trays' in (evidence / 'report.md').read_text()
+    else:
+        assert not (evidence / 'drift.json').exists()

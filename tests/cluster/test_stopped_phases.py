@@ -115,18 +115,30 @@ GB200_SITE = {'gpu_tray_rail_pci_addresses': {'mlx5_0': '0000:03:00.0', 'mlx5_1'
                                               'mlx5_3': '0002:03:00.0', 'mlx5_4': '0002:04:00.0'}}
 
 
-@pytest.mark.parametrize('platform, phases, site', [
-    ('rke2-vr200', ['readiness'], {}),          # the VR200 guide's and the upgrade runbook's check before installing
-    ('nvke-gb200', ['deployment'], GB200_SITE),
-], ids=['vr200-readiness', 'gb200-deployment'])
+# an earlier passing run's last-pass.json and, newer, a failed run's state.json in the evidence directory: drift's
+# baseline is the last pass, never the newest run (a failed run in between is no baseline)
+LAST_PASS = {'format': 1, 'generated': '2026-12-01T00:00:00Z', 'result': 'passed', 'trays': {},
+             'components': {'gpu-operator': {'version': 'v0.0.1-last-pass'}}}
+FAILED_STATE = {'format': 1, 'generated': '2026-12-02T00:00:00Z', 'result': 'failed', 'trays': {},
+                'components': {'gpu-operator': {'version': 'v0.0.2-failed-run'}}}
+
+
+@pytest.mark.parametrize('platform, phases, site, earlier', [
+    ('rke2-vr200', ['readiness'], {}, False),   # the VR200 guide's and the upgrade runbook's check before installing
+    ('nvke-gb200', ['deployment'], GB200_SITE, True),
+], ids=['vr200-readiness', 'gb200-deployment-after-a-pass-and-a-failure'])
 def test_one_phase_alone_on_a_sample_inventory_with_trays_writes_its_evidence(
-        down_kubeconfig, tmp_path, platform, phases, site):
+        down_kubeconfig, tmp_path, platform, phases, site, earlier):
     """The sample inventories as sites copy them (their tray names, the API host localhost), every tray's SSH sent to
     a closed loopback port (no packet leaves the machine): a phase alone never reads the trays, and the way out must
     not need their reads - it crashed in drift ("object of type 'HostVarsVars' has no attribute
     '__validate_tray_state'") with no report, no bundle and no artifact."""
     kubeconfig, port = down_kubeconfig
     report_dir = tmp_path / 'report'
+    if earlier:
+        (report_dir / 'validation').mkdir(parents=True)
+        (report_dir / 'validation' / 'last-pass.json').write_text(json.dumps(LAST_PASS))
+        (report_dir / 'validation' / 'state.json').write_text(json.dumps(FAILED_STATE))
     res = subprocess.run(
         [str(BIN / 'ansible-playbook'), '-i', str(ROOT / 'inventories' / platform), str(ROOT / 'playbooks' / 'validate.yml'),
          '-e', json.dumps(dict(site, ansible_python_interpreter=sys.executable, ansible_host='127.0.0.1',
@@ -145,10 +157,22 @@ def test_one_phase_alone_on_a_sample_inventory_with_trays_writes_its_evidence(
     drift = json.loads((evidence / 'drift.json').read_text())
     trays = _inventory_trays(platform)
     assert trays and drift['not_compared']['trays'] == trays, drift
-    assert drift['summary'].startswith('No earlier passing run to compare with (this run failed: it is no '
-                                       'baseline). Not compared: %d trays (' % len(trays)), drift['summary']
-    assert drift['summary'].endswith('not read this run; the images (the cluster\'s pods were not read).')
-    assert not (evidence / 'last-pass.json').exists()
+    assert drift['summary'].endswith('Not compared: %d trays (%s) not read this run; the images (the cluster\'s pods '
+                                     'were not read).' % (len(trays), drift['summary'].split(' trays (', 1)[1]
+                                                          .split(')', 1)[0])), drift['summary']
+    if not earlier:
+        assert drift['summary'].startswith('No earlier passing run to compare with (this run failed: it is no '
+                                           'baseline). Not compared: %d trays (' % len(trays)), drift['summary']
+        assert not (evidence / 'last-pass.json').exists()
+    else:
+        # compared with the last pass (its time, its version), not with the failed run's state.json
+        assert drift['baseline'] == LAST_PASS['generated'], drift
+        assert ' since the last passing run (%s) on ' % LAST_PASS['generated'] in drift['summary'], drift['summary']
+        versions = [(c['object'], c['before']) for c in drift['changes'] if c['what'] == 'version']
+        assert versions == [('gpu-operator', 'v0.0.1-last-pass')], drift['changes']
+        # this failed run leaves the last pass as it was, and records itself as the newest state
+        assert json.loads((evidence / 'last-pass.json').read_text()) == LAST_PASS
+        assert json.loads((evidence / 'state.json').read_text())['result'] == 'failed'
     assert (evidence / 'summary-bundle' / 'statement.intoto.json').is_file()
 
 

@@ -59,10 +59,8 @@ import shutil
 import subprocess
 import sys
 import time
-import types
 
 import jinja2
-import jinja2.sandbox
 import pytest
 import yaml
 
@@ -73,6 +71,8 @@ CLUSTER_DIR = ROOT / "tests" / "cluster"
 sys.path.insert(0, str(CLUSTER_DIR))
 from clusterhelpers import kube_config, running_cluster  # noqa: E402  (tests/cluster/clusterhelpers.py)
 from upstreamdata import upstream_crd  # noqa: E402
+sys.path.insert(0, str(ROOT / "tests" / "quality"))
+from awxkit import credential_injection  # noqa: E402  (tests/quality/awxkit.py)
 
 DEFINITIONS = yaml.safe_load((ROOT / "playbooks" / "vars" / "awx_job_templates.yml").read_text())
 TEMPLATES = {t["id"]: t for t in DEFINITIONS["awx_job_templates"]}
@@ -217,30 +217,6 @@ def _clean(cluster):
 
 
 # ------------------------------------------------------------------------------------- one AWX job, by runner
-
-def credential_injection(inputs, pdd):
-    """What a credential of one of the types playbooks/awx_configure.yml creates (the one whose fields are the keys of
-    ``inputs``) injects into a job, rendered the way AWX renders a credential type's injectors: file templates are
-    written into the private data dir and named by tower.filename.<id>; env and extra_vars templates are rendered in a
-    Jinja sandbox with the credential's inputs, an input left blank being undefined (renders as ''). Returns
-    (env vars, extra vars)."""
-    tasks = yaml.safe_load((ROOT / "playbooks" / "awx_configure.yml").read_text())[0]["tasks"]
-    ctype = next(t["awx.awx.credential_type"] for t in tasks
-                 if "awx.awx.credential_type" in t and t["awx.awx.credential_type"].get("state") == "present"
-                 and set(inputs) <= {f["id"] for f in t["awx.awx.credential_type"]["inputs"]["fields"]})
-    # the playbook passes the injectors to AWX through Ansible's templating: {% raw %} ... {% endraw %} goes
-    injectors = json.loads(jinja2.Template(json.dumps(ctype["injectors"])).render())
-    sandbox = jinja2.sandbox.ImmutableSandboxedEnvironment()
-    files = {}
-    for key, template in injectors.get("file", {}).items():
-        path = pdd / "env" / ("credential_%s" % key.split(".", 1)[1])
-        path.write_text(sandbox.from_string(template).render(**inputs))
-        path.chmod(0o660)            # as AWX writes it (tempfile.mkstemp + chmod 660)
-        files[key.split(".", 1)[1]] = str(path)
-    tower = types.SimpleNamespace(filename=types.SimpleNamespace(**files))
-    return tuple({var: sandbox.from_string(template).render(tower=tower, **inputs)
-                  for var, template in injectors.get(kind, {}).items()} for kind in ("env", "extra_vars"))
-
 
 def survey_defaults(template_id):
     survey = json.loads((ROOT / "playbooks" / "files" / "awx_surveys" / ("%s.json" % template_id)).read_text())
@@ -534,8 +510,8 @@ def test_recover_node_maintenance_template(inventory, cluster, tmp_path):
         extravars, artifacts = run_template("recover_node_maintenance", inventory, cluster, tmp_path)
         assert extravars["stack_recover_nodes"] == ["tray01"], extravars
         stats(artifacts)
-        left = [o["metadata"]["name"] for o in custom.list_namespaced_custom_object(NM[0], NM[1], NM_NAMESPACE,
-                                                                                     NM[2])["items"]]
+        listed = custom.list_namespaced_custom_object(NM[0], NM[1], NM_NAMESPACE, NM[2])["items"]
+        left = [o["metadata"]["name"] for o in listed]
         assert left == ["nm-tray02"], left          # only the node the launch asked for
         assert not cordoned(cluster, "tray01") and cordoned(cluster, "tray02")
     finally:

@@ -2,14 +2,18 @@
 template names a playbook that exists, and playbooks/awx_configure.yml builds the workflow (rack-aligned
 prepare nodes) without an AWX to talk to (`--tags plan`). tests/lab/test_awx_runner.py runs the templates'
 playbooks through ansible-runner on the lab."""
+import ast
 import json
+import pathlib
 import re
 import subprocess
 import sys
 
+import jinja2
 import pytest
 
 from ansible_env import checkout_env
+from awxkit import credential_injection
 from qualitykit import BIN, ROOT, load, read_yaml, run
 
 DEFINITIONS = read_yaml("playbooks", "vars", "awx_job_templates.yml")
@@ -82,13 +86,22 @@ def test_template_playbook_exists_and_passes_syntax_check(template):
     assert rc == 0, out
 
 
-def test_workflow_runs_prepare_trays_once_per_rack_group():
-    proc = subprocess.run([str(BIN / "ansible-playbook"), "playbooks/awx_configure.yml", "--tags", "plan",
-                           "-e", json.dumps({"awx_configure_rack_groups": ["rack01", "rack02"]})],
-                          cwd=ROOT, env=dict(ansible_env(), ANSIBLE_STDOUT_CALLBACK="ansible.builtin.json"),
+def plan(*extra):
+    """awx_configure.yml --tags plan with ``extra`` (each one -e): (process, the workflow nodes shown or None)."""
+    argv = [str(BIN / "ansible-playbook"), "playbooks/awx_configure.yml", "--tags", "plan"]
+    for item in extra:
+        argv += ["-e", item]
+    proc = subprocess.run(argv, cwd=ROOT, env=dict(ansible_env(), ANSIBLE_STDOUT_CALLBACK="ansible.builtin.json"),
                           capture_output=True, text=True, check=False)
+    tasks = json.loads(proc.stdout)["plays"][0]["tasks"]
+    shown = [t["hosts"]["localhost"].get("__awx_configure_nodes") for t in tasks
+             if t["task"]["name"].startswith("Show the workflow nodes")]
+    return proc, tasks, (shown[0] if shown else None)
+
+
+def test_workflow_runs_prepare_trays_once_per_rack_group():
+    proc, _tasks, nodes = plan(json.dumps({"awx_configure_rack_groups": ["rack01", "rack02"]}))
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr
-    nodes = json.loads(proc.stdout)["plays"][0]["tasks"][0]["hosts"]["localhost"]["__awx_configure_nodes"]
     by_id = {n["identifier"]: n for n in nodes}
     assert sorted(by_id) == ["deploy_stack", "preflight", "prepare_trays-rack01", "prepare_trays-rack02", "validate"]
     assert [s["identifier"] for s in by_id["preflight"]["related"]["success_nodes"]] == [
@@ -110,6 +123,50 @@ def test_workflow_runs_prepare_trays_once_per_rack_group():
     assert converging == ["deploy_stack"], parents
     assert "With rack groups the converging node is **%s**" % names["deploy_stack"] in \
         (ROOT / "docs" / "awx.md").read_text()
+
+
+def test_rack_groups_given_as_a_comma_string_are_the_list_the_workflow_uses():
+    """-e awx_configure_rack_groups=rack1 made nodes prepare_trays-r, -a, -c, -k, -1 with limit "r" (issue 53): the
+    opening checks the value against playbooks/vars/awx_configure_spec.yml and the play uses the checked list."""
+    for given, racks in (("awx_configure_rack_groups=rack1", ["rack1"]),
+                         ("awx_configure_rack_groups=rack1,rack2", ["rack1", "rack2"]),
+                         (json.dumps({"awx_configure_rack_groups": ["rack1", "rack2"]}), ["rack1", "rack2"])):
+        proc, _tasks, nodes = plan(given)
+        assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr
+        prepare = [n for n in nodes if n["identifier"].startswith("prepare_trays")]
+        assert [(n["identifier"], n["limit"]) for n in prepare] == [("prepare_trays-" + r, r) for r in racks], nodes
+
+
+@pytest.mark.parametrize("given, clause", [
+    ("awx_configure_rack_group=rack1",
+     "awx_configure_rack_group is not a variable of playbook awx_configure (did you mean awx_configure_rack_groups?)"),
+    ("awx_configure_validate_schedule=daily",
+     "awx_configure_validate_schedule is not a schedule AWX accepts (no DTSTART (it starts DTSTART:YYYYMMDDTHHMMSSZ); "
+     "no RRULE): give an iCal DTSTART and RRULE such as 'DTSTART:20260101T030000Z RRULE:FREQ=DAILY;INTERVAL=1', or '' "
+     "for no schedule, got 'daily'"),
+    ("awx_configure_validate_schedule='DTSTART:20260101T030000Z RRULE:FREQ=DAILY'",
+     "awx_configure_validate_schedule is not a schedule AWX accepts (RRULE:FREQ=DAILY has no INTERVAL)"),
+    ("awx_configure_state=presnt", "awx_configure_state must be one of: present, absent, got 'presnt'"),
+    ("awx_configure_validate_certs=maybe", "awx_configure_validate_certs must be true or false, got 'maybe'"),
+])
+def test_a_misspelt_or_bad_awx_configure_input_is_refused_before_anything_else(given, clause):
+    """A misspelt awx_configure_* was ignored and a schedule of "daily" accepted (issue 53): one sentence naming the
+    variable, nothing after the check ran - with --tags plan as without it (the opening is tagged always)."""
+    proc, tasks, nodes = plan(given)
+    assert proc.returncode == 2, proc.stdout[-4000:]
+    result = tasks[0]["hosts"]["localhost"]
+    assert result["failed"] is True and result["msg"].startswith(
+        "The run's inputs are refused, nothing was read, written or installed: " + clause), result["msg"]
+    assert len(tasks) == 1 and nodes is None, [t["task"]["name"] for t in tasks]
+
+
+def test_a_schedule_with_a_time_zone_is_accepted():
+    proc, tasks, _nodes = plan("awx_configure_validate_schedule='DTSTART;TZID=Europe/Berlin:20260101T030000 "
+                               "RRULE:FREQ=WEEKLY;INTERVAL=1;BYDAY=MO'")
+    assert proc.returncode == 0, proc.stdout[-4000:]
+    shown = [t["hosts"]["localhost"]["__awx_configure_schedule"] for t in tasks
+             if t["task"]["name"].startswith("Show the validate schedule")]
+    assert shown[0]["rrule"] == "DTSTART;TZID=Europe/Berlin:20260101T030000 RRULE:FREQ=WEEKLY;INTERVAL=1;BYDAY=MO"
 
 
 def test_docs_table_and_workflow_are_generated_from_the_code(tmp_path, monkeypatch):
@@ -149,3 +206,44 @@ def test_surveys_are_valid_awx_survey_specs(path):
             assert "default" not in q or q["default"] in q["choices"], q
         if q["type"] == "integer" and "default" in q:
             assert isinstance(q["default"], int) and not isinstance(q["default"], bool), q
+
+
+def _job_template_task():
+    tasks = read_yaml("playbooks", "awx_configure.yml")[0]["tasks"]
+    found = [t for t in tasks if t.get("awx.awx.job_template", {}).get("state") == "present"]
+    assert len(found) == 1, [t.get("name") for t in tasks]
+    return found[0]
+
+
+def test_the_signing_credential_is_attached_to_the_validate_template_only():
+    """Issue 53, item 7: the credentials each job template gets, rendered from the task for every template the
+    playbook creates - the signing key goes to the validate template (the one its schedule runs) and to no other; a
+    condition naming a template id that does not exist attached it to none."""
+    task = _job_template_task()
+    expression = task["awx.awx.job_template"]["credentials"]
+    options = {"machine_credential": "ssh", "kube_credential": "kube", "bmc_credential": "",
+               "signing_credential": "evidence key"}
+    given = {}
+    for template in DEFINITIONS["awx_job_templates"]:
+        rendered = jinja2.Template(expression).render(__awx_configure=options, item=template)
+        given[template["id"]] = ast.literal_eval(rendered.strip())
+    assert {tid for tid, creds in given.items() if "evidence key" in creds} == {"validate"}, given
+    assert all(creds[:2] == ["ssh", "kube"] for creds in given.values()), given
+    unsigned = jinja2.Template(expression).render(__awx_configure=dict(options, signing_credential=""),
+                                                  item={"id": "validate"})
+    assert ast.literal_eval(unsigned.strip()) == ["ssh", "kube"]
+
+
+def test_the_signing_key_credential_hands_the_role_a_file_with_the_key(tmp_path):
+    """The validate role reads gpu_tray_evidence_signing_key as a path (validate_evidence_signing_key, type path): the
+    credential type must write the PEM into a file of the job and inject that file's path, not the PEM text."""
+    pem = "-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\n" \
+          "-----END PRIVATE KEY-----\n"
+    (tmp_path / "env").mkdir()
+    _env, extra = credential_injection({"signing_key": pem, "passphrase": ""}, tmp_path)
+    path = pathlib.Path(extra["gpu_tray_evidence_signing_key"])
+    assert path.is_absolute() and path.parent == tmp_path / "env", extra
+    assert path.read_text() == pem
+    assert extra["gpu_tray_evidence_signing_key_passphrase"] == ""
+    spec = read_yaml("roles", "validate", "meta", "argument_specs.yml")["argument_specs"]["main"]["options"]
+    assert spec["validate_evidence_signing_key"]["type"] == "path"

@@ -15,7 +15,8 @@ from qualitykit import ROOT
 PLAYBOOKS = ROOT / "playbooks"
 OPENING = PLAYBOOKS / "tasks" / "opening.yml"
 IMPORT = "ansible.builtin.import_tasks"
-# awx_configure configures AWX from an operator's machine (its own settings, asserted first); it reads no gpu_tray_*
+# awx_configure configures AWX from an operator's machine; it reads no gpu_tray_* but checks its own options
+# (awx_configure_*: playbooks/vars/awx_configure_spec.yml) through the same opening
 NOT_RUN_ON_TRAYS = {"awx_configure.yml"}
 TRAYS = "{{ ansible_play_hosts_all | union(groups['gpu_trays'] | default([])) }}"
 # each playbook's own arguments of the check, as they were before the opening was written once
@@ -27,16 +28,18 @@ ARGUMENTS = {
     "validate.yml": {"hosts": TRAYS},
     "verify_evidence.yml": {"hosts": TRAYS},
     "preflight.yml": {}, "prepare_trays.yml": {}, "restore_trays.yml": {}, "rolling_reboot.yml": {},
+    "awx_configure.yml": {"options": "awx_configure"},
 }
 CHECK = {"name": "Check the run's inputs", "run_once": True, "register": "__gpu_tray_inputs",
          "when": "not (__gpu_tray_inputs_checked | default(false))", "tags": ["always"],
          "gpu_tray.cluster.check_inputs": {"hosts": "{{ __gpu_tray_opening_hosts | default(omit) }}",
-                                           "helm": "{{ __gpu_tray_opening_helm | default(omit) }}"}}
+                                           "helm": "{{ __gpu_tray_opening_helm | default(omit) }}",
+                                           "options": "{{ __gpu_tray_opening_options | default(omit) }}"}}
 KEEP = {"name": "Keep the survey's answers and that the inputs were checked",
         "ansible.builtin.set_fact": {"{{ item.key }}": "{{ item.value }}"},
         "loop": "{{ __gpu_tray_inputs.facts | default([]) }}", "loop_control": {"label": "{{ item.key }}"},
         "run_once": True, "tags": ["always"]}
-NAMES = sorted(path.name for path in PLAYBOOKS.glob("*.yml") if path.name not in NOT_RUN_ON_TRAYS)
+NAMES = sorted(path.name for path in PLAYBOOKS.glob("*.yml"))
 
 
 def load(name):
@@ -78,6 +81,7 @@ def tasks_of(node):
 def test_the_playbooks_are_found():
     assert len(NAMES) >= 10 and "render_bundle.yml" in NAMES and "recover_node_maintenance.yml" in NAMES
     assert sorted(ARGUMENTS) == sorted(name for name in NAMES if name != "site.yml")
+    assert NOT_RUN_ON_TRAYS <= set(NAMES)
 
 
 def test_the_opening_is_written_once():
@@ -93,10 +97,11 @@ def test_the_first_play_of_the_run_opens_with_the_opening(name):
     assert task is not None and task.get(IMPORT) == "tasks/opening.yml", (name, source, task)
     assert set(task) <= {"name", IMPORT, "vars"}, task           # no when, no tags: the opening's own hold
     assert arguments(task) == ARGUMENTS[source], (name, task)
-    assert set(task.get("vars") or {}) <= {"__gpu_tray_opening_hosts", "__gpu_tray_opening_helm"}, task
+    assert set(task.get("vars") or {}) <= {"__gpu_tray_opening_hosts", "__gpu_tray_opening_helm",
+                                           "__gpu_tray_opening_options"}, task
 
 
-@pytest.mark.parametrize("name", NAMES + sorted(NOT_RUN_ON_TRAYS))
+@pytest.mark.parametrize("name", NAMES)
 def test_no_playbook_copies_the_opening(name):
     """The check and the keep are never written in a playbook again: a playbook imports the opening, once per play
     at most."""

@@ -87,6 +87,26 @@ def test_verify_fails_naming_the_ctrf_file_and_the_recipe_digest(run_dir):
     assert answer['signature'] == 'not checked'
 
 
+def test_require_signature_refuses_an_unsigned_bundle_and_a_signature_it_cannot_check(run_dir):
+    """require_signature reaches the check through the action (issue 53, item 7): an unsigned bundle fails, and a
+    signed one fails without a public key - its signature was never checked - and passes with the key."""
+    the_plan = plan(RECIPE)
+    run(evidence_bundle, {'dir': str(run_dir / 'validation'), 'recipe': the_plan})
+    unsigned = run(verify_evidence, {'path': str(run_dir / 'validation'), 'require_signature': True})
+    assert unsigned['failed'] is True and unsigned['signature'] == 'unsigned'
+    assert unsigned['problems'] == ['attestation.intoto.jsonl is not signed'], unsigned['problems']
+    assert run(verify_evidence, {'path': str(run_dir / 'validation')})['problems'] == []   # not asked: it holds
+    run(evidence_bundle, {'dir': str(run_dir / 'validation'), 'recipe': the_plan,
+                          'signing_key': str(run_dir / 'key.pem')})
+    no_key = run(verify_evidence, {'path': str(run_dir / 'validation'), 'require_signature': True})
+    assert no_key['failed'] is True and no_key['signature'] == 'not checked'
+    assert no_key['problems'] == ['attestation.intoto.jsonl is signed but no public key was given to check it']
+    assert ' does not hold: ' in no_key['msg']
+    keyed = run(verify_evidence, {'path': str(run_dir / 'validation'), 'require_signature': True,
+                                  'public_key': str(run_dir / 'key.pub')})
+    assert not keyed.get('failed') and keyed['signature'] == 'verified' and keyed['problems'] == []
+
+
 def test_a_rewrite_removes_what_the_new_bundle_does_not_have(run_dir):
     the_plan = plan(RECIPE)
     run(evidence_bundle, {'dir': str(run_dir / 'validation'), 'recipe': the_plan})

@@ -181,6 +181,24 @@ def test_a_file_rewritten_with_a_matching_manifest_is_caught_by_the_signed_state
                         'ctrf/trays.json does not match the statement\'s phases.trays.ctrfDigest']
 
 
+@pytest.mark.parametrize('key', ['passed', 'failed', 'skipped'])
+def test_a_phase_whose_counts_differ_in_one_figure_is_named(the_plan, key):
+    """The statement says one phase counted one more of ``key`` than its CTRF file (the file's digest still matches,
+    the envelope carries the rewritten statement, unsigned): each of the three figures is compared (issue 53)."""
+    files = attestation.build(ctrf_files(), the_plan, None, None, ATTESTED)
+    statement = json.loads(files['statement.intoto.json'])
+    phase = statement['predicate']['phases']['trays']
+    was = '%(passed)s passed/%(failed)s failed/%(skipped)s skipped' % phase
+    phase[key] += 1
+    files['statement.intoto.json'] = (json.dumps(statement, indent=2, sort_keys=True) + '\n').encode('utf-8')
+    env = json.loads(files['attestation.intoto.jsonl'])
+    env['payload'] = base64.b64encode(files['statement.intoto.json']).decode('ascii')
+    files['attestation.intoto.jsonl'] = (json.dumps(env) + '\n').encode('utf-8')
+    said = '%(passed)s passed/%(failed)s failed/%(skipped)s skipped' % phase
+    assert attestation.verify(files, None, the_plan['digest'])['problems'] == [
+        'ctrf/trays.json counts %s, the statement says %s' % (was, said)]
+
+
 def test_a_statement_rewritten_breaks_the_signature(signed):
     files = dict(signed)
     statement = json.loads(files['statement.intoto.json'])

@@ -321,3 +321,76 @@ def test_a_misspelt_recipe_gets_a_did_you_mean_and_the_old_names_are_accepted_bu
     assert inputs.platform_problems({'gpu_tray_recipe': 'vr200-rke2-ubuntu-trainign'}) == [
         "gpu_tray_recipe must be one of: %s, got 'vr200-rke2-ubuntu-trainign' (did you mean vr200-rke2-ubuntu-training?)"
         % known]
+
+
+# ------------------------------------------------------------------------------------------------ a playbook's options
+
+@pytest.mark.parametrize('value', [
+    '', 'DTSTART:20260101T030000Z RRULE:FREQ=DAILY;INTERVAL=1',
+    'DTSTART:20260101T000000Z RRULE:FREQ=HOURLY;INTERVAL=6',
+    'DTSTART;TZID=Europe/Berlin:20260101T030000 RRULE:FREQ=WEEKLY;INTERVAL=1;BYDAY=MO,TH',
+    'DTSTART:20260101T030000Z RRULE:FREQ=MONTHLY;INTERVAL=1;BYMONTHDAY=1;COUNT=12',
+])
+def test_schedules_awx_takes_pass(value):
+    assert inputs.rrule_problem(value) is None
+
+
+# AWX's own refusals (awx/api/serializers.py validate_rrule and its tests), each named
+@pytest.mark.parametrize('value, reason', [
+    ('daily', 'no DTSTART (it starts DTSTART:YYYYMMDDTHHMMSSZ); no RRULE'),
+    ('DTSTART:20300308T050000 RRULE:FREQ=DAILY;INTERVAL=1', 'DTSTART has no time zone (end it with Z, or give ;TZID=)'),
+    ('DTSTART:20300308T050000Z DTSTART:20310308T050000Z RRULE:FREQ=DAILY;INTERVAL=1', 'more than one DTSTART'),
+    ('DTSTART:20300308T050000Z', 'no RRULE'),
+    ('DTSTART:20300308T050000Z RRULE:FREQ=DAILY', 'RRULE:FREQ=DAILY has no INTERVAL'),
+    ('DTSTART:20300308T050000Z RRULE:INTERVAL=1', 'RRULE:INTERVAL=1 has no FREQ'),
+    ('DTSTART:20300308T050000Z RRULE:FREQ=SECONDLY;INTERVAL=5;COUNT=6',
+     'RRULE:FREQ=SECONDLY;INTERVAL=5;COUNT=6: SECONDLY is not supported'),
+    ('DTSTART:20300308T050000Z RRULE:FREQ=YEARLY;INTERVAL=1;BYDAY=5MO',
+     'RRULE:FREQ=YEARLY;INTERVAL=1;BYDAY=5MO: BYDAY with a numeric prefix is not supported'),
+    ('DTSTART:20030925T104941Z RRULE:FREQ=DAILY;INTERVAL=10;COUNT=500;UNTIL=20040925T104941Z',
+     'RRULE:FREQ=DAILY;INTERVAL=10;COUNT=500;UNTIL=20040925T104941Z has both COUNT and UNTIL'),
+    ('DTSTART:20300308T050000Z RRULE:FREQ=DAILY;INTERVAL=1;COUNT=2000',
+     'RRULE:FREQ=DAILY;INTERVAL=1;COUNT=2000: COUNT above 999 is not supported'),
+    ('DTSTART:20300308T050000Z RRULE:FREQ=MONTHLY;INTERVAL=1 EXDATE:20300401T050000Z',
+     'EXDATE and RDATE are not allowed'),
+    ('DTSTART:20300308T050000Z RRULE:FREQ=DAILI;INTERVAL=1', "it does not parse: invalid 'FREQ': DAILI"),
+])
+def test_schedules_awx_refuses_are_refused_naming_why(value, reason):
+    assert inputs.rrule_problem(value) == (
+        "is not a schedule AWX accepts (%s): give an iCal DTSTART and RRULE such as 'DTSTART:20260101T030000Z "
+        "RRULE:FREQ=DAILY;INTERVAL=1', or '' for no schedule, got %s" % (reason, inputs.shown('', value)))
+
+
+AWX_SPEC = inputs.playbook_spec('awx_configure')
+
+
+def test_the_options_checked_are_the_options_used():
+    """Issue 53: a comma string is the list, a bool word the bool, every option not given has its default."""
+    clauses, checked = inputs.option_findings(
+        {'awx_configure_rack_groups': 'rack1,rack2', 'awx_configure_validate_certs': 'no'}, AWX_SPEC, 'awx_configure_',
+        'awx_configure')
+    assert clauses == []
+    assert checked['rack_groups'] == ['rack1', 'rack2'] and checked['validate_certs'] is False
+    assert checked['state'] == 'present' and checked['validate_schedule'] == AWX_SPEC[
+        'awx_configure_validate_schedule']['default']
+    assert sorted(checked) == sorted(name[len('awx_configure_'):] for name in AWX_SPEC)
+
+
+def test_every_bad_option_is_one_clause_naming_it():
+    clauses, checked = inputs.option_findings(
+        {'awx_configure_rack_group': 'rack1', 'awx_configure_state': 'presnt', 'awx_configure_inventory': None,
+         'awx_configure_validate_schedule': 'daily', 'awx_configure_zzz': 1}, AWX_SPEC, 'awx_configure_', 'awx_configure')
+    assert clauses[:3] == [
+        'awx_configure_rack_group is not a variable of playbook awx_configure (did you mean awx_configure_rack_groups?)',
+        'awx_configure_zzz is not a variable of playbook awx_configure',
+        "awx_configure_inventory is empty (null): set a string, or remove it for the default ('')"]
+    assert clauses[3] == "awx_configure_state must be one of: present, absent, got 'presnt'"
+    assert clauses[4].startswith('awx_configure_validate_schedule is not a schedule AWX accepts (no DTSTART')
+    assert len(clauses) == 5 and 'state' not in checked and 'inventory' not in checked
+
+
+def test_the_spec_of_awx_configure_is_read_whole():
+    groups = AWX_SPEC['awx_configure_rack_groups']
+    assert groups == dict(groups, type='list', elements='str', default=[])
+    with pytest.raises(inputs.InputsError):
+        inputs.playbook_spec('no_such_playbook')
