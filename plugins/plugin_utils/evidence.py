@@ -37,7 +37,9 @@ from ansible_collections.gpu_tray.cluster.plugins.module_utils.check_record impo
 RUN_PHASES = ('readiness', 'deployment', 'trays', 'conformance', 'performance')     # validate_phases' choices
 PHASES = ('preflight',) + RUN_PHASES
 TOOL = 'gpu_tray.cluster'
-_ORDER = {'failed': 0, 'warning': 1, 'skipped': 2, 'passed': 3}
+# the worst real finding first: a skip says nothing about the object, so it ranks last - an object (a tray's cell, a
+# check's group) is skipped only where nothing else was found (issue 53, item 6)
+_ORDER = {'failed': 0, 'warning': 1, 'passed': 2, 'skipped': 3}
 
 
 def normalise_check(check):
@@ -238,9 +240,9 @@ def _status(checks):
 
 def check_groups(phase):
     """The checks of a phase grouped by check (``tray02/pkeys`` and ``tray07/pkeys`` are both ``pkeys``), the worst
-    group first (failed, warning, skipped, passed; else in the order the phase ran them); in a group the worst
-    records first, then by object in natural order. Each group: ``name``, ``status`` (its worst), ``counts``,
-    ``checks``."""
+    group first (failed, warning, passed, skipped - a skip ranks last; else in the order the phase ran them); in a
+    group the worst records first, then by object in natural order. Each group: ``name``, ``status`` (its worst real
+    finding, skipped when every record was), ``counts``, ``checks``."""
     groups = {}
     order = []
     for check in phase['checks']:
@@ -476,20 +478,21 @@ def markdown(phases, meta=None):
         lines += ['| Check | Status | Object | Finding | Fix |', '|---|---|---|---|---|']
         detailed = []
         for group in check_groups(phase):
-            passed = [check for check in group['checks'] if check['status'] == 'passed']
-            for check in group['checks']:
-                if check['status'] == 'passed' and len(passed) > 1:
+            for row in check_rows(group):
+                if row[0] == 'fold':
+                    _kind, status, checks = row
+                    objects = [check['object'] or check['name'] for check in checks]
+                    lines.append('| %s | %s | %s: %s | %s | |' % (
+                        _md(group['name']), status.upper(), _objects(phase['name'], objects),
+                        _md(name_ranges(objects)), _md(_fold_finding(checks, status))))
+                    detailed += [check for check in checks if check['details'] and status != 'passed']
                     continue
+                check = row[1]
                 text = ' '.join(part for part in (finding(check), _measured(check)) if part)
                 lines.append('| %s | %s | %s | %s | %s |' % (
                     _md(group['name']), check['status'].upper(), _md(check['object']), _md(text), _md(check['fix'])))
                 if check['details'] and check['status'] != 'passed':
                     detailed.append(check)
-            if len(passed) > 1:
-                objects = [check['object'] or check['name'] for check in passed]
-                lines.append('| %s | PASSED | %s: %s | %s | |' % (
-                    _md(group['name']), _objects(phase['name'], objects), _md(name_ranges(objects)),
-                    _md(finding(passed[0]) if len(set(finding(check) for check in passed)) == 1 else 'passed')))
         if detailed:
             lines += ['', 'Details:', '']
             for check in detailed:
@@ -541,8 +544,28 @@ def _html_group_table(esc, title, groups):
     return out
 
 
+def check_rows(group):
+    """The rows of one check's group as the reports print them, in order: its failed and warning records one each,
+    then its passed records and then its skipped ones, each folded into one row when there are several (``('fold',
+    status, checks)``), else one row each (``('row', check)``) - the rows that say something before the skips."""
+    out = []
+    for status in ('failed', 'warning', 'passed', 'skipped'):
+        checks = [check for check in group['checks'] if check['status'] == status]
+        if status in ('passed', 'skipped') and len(checks) > 1:
+            out.append(('fold', status, checks))
+        else:
+            out.extend(('row', check) for check in checks)
+    return out
+
+
+def _fold_finding(checks, status):
+    """A folded row's finding: the records' one finding when they share it, else the status."""
+    return finding(checks[0]) if len(set(finding(check) for check in checks)) == 1 else status
+
+
 def tray_status(phases, trays):
-    """{tray: its worst status across every phase's records about it} (a tray with no record: skipped)."""
+    """{tray: its worst real finding across every phase's records about it - failed, warning, passed; skipped only
+    where every record about it was a skip or there is none}."""
     worst = dict((tray, None) for tray in trays)
     for phase in phases:
         for check in phase['checks']:
@@ -666,32 +689,32 @@ def html_report(phases, meta=None):
                    '<col class="finding"><col class="fix"></colgroup>'
                    '<tr><th>Check</th><th>Status</th><th>Object</th><th>Finding</th><th>Fix</th></tr>')
         for group in check_groups(phase):
-            passed = [check for check in group['checks'] if check['status'] == 'passed']
             many = len(group['checks']) > 1
             if many:
                 count = group['counts']
                 out.append('<tr class="group"><th colspan="5">%s: %s</th></tr>' % (esc(group['name']), ', '.join(
-                    '%d %s' % (count[status], status) for status in ('failed', 'warning', 'skipped', 'passed')
+                    '%d %s' % (count[status], status) for status in ('failed', 'warning', 'passed', 'skipped')
                     if count[status])))
-            for check in group['checks']:
-                if check['status'] == 'passed' and len(passed) > 1:
+            for row in check_rows(group):
+                if row[0] == 'fold':
+                    _kind, status, checks = row
+                    objects = [check['object'] or check['name'] for check in checks]
+                    same = len(set(finding(check) for check in checks)) == 1
+                    out.append('<tr class="%s"><td>%s</td><td>%s</td><td colspan="3"><details><summary>%s: %s%s'
+                               '</summary><ul>%s</ul></details></td></tr>' % (
+                                   status, esc(group['name']), status.upper(), _objects(phase['name'], objects),
+                                   esc(name_ranges(objects)), ' - ' + esc(finding(checks[0])) if same else '',
+                                   ''.join('<li%s>%s: %s</li>' % (
+                                       anchor(check), esc(check['object'] or check['name']), esc(finding(check)))
+                                       for check in checks)))
                     continue
+                check = row[1]
                 listed = ('<ul>%s</ul>' % ''.join('<li>%s</li>' % esc(line) for line in check['details'])
                           if check['details'] and check['status'] != 'passed' else '')
                 measured = _measured(check)
                 out.append('<tr class="%s"%s><td>%s</td><td>%s</td><td>%s</td><td>%s%s%s</td><td>%s</td></tr>' % (
                     check['status'], anchor(check), esc(group['name']), check['status'].upper(), esc(check['object']),
                     esc(finding(check)), '<br>' + esc(measured) if measured else '', listed, esc(check['fix'])))
-            if len(passed) > 1:
-                objects = [check['object'] or check['name'] for check in passed]
-                same = len(set(finding(check) for check in passed)) == 1
-                out.append('<tr class="passed"><td>%s</td><td>PASSED</td><td colspan="3"><details><summary>%s: %s%s'
-                           '</summary><ul>%s</ul></details></td></tr>' % (
-                               esc(group['name']), _objects(phase['name'], objects), esc(name_ranges(objects)),
-                               ' - ' + esc(finding(passed[0])) if same else '',
-                               ''.join('<li%s>%s: %s</li>' % (
-                                   anchor(check), esc(check['object'] or check['name']), esc(finding(check)))
-                                   for check in passed)))
         out.append('</table>')
     out += ['</body></html>', '']
     return '\n'.join(out)

@@ -95,7 +95,8 @@ def test_markdown_failures_first_and_stale():
     assert '| **server-version** | readiness | - | Kubernetes v1.20.2 is outside >= 1.34.1' in text
     readiness = text.split('## readiness: FAILED')[1].split('##')[0]
     rows = [line.split('|')[1].strip() for line in readiness.splitlines() if line.startswith('| ') and 'Check' not in line]
-    assert rows == ['server-version', 'control-plane-gpu-labels', 'load-balancer', 'service']
+    # failed, warning, passed, then skipped: a skip ranks last (issue 53, item 6)
+    assert rows == ['server-version', 'control-plane-gpu-labels', 'service', 'load-balancer']
     assert 'STALE' not in text
     stale = evidence.markdown(phases(), dict(META, recorded_digest='sha256:0000'))
     assert 'STALE: this evidence was recorded for recipe digest sha256:0000, the recipe is now sha256:1111' in stale
@@ -137,7 +138,7 @@ def test_html_is_self_contained_and_escaped():
                              'failed', 'failed',                                 # failed checks: readiness, performance
                              'warning',                                          # warnings
                              'failed', 'skipped']                                # the NCCL table
-    assert rows(details)[:4] == ['failed', 'warning', 'skipped', 'passed']       # readiness, failures first
+    assert rows(details)[:4] == ['failed', 'warning', 'passed', 'skipped']       # readiness, failures first, skips last
     assert '<li><b>conformance</b>: No checks ran in this phase.</li>' in summary
 
 

@@ -86,3 +86,43 @@ def test_chromium_shows_the_rack_map_in_the_first_screen_with_the_failing_trays_
     assert cells['tray088'][0] == 'rgb(255, 204, 51)' and cells['tray088'][2] == 'warning'
     assert cells['tray001'][0] == 'rgb(153, 221, 153)' and cells['tray001'][1] is True
     assert all(lands for _color, lands, _row in cells.values())
+
+
+def _vr200_pass():
+    """A passing VR200 trays phase as the lab's run writes it: four trays, their P_Key checks passed, their VF checks
+    skipped (VR200 has no VFs), tray04 read nothing but skips."""
+    checks = []
+    for tray in ('tray01', 'tray02', 'tray03'):
+        checks.append({'name': '%s/pkeys' % tray, 'status': 'passed', 'object': tray, 'message': 'full membership'})
+        checks.append({'name': '%s/vfs' % tray, 'status': 'skipped', 'object': tray, 'message': 'no VFs on VR200'})
+    checks.append({'name': 'tray04/pkeys', 'status': 'skipped', 'object': 'tray04', 'message': 'not read'})
+    checks.append({'name': 'tray04/vfs', 'status': 'skipped', 'object': 'tray04', 'message': 'no VFs on VR200'})
+    return [{'name': 'trays', 'checks': checks}]
+
+
+def test_a_tray_whose_checks_passed_and_some_skipped_is_passed():
+    """Issue 53, item 6: the lab's passing VR200 validation read "4 trays in 1 racks: 4 skipped", every cell grey - a
+    skip ranked worse than a pass. A tray's cell is its worst real finding; skipped only where nothing else ran."""
+    racks = {'tray01': 'r01', 'tray02': 'r01', 'tray03': 'r01', 'tray04': 'r01'}
+    page = evidence.html_report(_vr200_pass(), dict(META, racks=racks))
+    cells = dict((tray, cls) for cls, tray in re.findall(r'<a class="cell ([a-z ]+)" href="#tray-(tray\d+)"', page))
+    assert cells == {'tray01': 'passed', 'tray02': 'passed', 'tray03': 'passed', 'tray04': 'skipped'}
+    assert '4 trays in 1 racks: <a class="cell passed"></a> 3 passed, <a class="cell skipped"></a> 1 skipped' in page
+    # and a failure still wins over a pass and a skip of the same tray
+    failing = _vr200_pass()
+    failing[0]['checks'][0]['status'] = 'failed'
+    assert evidence.tray_status([evidence._phase(p) for p in failing], ['tray01'])['tray01'] == 'failed'
+
+
+def test_the_skipped_rows_of_a_check_fold_into_one_line_after_the_rows_that_say_something():
+    text = evidence.markdown(_vr200_pass(), META)
+    rows = [line for line in text.split('## trays: PASSED', 1)[1].splitlines() if line.startswith('| ')][1:]
+    assert rows == [
+        '| pkeys | PASSED | 3 trays: tray01-tray03 | full membership | |',
+        '| pkeys | SKIPPED | tray04 | not read |  |',          # one record: its own row (its fix column empty)
+        '| vfs | SKIPPED | 4 trays: tray01-tray04 | no VFs on VR200 | |'], rows
+    page = evidence.html_report(_vr200_pass(), META)
+    trays = page.split('<h2>trays: PASSED</h2>', 1)[1]
+    assert trays.index('<tr class="passed"><td>pkeys</td>') < trays.index('<tr class="skipped"><td>pkeys</td>') \
+        < trays.index('<tr class="skipped"><td>vfs</td><td>SKIPPED</td><td colspan="3"><details><summary>4 trays: '
+                      'tray01-tray04 - no VFs on VR200</summary>')
