@@ -45,6 +45,20 @@ def first_line(text):
     return to_native(text).strip().splitlines()[0] if to_native(text).strip() else ''
 
 
+def failure_text(answer):
+    """What a failed module said, on one line: its msg, else its stderr, else its exception (ansible-core 2.19 hands
+    an error summary object whose event carries the message; earlier versions a traceback, whose last line says it)."""
+    for key in ('msg', 'module_stderr'):
+        if answer.get(key):
+            return ' '.join(to_native(answer[key]).split())
+    exception = answer.get('exception')
+    event = getattr(exception, 'event', None)
+    if event is not None and getattr(event, 'msg', None):
+        return ' '.join(to_native(event.msg).split())
+    lines = to_native(exception or '').strip().splitlines()
+    return lines[-1].strip() if lines else 'no answer'
+
+
 class ActionModule(ActionBase):
 
     TRANSFERS_FILES = False
@@ -101,9 +115,14 @@ class ActionModule(ActionBase):
         host = task_vars.get('inventory_hostname', 'the API host')
         if answer.get('failed') or answer.get('unreachable'):
             reason = {2: 'not found', 13: 'not executable'}.get(answer.get('rc')) if not answer.get('stdout') else None
-            reason = reason or first_line(answer.get('stderr') or answer.get('msg') or 'no answer')[:160]
-            return ('helm (stack_helm_binary: %s) cannot be run on %s (%s): install Helm 3 and the helm-diff plugin '
-                    'there (README.md, Requirements) or set stack_helm_binary to its path' % (binary, host, reason)), None
+            if reason or answer.get('unreachable') or answer.get('stderr'):
+                reason = reason or first_line(answer.get('stderr') or answer.get('msg') or 'no answer')[:160]
+                return ('helm (stack_helm_binary: %s) cannot be run on %s (%s): install Helm 3 and the helm-diff '
+                        'plugin there (README.md, Requirements) or set stack_helm_binary to its path'
+                        % (binary, host, reason)), None
+            # the module itself failed before it ran helm: kubernetes.core reads the run's kubeconfig first
+            return ('the helm check on %s (kubernetes.core.helm_plugin_info, stack_helm_binary: %s) failed: %s'
+                    % (host, binary, failure_text(answer)[:300])), None
         plugins = [item.get('name') for item in answer.get('plugin_list') or []]
         if 'diff' not in plugins:
             return None, ('helm on %s has no helm-diff plugin: kubernetes.core.helm cannot preview a release in check '
