@@ -36,9 +36,10 @@ def _playbook(kubeconfig, home, playbook, *extra):
     return subprocess.run(argv, capture_output=True, text=True, env=env, check=False)
 
 
-@pytest.fixture
+@pytest.fixture(scope='module')
 def operator_pod(k8s_api):
-    """A pod in the gpu-operator namespace (pending: the test cluster runs no containers), so the BOM has an image."""
+    """A pod in the gpu-operator namespace, so the BOM has an image; once for the module's tests (they only read
+    it: a namespace being deleted cannot be made again until it is gone)."""
     core = client.CoreV1Api(k8s_api)
     core.create_namespace({'metadata': {'name': 'gpu-operator'}})
     # the namespace's default service account (and its token) is created by the controller manager a moment later
