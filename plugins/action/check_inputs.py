@@ -30,9 +30,11 @@ ARGUMENT_SPEC = dict(
     hosts=dict(type='list', elements='str'),
     helm=dict(type='raw', default=False),
     # a playbook's own options: <options>_* checked against playbooks/vars/<options>_spec.yml, their checked values
-    # set as the fact __<options> (inputs.option_findings)
-    options=dict(type='str'),
+    # set as the fact PLAYBOOK_OPTIONS[<options>] (inputs.option_findings)
+    options=dict(type='str', choices=['awx_configure']),
 )
+# the playbooks whose own options are checked, and the fact their checked values are set as (the play reads it)
+PLAYBOOK_OPTIONS = {'awx_configure': '__awx_configure'}
 # a value that cannot be templated (its problem is recorded)
 FAILED = object()
 # set on every host of the play once the inputs passed; the check is skipped while it is true
@@ -247,7 +249,7 @@ class ActionModule(ActionBase):
                                                                       for host, context in contexts.items())}})
         if options is not None and not findings:
             result['options'] = options
-            kept.append({'key': '__%s' % args['options'], 'value': options})
+            kept.append({'key': PLAYBOOK_OPTIONS[args['options']], 'value': options})
         result['facts'] = [] if findings else kept + [{'key': CHECKED, 'value': True}]
         if findings:
             result.update(failed=True, msg=inputs.refusal(findings, len(checked)))

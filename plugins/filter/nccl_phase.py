@@ -70,7 +70,7 @@ EXAMPLES = r'''
 RETURN = r'''
 _value:
   description: C(plans) (per variant), C(preflight) (the NET preflight check or none), C(checks) (the preflight and
-    the variants that cannot start), C(to_run) (the variants that can).
+    the variants that cannot start), C(to_run) (the variants that can), C(lock_name) (the run lock's Lease).
   type: dict
 '''
 

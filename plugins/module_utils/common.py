@@ -73,8 +73,9 @@ def link_basename(path):
 
 
 def natural_key(text):
-    """Sort key that orders ``mlx5_10`` after ``mlx5_9``."""
-    return [int(part) if part.isdigit() else part for part in re.split(r'(\d+)', str(text))]
+    """Sort key that orders ``mlx5_10`` after ``mlx5_9`` and ``tray2`` before ``tray10`` (numbers compared as
+    numbers). Total: a number and a text at the same place compare too (a number first), so any two names sort."""
+    return [(0, int(part), '') if part.isdigit() else (1, 0, part) for part in re.split(r'(\d+)', str(text)) if part]
 
 
 def to_int(text):

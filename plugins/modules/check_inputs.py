@@ -57,6 +57,7 @@ options:
         defaults, are returned in RV(options) and in RV(facts) as C(__<name>) - the play reads them there, so the
         value checked is the value used (an extra var cannot be overridden by a fact).
     type: str
+    choices: [awx_configure]
 extends_documentation_fragment:
   - gpu_tray.cluster.controller_action
 attributes:

@@ -31,6 +31,7 @@ import re
 import xml.etree.ElementTree as ET
 
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.check_record import STATUSES, record
+from ansible_collections.gpu_tray.cluster.plugins.module_utils.common import natural_key
 
 # 'preflight': the preflight's checks the validation found, as a phase of the attested bundle (plugin_utils/
 # preflight_records.py); the validation's own reports hold the other five
@@ -203,14 +204,6 @@ def stale_note(recorded_digest, current_digest):
         return ('STALE: this evidence was recorded for recipe digest %s, the recipe is now %s - validate again '
                 'before relying on it' % (recorded_digest, current_digest))
     return ''
-
-
-_DIGITS = re.compile(r'(\d+)')
-
-
-def natural_key(text):
-    """Sort key that orders ``tray2`` before ``tray10`` (numbers compared as numbers)."""
-    return [(0, int(part), '') if part.isdigit() else (1, 0, part) for part in _DIGITS.split(str(text)) if part]
 
 
 def check_group(check):

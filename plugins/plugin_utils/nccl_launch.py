@@ -847,7 +847,8 @@ def phase_plan(spec, variants, nodes, trays=None):
     Returns ``plans`` (each variant's ``run_plan``, counted with placeholder keys: the key pair is made per run),
     ``preflight`` (the NET preflight check when net is asked, else None), ``checks`` (the preflight and a record per
     variant that cannot start: skipped when the NET preflight failed, failed when the cluster has too few nodes for
-    it) and ``to_run`` (the variants that can start, in order)."""
+    it), ``to_run`` (the variants that can start, in order) and ``lock_name`` (the run lock's Lease, LOCK_NAME: the
+    role reads and releases it by this name)."""
     plans = dict((variant, run_plan(dict(spec, variant=variant, nodes=nodes, ssh_private_key='planned',
                                          ssh_public_key='planned'))) for variant in variants)
     preflight = net_preflight(trays or {}) if 'net' in variants else None
@@ -865,7 +866,7 @@ def phase_plan(spec, variants, nodes, trays=None):
                             'fix': CAPACITY_FIX})
     skipped = set(item['variant'] for item in refused)
     return {'plans': plans, 'preflight': preflight, 'checks': ([preflight] if preflight else []) + refused,
-            'to_run': [variant for variant in variants if variant not in skipped]}
+            'to_run': [variant for variant in variants if variant not in skipped], 'lock_name': LOCK_NAME}
 
 
 def held_checks(variants, decision, namespace, name=LOCK_NAME):

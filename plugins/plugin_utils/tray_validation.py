@@ -34,6 +34,7 @@ from ansible_collections.gpu_tray.cluster.plugins.module_utils.check_record impo
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.judges import judge_netns_mode
 from ansible_collections.gpu_tray.cluster.plugins.module_utils.rdma import required_pkey
 from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import preflight
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.platform import NETNS_MODES
 from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.multus import (
     MULTUS_KUBECONFIG,
     TokenError,
@@ -42,7 +43,6 @@ from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.multus import (
 
 CHECKS = ('sriov-vfs', 'pkeys', 'vf-ipoib', 'netns-mode', 'pf-state', 'multus-token')
 KUBELET_CHECKPOINT = '/var/lib/kubelet/device-plugins/kubelet_internal_checkpoint'
-NETNS_MODES = ('exclusive', 'shared', 'unmanaged')
 # what the preflight recorded of a rail PF and must still hold after the rollout (sriov_numvfs changes on purpose)
 PF_FIELDS = ('pci_address', 'fw_ver', 'sriov_totalvfs')
 PORT_FIELDS = ('link_layer', 'state', 'phys_state', 'rate', 'pkeys')

@@ -365,6 +365,9 @@ def test_file_helpers(tmp_path, monkeypatch):
     assert common.link_basename(str(tmp_path / 'device')) == '0000:03:00.0'
     assert common.link_basename(str(tmp_path / 'attr')) is None                    # not a link
     assert sorted(['mlx5_10', 'mlx5_9', 'mlx5_1'], key=common.natural_key) == ['mlx5_1', 'mlx5_9', 'mlx5_10']
+    # total: a number and a text at the same place compare (the number first), so any names sort
+    assert sorted(['x1', '10', 'a', '1x', '', 'tray2', 'tray10'], key=common.natural_key) == [
+        '', '1x', '10', 'a', 'tray2', 'tray10', 'x1']
     assert common.join_root('/lab/sys', '/class/infiniband') == '/lab/sys/class/infiniband'
     assert common.format_pkey(0x8123) == '0x8123' and common.format_pkey(0x7f) == '0x007f'
 

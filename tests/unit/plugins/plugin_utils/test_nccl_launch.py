@@ -900,7 +900,10 @@ def test_the_roles_stale_namespace_cleanup_selects_the_namespaces_runs_create():
         assert key in labels and (not value or labels[key] == value)
     # and not a namespace of anything else: a key the API server puts on every namespace would remove them all
     assert not set(item.strip().partition('=')[0] for item in selectors[0].split(',')) & {'kubernetes.io/metadata.name'}
-    assert yaml.safe_load(_doc('roles', 'validate', 'vars', 'main.yml'))['__validate_nccl_lock_name'] == nl.LOCK_NAME
+    # the role reads and releases the Lease by the name the phase's plan carries (nccl_launch.LOCK_NAME, one definition)
+    assert yaml.safe_load(_doc('roles', 'validate', 'vars', 'main.yml'))['__validate_nccl_lock_name'] == \
+        '{{ __validate_nccl_phase.lock_name }}'
+    assert nl.phase_plan(spec(), [], [])['lock_name'] == nl.LOCK_NAME == 'gpu-tray-nccl-run-lock'
 
 
 # Every field of the core objects a run creates is one the API knows (the kubernetes client's models of the API,
@@ -1214,6 +1217,7 @@ def test_the_phase_plans_every_variant_and_starts_only_those_that_can(tmp_path):
                        [ok['state'], tray_read(tmp_path, 'tray02', 'params-r580-override')['state']],
                        [ok['proc_root'], str(tmp_path / 'tray02' / 'proc')])
     assert phase['to_run'] == ['nvls', 'net'] and sorted(phase['plans']) == ['net', 'nvls']
+    assert phase['lock_name'] == 'gpu-tray-nccl-run-lock'       # the role reads and releases the Lease by it
     assert phase['preflight']['status'] == 'passed' and phase['checks'] == [phase['preflight']]
     assert phase['plans']['net']['capacity']['enough'] is True
     # the same plan as one run's, but with placeholder keys

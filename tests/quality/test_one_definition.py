@@ -1,0 +1,26 @@
+"""One definition each (issue 53, item 5): the names a review found defined twice, and that drifted apart - the
+natural sort (one of the two raised on a number and a text at the same place), the ib_core netns modes, the NCCL run
+lock's name (the role's vars held a copy of nccl_launch.LOCK_NAME) - are defined once in the collection's code."""
+import re
+
+import pytest
+
+from qualitykit import ROOT
+
+DEFINITIONS = {
+    'natural_key': re.compile(r'^def natural_key\(', re.M),
+    'NETNS_MODES': re.compile(r'^NETNS_MODES\s*=', re.M),
+    # a Python constant or a role variable holding the name (documentation may quote it)
+    'the NCCL run lock name': re.compile(r'^(?:[A-Z_]+\s*=|__\w+:)\s*[\'"]?gpu-tray-nccl-run-lock', re.M),
+}
+
+
+def sources():
+    for path in sorted((ROOT / 'plugins').rglob('*.py')) + sorted((ROOT / 'roles').rglob('*.yml')):
+        yield path, path.read_text()
+
+
+@pytest.mark.parametrize('what', sorted(DEFINITIONS))
+def test_defined_once(what):
+    found = [str(path.relative_to(ROOT)) for path, text in sources() for _match in DEFINITIONS[what].finditer(text)]
+    assert len(found) == 1, (what, found)
