@@ -512,7 +512,7 @@ _CSS = ('body{font-family:sans-serif;font-size:14px;margin:1em 2em;color:#222}h1
         'a.cell{display:inline-block;min-width:2.6em;height:1.35em;line-height:1.35em;margin:1px;text-align:center;'
         'font-size:11px;text-decoration:none;color:#222;border:1px solid #999}'
         'a.cell.failed{background:#d22;color:#fff}a.cell.warning{background:#fc3}a.cell.passed{background:#9d9}'
-        'a.cell.skipped{background:#ddd}a.cell.drift{outline:2px solid #06c;outline-offset:-1px}'
+        'a.cell.skipped{background:#ddd}a.cell.unread{background:#fff;color:#999;border-style:dashed}a.cell.drift{outline:2px solid #06c;outline-offset:-1px}'
         'p.legend{margin:.2em 0;color:#555}p.legend a.cell{min-width:1.2em;cursor:default}')
 
 
@@ -556,16 +556,20 @@ def _fold_finding(checks, status):
     return finding(checks[0]) if len(set(finding(check) for check in checks)) == 1 else status
 
 
+# a tray no record of the run is about (a phase run alone that reads no tray, a tray left out with --limit)
+NOT_READ = 'not read'
+
+
 def tray_status(phases, trays):
     """{tray: its worst real finding across every phase's records about it - failed, warning, passed; skipped only
-    where every record about it was a skip or there is none}."""
+    where every record about it was a skip; NOT_READ where no record is about it}."""
     worst = dict((tray, None) for tray in trays)
     for phase in phases:
         for check in phase['checks']:
             tray = check['object']
             if tray in worst and (worst[tray] is None or _ORDER[check['status']] < _ORDER[worst[tray]]):
                 worst[tray] = check['status']
-    return dict((tray, status or 'skipped') for tray, status in worst.items())
+    return dict((tray, status or NOT_READ) for tray, status in worst.items())
 
 
 def rack_map(phases, racks, drifted=()):
@@ -580,6 +584,9 @@ def rack_map(phases, racks, drifted=()):
             for rack in sorted(by_rack, key=natural_key)]
 
 
+_CELL_CLASS = {NOT_READ: 'unread'}
+
+
 def _cell_label(tray):
     match = re.search(r'(\d+)$', tray)
     return match.group(1) if match else tray[-4:]
@@ -592,18 +599,21 @@ def _rack_map_html(esc, phases, meta):
         return []
     drifted = set(row['object'] for row in (meta.get('drift') or {}).get('changes') or [] if row.get('scope') == 'tray')
     rows = rack_map(phases, racks, drifted)
-    counts = _counts([dict(status=t['status']) for rack in rows for t in rack['trays']])
+    statuses = [t['status'] for rack in rows for t in rack['trays']]
+    kinds = [(status, _CELL_CLASS.get(status, status)) for status in ('failed', 'warning', 'passed', 'skipped', NOT_READ)]
     out = ['<section id="rackmap">', '<h2>Trays by rack</h2>',
            '<p class="legend">%d trays in %d racks: %s%s</p>' % (
-               len(racks), len(rows), ', '.join('<a class="cell %s"></a> %d %s' % (status, counts[status], status)
-                                                for status in ('failed', 'warning', 'passed', 'skipped')
-                                                if counts[status]),
+               len(racks), len(rows), ', '.join('<a class="cell %s"></a> %d %s' % (cls, statuses.count(status), status)
+                                                for status, cls in kinds if statuses.count(status)),
                ', <a class="cell drift"></a> %d changed since the last passing run' % len(drifted & set(racks))
                if drifted & set(racks) else ''),
            '<table class="rackmap">']
     for rack in rows:
-        cells = ''.join('<a class="cell %s%s" href="#tray-%s" title="%s: %s%s">%s</a>' % (
-            t['status'], ' drift' if t['drift'] else '', esc(t['tray']), esc(t['tray']), t['status'].upper(),
+        # a tray no record is about has no row to link to: its cell says so
+        cells = ''.join('<a class="cell %s%s"%s title="%s: %s%s">%s</a>' % (
+            _CELL_CLASS.get(t['status'], t['status']), ' drift' if t['drift'] else '',
+            '' if t['status'] == NOT_READ else ' href="#tray-%s"' % esc(t['tray']), esc(t['tray']),
+            'not read this run' if t['status'] == NOT_READ else t['status'].upper(),
             ', changed since the last passing run' if t['drift'] else '', esc(_cell_label(t['tray'])))
             for t in rack['trays'])
         out.append('<tr><th>%s</th><td>%s</td></tr>' % (esc(rack['rack']), cells))

@@ -33,9 +33,9 @@ def test_each_trays_worst_status_across_the_phases_by_rack():
     assert sorted(tray for tray, value in status.items() if value == 'failed') == FAILING
     assert status['tray088'] == 'warning' and status['tray001'] == 'passed'
     assert [t['tray'] for rack in rows for t in rack['trays'] if t['drift']] == ['tray042']
-    # a tray the run has no record of is not passed; one without a rack goes to rack "-"
+    # a tray the run has no record of is not read (never passed); one without a rack goes to rack "-"
     assert evidence.rack_map(phases, {'tray999': None})[0] == {
-        'rack': '-', 'trays': [{'tray': 'tray999', 'status': 'skipped', 'drift': False}]}
+        'rack': '-', 'trays': [{'tray': 'tray999', 'status': 'not read', 'drift': False}]}
 
 
 def test_cells_link_to_the_first_row_of_their_tray_and_no_map_without_racks():
@@ -126,3 +126,14 @@ def test_the_skipped_rows_of_a_check_fold_into_one_line_after_the_rows_that_say_
     assert trays.index('<tr class="passed"><td>pkeys</td>') < trays.index('<tr class="skipped"><td>pkeys</td>') \
         < trays.index('<tr class="skipped"><td>vfs</td><td>SKIPPED</td><td colspan="3"><details><summary>4 trays: '
                       'tray01-tray04 - no VFs on VR200</summary>')
+
+
+def test_a_tray_no_record_is_about_is_a_not_read_cell_without_a_link():
+    """A phase run alone (readiness) reads no tray: each tray's cell says "not read this run" and links nowhere (it
+    has no row), and the legend counts them as not read - never as skipped or passed."""
+    racks = {'tray01': 'r01', 'tray02': 'r01'}
+    phases = [{'name': 'readiness', 'checks': [{'name': 'k8s-version', 'status': 'passed', 'message': 'ok'}]}]
+    page = evidence.html_report(phases, dict(META, racks=racks))
+    assert '<a class="cell unread" title="tray01: not read this run">01</a>' in page
+    assert '2 trays in 1 racks: <a class="cell unread"></a> 2 not read</p>' in page
+    assert 'href="#tray-' not in page
