@@ -268,17 +268,25 @@ def test_orphaned_node_maintenance_is_recovered(kcluster, k8s_api, controller):
         "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "mo"}},
                  "template": {"metadata": {"labels": {"app": "mo"}},
                               "spec": {"containers": [{"name": "m", "image": "registry.invalid/mo:1"}]}}}})
-    extra = _connection(kcluster) + ["-e", '{"stack_recover_nodes": ["%s"]}' % tray1]
+    extra = _connection(kcluster) + ["-e", '{"stack_recover_nodes": ["%s"]}' % tray1,
+                                     "-e", "gpu_tray_report_dir=%s" % _REPORT["scratch"]]
     rc, out = run_playbook("gpu_tray.cluster.recover_node_maintenance", *extra, **NO_ENV)
     assert rc != 0 and "Maintenance Operator Deployment(s) stacktest-maint/maintenance-operator exist" in out, out[-4000:]
     assert core.read_node(tray1).spec.unschedulable is True
     apps.delete_namespaced_deployment("maintenance-operator", "stacktest-maint")
 
+    refused = json.loads(open(os.path.join(_REPORT["scratch"], "stack-recover.json")).read())
+    assert refused["result"] == "failed" and refused["stopped"]["task"].startswith("Refuse while a Maintenance"), refused
     rc, out = run_playbook("gpu_tray.cluster.recover_node_maintenance", *extra, **NO_ENV)
     assert rc == 0, out[-6000:]
     left = [o["metadata"]["name"] for o in custom.list_namespaced_custom_object(
         "maintenance.nvidia.com", "v1alpha1", "stacktest-maint", "nodemaintenances")["items"]]
     assert left == ["nm-%s" % tray2], left          # only the node asked for
+    # the recovery's report names what it released (issue 53: every phase ends through its report)
+    done = json.loads(open(os.path.join(_REPORT["scratch"], "stack-recover.json")).read())
+    assert done["result"] == "passed" and done["recovered"] == [
+        {"namespace": "stacktest-maint", "name": "nm-%s" % tray1, "node": tray1}], done
+    assert "released 1 NodeMaintenance object(s) and uncordoned node(s) %s" % tray1 in done["summary"], done
     assert not core.read_node(tray1).spec.unschedulable
     assert core.read_node(tray2).spec.unschedulable is True
     # a second run finds nothing more for that node

@@ -68,6 +68,10 @@ def cells():
         # helm's check reads the kubeconfig first (kubernetes.core): refused at the opening, naming the file,
         # before anything is read, written or installed - the inputs' way out (no report, no artifact)
         out.append(_cell(playbook, 'vr200', 'module-error', 2, None, [], result='refused', extra=STACK))
+    recover = ['stack-recover.md', 'stack-recover.json']
+    out.append(_cell('recover_node_maintenance', 'gb200', 'api-down', 2, 'stack_recover', recover))
+    out.append(_cell('recover_node_maintenance', 'localhost', 'api-down', 2, 'stack_recover', recover))
+    out.append(_cell('recover_node_maintenance', 'vr200', 'module-error', 2, 'stack_recover', recover))
     for inventory in ('gb200', 'vr200'):
         out.append(_cell('preflight', inventory, 'trays-unreachable', 2, 'preflight', ['preflight-summary.md'],
                          runner=inventory == 'gb200'))

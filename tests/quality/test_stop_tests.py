@@ -12,8 +12,9 @@ from ansible_env import checkout_env
 from qualitykit import BIN, ROOT, load
 
 # the playbooks whose roles end a phase with a report and a job artifact (preflight, rolling reboot, the stack's
-# deploy and teardown, validate); NodeMaintenance recovery and restore_trays write none yet (issue 53 item 1)
-PHASE_PLAYBOOKS = {'preflight', 'prepare_trays', 'rolling_reboot', 'deploy_stack', 'teardown_stack', 'validate'}
+# deploy, teardown and NodeMaintenance recovery, validate); restore_trays' rolling reboot is rolling_reboot's
+PHASE_PLAYBOOKS = {'preflight', 'prepare_trays', 'rolling_reboot', 'deploy_stack', 'teardown_stack',
+                   'recover_node_maintenance', 'validate'}
 # the stop tests besides the matrix: every tests/**/test_stop*.py (the matrix's cells are checked above)
 STOP_TESTS = sorted(str(path.relative_to(ROOT)) for path in (ROOT / 'tests').rglob('test_stop*.py')
                     if path.name not in ('test_stop_matrix.py', 'test_stop_tests.py'))
