@@ -18,18 +18,19 @@ description:
     all, the report files list every one) and where the report files are.
   - C(preflight) - from every tray's C(preflight_report); C(rolling_reboot) - from the rows of
     C(rolling-reboot.json); C(validation) - from the validation's phases (C({name, checks})) and its meta (C(recipe),
-    C(recipe_digest)).
+    C(recipe_digest)); C(stack) - from a stack run's summary (deploy, teardown or NodeMaintenance recovery, a
+    mapping as C(stack-<action>.json) holds it), for C(gpu_tray_evidence.stack_<action>).
 positional: _input, kind, directory
 options:
   _input:
-    description: The preflight reports, the rolling reboot's rows, or the validation's phases.
-    type: list
-    elements: dict
+    description: The preflight reports, the rolling reboot's rows, the validation's phases (lists), or the stack
+      run's summary (a mapping).
+    type: raw
     required: true
   kind:
     description: Which phase.
     type: str
-    choices: [preflight, rolling_reboot, validation]
+    choices: [preflight, rolling_reboot, validation, stack]
     required: true
   directory:
     description: Where the phase's report files are (absolute).
@@ -63,7 +64,7 @@ _value:
       (C({tray, check, message, fix})), C(failed_checks_total); C(rolling_reboot) C(stopped), C(trays), C(statuses),
       C(failed_trays), C(failed) (C({tray, step, message, fix})), C(failed_total); C(validation) C(recipe),
       C(recipe_digest), C(phases) (name to status), C(counts), C(failed_checks) (C({phase, check, object, message,
-      fix})), C(failed_checks_total), C(warnings), C(warnings_total).
+      fix})), C(failed_checks_total), C(warnings), C(warnings_total); C(stack) the summary as given.
   type: dict
 '''
 
@@ -77,8 +78,9 @@ def evidence_artifact(items, kind, directory, meta=None):
     from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import artifacts
     if kind not in artifacts.KINDS:
         raise AnsibleFilterError('evidence_artifact: kind %r is not one of %s' % (kind, ', '.join(sorted(artifacts.KINDS))))
-    if not isinstance(items, list):
-        raise AnsibleFilterError('evidence_artifact: expects a list, got %s' % type(items).__name__)
+    if not isinstance(items, dict if kind == 'stack' else list):
+        raise AnsibleFilterError('evidence_artifact: expects a %s, got %s' % (
+            'mapping' if kind == 'stack' else 'list', type(items).__name__))
     try:
         if kind in ('validation', 'rolling_reboot'):
             return artifacts.KINDS[kind](items, str(directory), meta)

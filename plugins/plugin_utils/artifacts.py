@@ -111,4 +111,19 @@ def validation(phases, directory, meta=None):
     }
 
 
-KINDS = {'preflight': preflight, 'rolling_reboot': rolling_reboot, 'validation': validation}
+def stack(summary, directory, meta=None):
+    """From a stack run's summary (``{result, action, ...}``: deploy, teardown or recover, as stack-<action>.json
+    holds it): the summary with where its files are. ValueError for an action the stack has no report of."""
+    if not isinstance(summary, dict) or summary.get('action') not in STACK_ACTIONS:
+        raise ValueError('a stack summary has an action of %s, got %r' % (
+            ', '.join(STACK_ACTIONS), summary.get('action') if isinstance(summary, dict) else summary))
+    if summary.get('result') not in ('passed', 'failed'):
+        raise ValueError('a stack summary has a result of passed or failed, got %r' % (summary.get('result'),))
+    name = 'stack-%s' % summary['action']
+    return dict(summary, dir=directory, files={'report': os.path.join(directory, name + '.md'),
+                                               'json': os.path.join(directory, name + '.json')})
+
+
+# the stack's runs and the artifact key of each (gpu_tray_evidence.stack_<action>, docs/awx.md)
+STACK_ACTIONS = ('deploy', 'teardown', 'recover')
+KINDS = {'preflight': preflight, 'rolling_reboot': rolling_reboot, 'validation': validation, 'stack': stack}

@@ -101,3 +101,17 @@ def test_bad_input_is_a_filter_error():
         evidence_artifact({}, 'preflight', RUN)
     with pytest.raises(AnsibleFilterError, match='status'):
         evidence_artifact([{'name': 'trays', 'checks': [{'name': 'x', 'status': 'maybe'}]}], 'validation', RUN)
+
+
+def test_a_stack_runs_summary_gets_its_files_and_a_bad_one_is_refused():
+    """The stack's deploy, teardown and NodeMaintenance recovery hand their summary through the same filter as the
+    other phases (issue 53: no artifact built by hand)."""
+    summary = {'result': 'failed', 'action': 'recover', 'recovered': [], 'stopped': {'task': 't', 'message': 'm'}}
+    out = evidence_artifact(summary, 'stack', '/r/awx-job-7')
+    assert out == dict(summary, dir='/r/awx-job-7', files={'report': '/r/awx-job-7/stack-recover.md',
+                                                           'json': '/r/awx-job-7/stack-recover.json'})
+    for bad in ({'result': 'failed', 'action': 'install'}, {'result': 'maybe', 'action': 'deploy'}):
+        with pytest.raises(AnsibleFilterError, match='evidence_artifact: a stack summary has'):
+            evidence_artifact(bad, 'stack', '/r')
+    with pytest.raises(AnsibleFilterError, match='expects a mapping, got list'):
+        evidence_artifact([summary], 'stack', '/r')
