@@ -2,6 +2,7 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Helpers for the chart-stack tests (a plain module: test files must not import conftest)."""
 
+import json
 import os
 import subprocess
 import sys
@@ -19,6 +20,8 @@ def collection_on_path():
     path = os.path.join(REPO, ".collections")
     if path not in sys.path:
         sys.path.insert(0, path)
+
+
 BIN = os.path.dirname(sys.executable)
 
 
@@ -129,3 +132,16 @@ def render_bundles(root, recipes, *extra, **group_vars):
             failed[recipe] = out[-4000:]
     assert not failed, "render_bundle failed: %s" % failed
     return dict((r, os.path.join(str(root), r)) for r in recipes)
+
+
+def inventory_trays(platform):
+    """The trays of the sample inventory inventories/<platform> (ansible-inventory's view of the gpu_trays group), in
+    name order: the stop tests (test_stopped_phases.py, test_stop_matrix.py and the quality rule) read them."""
+    res = subprocess.run([os.path.join(BIN, "ansible-inventory"), "-i", os.path.join(REPO, "inventories", platform),
+                          "--list"], capture_output=True, text=True, check=True, env=checkout_env(REPO, bin_path=BIN))
+    data = json.loads(res.stdout)
+
+    def hosts(group):
+        node = data.get(group, {})
+        return set(node.get("hosts", [])).union(*[hosts(child) for child in node.get("children", [])])
+    return sorted(hosts("gpu_trays"))

@@ -29,6 +29,7 @@ import yaml
 
 from ansible_env import COLLECTIONS, HOME, checkout_env
 from clusterhelpers import helm_binary
+from stackhelpers import inventory_trays
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BIN = pathlib.Path(sys.executable).parent
@@ -155,7 +156,7 @@ def test_one_phase_alone_on_a_sample_inventory_with_trays_writes_its_evidence(
     assert artifact['result'] == 'failed' and artifact['phases'] == {phases[0]: 'failed'}, artifact
     # drift: the trays were not read this run - named as not compared, and never a baseline without them
     drift = json.loads((evidence / 'drift.json').read_text())
-    trays = _inventory_trays(platform)
+    trays = inventory_trays(platform)
     assert trays and drift['not_compared']['trays'] == trays, drift
     assert drift['summary'].endswith('Not compared: %d trays (%s) not read this run; the images (the cluster\'s pods '
                                      'were not read).' % (len(trays), drift['summary'].split(' trays (', 1)[1]
@@ -174,18 +175,6 @@ def test_one_phase_alone_on_a_sample_inventory_with_trays_writes_its_evidence(
         assert json.loads((evidence / 'last-pass.json').read_text()) == LAST_PASS
         assert json.loads((evidence / 'state.json').read_text())['result'] == 'failed'
     assert (evidence / 'summary-bundle' / 'statement.intoto.json').is_file()
-
-
-def _inventory_trays(platform):
-    """The trays of a sample inventory (ansible-inventory's view of the gpu_trays group)."""
-    res = subprocess.run([str(BIN / 'ansible-inventory'), '-i', str(ROOT / 'inventories' / platform), '--list'],
-                         capture_output=True, text=True, check=True, env=checkout_env(ROOT, bin_path=str(BIN)))
-    data = json.loads(res.stdout)
-
-    def hosts(group):
-        node = data.get(group, {})
-        return set(node.get('hosts', [])).union(*[hosts(child) for child in node.get('children', [])])
-    return sorted(hosts('gpu_trays'))
 
 
 def test_validate_with_the_api_down_through_ansible_runner(down_kubeconfig, tmp_path):

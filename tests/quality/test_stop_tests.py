@@ -3,21 +3,19 @@ tests ran with `-i localhost,`, an inventory without any. So every playbook that
 (tests/cluster/test_stop_matrix.py), each of its endings has a cell on a sample inventory whose gpu_trays group has
 trays, and a playbook a stop test runs with localhost alone (tests/cluster/test_stopped_phases.py) has its tray cells
 in the matrix too."""
-import json
 import re
-import subprocess
 import sys
 
-from ansible_env import checkout_env
-from qualitykit import BIN, ROOT, load
+from qualitykit import ROOT, load
 
 # the playbooks whose roles end a phase with a report and a job artifact (preflight, rolling reboot, the stack's
 # deploy, teardown and NodeMaintenance recovery, validate); restore_trays' rolling reboot is rolling_reboot's
 PHASE_PLAYBOOKS = {'preflight', 'prepare_trays', 'rolling_reboot', 'deploy_stack', 'teardown_stack',
                    'recover_node_maintenance', 'validate'}
-# the stop tests besides the matrix: every tests/**/test_stop*.py (the matrix's cells are checked above)
-STOP_TESTS = sorted(str(path.relative_to(ROOT)) for path in (ROOT / 'tests').rglob('test_stop*.py')
-                    if path.name not in ('test_stop_matrix.py', 'test_stop_tests.py'))
+# the stop tests besides the matrix: the playbook runs of tests/cluster and tests/lab named test_stop*.py (the
+# matrix's cells are checked above)
+STOP_TESTS = sorted(str(path.relative_to(ROOT)) for folder in ('cluster', 'lab')
+                    for path in (ROOT / 'tests' / folder).glob('test_stop*.py') if path.name != 'test_stop_matrix.py')
 
 
 def matrix():
@@ -41,22 +39,11 @@ def uncovered(cells, samples):
     return sorted(pairs - with_trays)
 
 
-def trays_of(inventory):
-    res = subprocess.run([str(BIN / 'ansible-inventory'), '-i', str(ROOT / 'inventories' / inventory), '--list'],
-                         capture_output=True, text=True, check=True, env=checkout_env(ROOT, bin_path=str(BIN)))
-    data = json.loads(res.stdout)
-
-    def hosts(group):
-        node = data.get(group, {})
-        return set(node.get('hosts', [])).union(*[hosts(child) for child in node.get('children', [])])
-    return sorted(hosts('gpu_trays'))
-
-
 def test_every_phase_playbook_and_ending_has_a_cell_on_an_inventory_with_trays():
     module = matrix()
     cells = [param.values[0] for param in module.CELLS]
     assert set(c['playbook'] for c in cells) == PHASE_PLAYBOOKS
-    samples = [name for name, folder in module.SAMPLES.items() if trays_of(folder)]
+    samples = [name for name, folder in module.SAMPLES.items() if module.inventory_trays(folder)]
     assert sorted(samples) == sorted(module.SAMPLES), 'a sample inventory without trays'
     assert uncovered(cells, samples) == []
     # every validate phase alone, and all of them
