@@ -307,10 +307,19 @@ def test_a_failed_tray_is_described_as_the_way_it_was_drained_left_it(via, left)
     assert ('NodeMaintenance' in text) is (via == 'maintenance_operator')
 
 
+def _tasks_in(tasks):
+    """Every task of a task list, those of its blocks (block, rescue, always) too, depth first."""
+    for task in tasks or []:
+        yield task
+        for key in ('block', 'rescue', 'always'):
+            yield from _tasks_in(task.get(key))
+
+
 def _task_var(role, tasks, task_name, var):
-    """A task's vars: entry, as written in roles/<role>/tasks/<tasks> (the tests follow the task, not a copy)."""
+    """A task's vars: entry, as written in roles/<role>/tasks/<tasks> - in a block too (the tests follow the task,
+    not a copy)."""
     with open(os.path.join(REPO, 'roles', role, 'tasks', tasks)) as handle:
-        for task in yaml.safe_load(handle):
+        for task in _tasks_in(yaml.safe_load(handle)):
             if task.get('name') == task_name:
                 return task['vars'][var]
     raise AssertionError('no task %r in roles/%s/tasks/%s' % (task_name, role, tasks))
