@@ -475,9 +475,10 @@ def markdown(phases, meta=None):
                 if row[0] == 'fold':
                     _kind, status, checks = row
                     objects = [check['object'] or check['name'] for check in checks]
+                    shared = _shared_finding(checks)
                     lines.append('| %s | %s | %s: %s | %s | |' % (
                         _md(group['name']), status.upper(), _objects(phase['name'], objects),
-                        _md(name_ranges(objects)), _md(_fold_finding(checks, status))))
+                        _md(name_ranges(objects)), _md(status if shared is None else shared)))
                     detailed += [check for check in checks if check['details'] and status != 'passed']
                     continue
                 check = row[1]
@@ -551,9 +552,9 @@ def check_rows(group):
     return out
 
 
-def _fold_finding(checks, status):
-    """A folded row's finding: the records' one finding when they share it, else the status."""
-    return finding(checks[0]) if len(set(finding(check) for check in checks)) == 1 else status
+def _shared_finding(checks):
+    """The one finding a folded row's records share, or None when they differ."""
+    return finding(checks[0]) if len(set(finding(check) for check in checks)) == 1 else None
 
 
 # a tray no record of the run is about (a phase run alone that reads no tray, a tray left out with --limit)
@@ -702,11 +703,11 @@ def html_report(phases, meta=None):
                 if row[0] == 'fold':
                     _kind, status, checks = row
                     objects = [check['object'] or check['name'] for check in checks]
-                    same = len(set(finding(check) for check in checks)) == 1
+                    shared = _shared_finding(checks)
                     out.append('<tr class="%s"><td>%s</td><td>%s</td><td colspan="3"><details><summary>%s: %s%s'
                                '</summary><ul>%s</ul></details></td></tr>' % (
                                    status, esc(group['name']), status.upper(), _objects(phase['name'], objects),
-                                   esc(name_ranges(objects)), ' - ' + esc(finding(checks[0])) if same else '',
+                                   esc(name_ranges(objects)), ' - ' + esc(shared) if shared is not None else '',
                                    ''.join('<li%s>%s: %s</li>' % (
                                        anchor(check), esc(check['object'] or check['name']), esc(finding(check)))
                                        for check in checks)))

@@ -425,10 +425,15 @@ def survey_answers(values, roles_dir=None):
         if problem:
             problems.append(problem)
             continue
-        kind = dict((key, item) for key, item in spec.items() if key in ('type', 'elements', 'choices'))
-        answers[option] = ArgumentSpecValidator({option: kind}).validate({option: values[name]}).validated_parameters[
-            option]
+        answers[option] = converted(option, values[name], spec)
     return answers, problems
+
+
+def converted(name, value, spec):
+    """``value`` as its argument spec converts it (a comma string to a list, 'yes' to true), once one_value found no
+    problem with it: the value the roles and plays then use is the value that was checked."""
+    kind = dict((key, item) for key, item in spec.items() if key in ('type', 'elements', 'choices'))
+    return ArgumentSpecValidator({name: kind}).validate({name: value}).validated_parameters[name]
 
 
 def playbook_spec(name, path=None):
@@ -443,8 +448,8 @@ def playbook_spec(name, path=None):
 
 def option_findings(values, spec, prefix, playbook):
     """``(clauses, checked)`` for a playbook's own options: ``values`` are the run's variables with ``prefix``
-    (name -> value), ``spec`` the playbook's (playbook_spec), ``playbook`` its name for the clause. An unknown name is refused with the closest known one;
-    each value is checked against its spec and RULES. ``checked`` maps every option, without the prefix, to its value
+    (name -> value), ``spec`` the playbook's (playbook_spec), ``playbook`` its name for the clause. An unknown name
+    is refused with the closest known one; each value is checked against its spec and RULES. ``checked`` maps every option, without the prefix, to its value
     as the spec converts it (a comma string becomes a list, 'yes' true), or its default - the values the play uses."""
     clauses = []
     for item in unknown_variables(list(values), list(spec), prefix=prefix):
@@ -452,7 +457,6 @@ def option_findings(values, spec, prefix, playbook):
             item['name'], playbook, ' (did you mean %s?)' % item['suggestion'] if item['suggestion'] else ''))
     checked = {}
     for name in sorted(spec):
-        kind = dict((key, item) for key, item in spec[name].items() if key in ('type', 'elements', 'choices'))
         if name not in values:
             checked[name[len(prefix):]] = spec[name].get('default')
             continue
@@ -460,8 +464,7 @@ def option_findings(values, spec, prefix, playbook):
         if problem:
             clauses.append(problem)
             continue
-        checked[name[len(prefix):]] = ArgumentSpecValidator({name: kind}).validate(
-            {name: values[name]}).validated_parameters[name]
+        checked[name[len(prefix):]] = converted(name, values[name], spec[name])
     return clauses, checked
 
 
