@@ -102,6 +102,32 @@ def closed_port():
         return sock.getsockname()[1]
 
 
+def down_kubeconfig(path):
+    """Write at ``path`` a kubeconfig whose API server is a loopback port nothing listens on (closed_port): every
+    cluster module of a run that reads it stops with "connection refused" - the API down, no packet leaving the
+    machine. Returns the port."""
+    import yaml
+    port = closed_port()
+    with open(str(path), "w") as handle:
+        handle.write(yaml.safe_dump({
+            "apiVersion": "v1", "kind": "Config", "current-context": "down",
+            "clusters": [{"name": "down", "cluster": {"server": "https://127.0.0.1:%d" % port,
+                                                      "insecure-skip-tls-verify": True}}],
+            "users": [{"name": "u", "user": {"token": "not-used"}}],
+            "contexts": [{"name": "down", "context": {"cluster": "down", "user": "u"}}]}))
+    return port
+
+
+def custom_stats(out):
+    """The set_stats data (a job's artifacts) as the default callback prints it with ANSIBLE_SHOW_CUSTOM_STATS: one
+    JSON line after "CUSTOM STATS:"."""
+    import json
+    assert "CUSTOM STATS:" in out, out[-3000:]
+    line = [text for text in out.split("CUSTOM STATS:", 1)[1].splitlines() if text.strip().startswith("RUN:")]
+    assert len(line) == 1, out[-3000:]
+    return json.loads(line[0].strip()[len("RUN:"):])
+
+
 def two_context_kubeconfig(kubeconfig, dest, name="gpu-tray-test"):
     """A kubeconfig with two contexts: the current one points at a closed loopback port, the second (``name``) at the
     test cluster. A run that reaches the test cluster used the context the inventory named (gpu_tray_kube_context);

@@ -18,6 +18,7 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from ansible_env import checkout_env
+from clusterhelpers import closed_port
 from stackhelpers import RAIL_PCI
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -106,13 +107,6 @@ def test_validate_writes_a_signed_bundle_and_verify_names_what_changed(kubeconfi
         res.stdout[-3000:]
 
 
-def _closed_port():
-    import socket
-    with socket.socket() as sock:
-        sock.bind(('127.0.0.1', 0))
-        return sock.getsockname()[1]
-
-
 @pytest.mark.parametrize('platform, phase, drift', [
     ('rke2-vr200', 'readiness', True),      # the VR200 guide's check before installing, drift on (the default)
     ('nvke-gb200', 'deployment', False),    # drift off: the BOM reads the pods itself
@@ -127,7 +121,7 @@ def test_one_phase_alone_with_the_api_up_writes_its_report_and_bundle(kubeconfig
     argv = [os.path.join(os.path.dirname(sys.executable), 'ansible-playbook'), '-i',
             os.path.join(REPO, 'inventories', platform), os.path.join(REPO, 'playbooks', 'validate.yml'),
             '-e', json.dumps({'gpu_tray_rail_pci_addresses': RAIL_PCI, 'ansible_python_interpreter': sys.executable,
-                              'ansible_host': '127.0.0.1', 'ansible_port': _closed_port(),
+                              'ansible_host': '127.0.0.1', 'ansible_port': closed_port(),
                               'gpu_tray_report_dir': str(report_dir), 'gpu_tray_validate_phases': [phase],
                               'gpu_tray_validate_drift': drift})]
     res = subprocess.run(argv, capture_output=True, text=True, env=env, check=False)

@@ -18,7 +18,6 @@ count as ours."""
 import json
 import os
 import pathlib
-import socket
 import subprocess
 import sys
 
@@ -26,6 +25,7 @@ import pytest
 import yaml
 
 from ansible_env import checkout_env
+from clusterhelpers import closed_port, custom_stats
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BIN = pathlib.Path(sys.executable).parent
@@ -54,12 +54,6 @@ SCENARIOS = {
 }
 
 
-def _closed_port():
-    with socket.socket() as sock:
-        sock.bind(('127.0.0.1', 0))
-        return sock.getsockname()[1]
-
-
 def _inventory(path, without_rack=None):
     hosts = {}
     for tray, rack in sorted(RACKS.items()):
@@ -68,16 +62,9 @@ def _inventory(path, without_rack=None):
             values['rack'] = rack
         hosts[tray] = values
     path.write_text(yaml.safe_dump({'gpu_trays': {
-        'vars': {'ansible_host': '127.0.0.1', 'ansible_port': _closed_port(), 'ansible_connection': 'ssh',
+        'vars': {'ansible_host': '127.0.0.1', 'ansible_port': closed_port(), 'ansible_connection': 'ssh',
                  'ansible_python_interpreter': sys.executable, 'gpu_tray_platform': 'nvke-gb200'},
         'hosts': hosts}}))
-
-
-def _custom_stats(out):
-    assert 'CUSTOM STATS:' in out, out[-3000:]
-    line = [text for text in out.split('CUSTOM STATS:', 1)[1].splitlines() if text.strip().startswith('RUN:')]
-    assert len(line) == 1, out[-3000:]
-    return json.loads(line[0].strip()[len('RUN:'):])
 
 
 def _run(tmp_path, scenario):
@@ -102,7 +89,7 @@ def _run(tmp_path, scenario):
     files = {
         'md': (report / 'rolling-reboot.md').read_text(),
         'json': json.dumps(json.loads((report / 'rolling-reboot.json').read_text()), indent=1, sort_keys=True) + '\n',
-        'artifact.json': json.dumps(_custom_stats(out)['gpu_tray_evidence']['rolling_reboot'], indent=1,
+        'artifact.json': json.dumps(custom_stats(out)['gpu_tray_evidence']['rolling_reboot'], indent=1,
                                     sort_keys=True) + '\n',
     }
     return dict((kind, text.replace(str(tmp_path), '<tmp>')) for kind, text in files.items())

@@ -12,7 +12,6 @@ tray (every playbook and ending has a cell on a sample inventory). The stops tha
 does not come back, a wave cut short) are the lab's: tests/lab/test_rolling_reboot_unreachable.py."""
 import json
 import pathlib
-import socket
 import subprocess
 import sys
 
@@ -20,7 +19,7 @@ import pytest
 import yaml
 
 from ansible_env import COLLECTIONS, HOME, checkout_env
-from clusterhelpers import helm_binary
+from clusterhelpers import closed_port, custom_stats, down_kubeconfig, helm_binary
 from stackhelpers import collection_on_path, inventory_trays  # noqa: F401 (the quality rule reads the trays)
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -90,24 +89,13 @@ def cells():
 CELLS = cells()
 
 
-def _closed_port():
-    with socket.socket() as sock:
-        sock.bind(('127.0.0.1', 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture(scope='module')
 def kubeconfigs(tmp_path_factory):
     """``api-down``: a kubeconfig whose API server is a loopback port nothing listens on; ``module-error``: a file
     that is not a kubeconfig (the cluster modules fail on it)."""
     folder = tmp_path_factory.mktemp('kube')
     down = folder / 'down'
-    down.write_text(yaml.safe_dump({
-        'apiVersion': 'v1', 'kind': 'Config', 'current-context': 'down',
-        'clusters': [{'name': 'down', 'cluster': {'server': 'https://127.0.0.1:%d' % _closed_port(),
-                                                  'insecure-skip-tls-verify': True}}],
-        'users': [{'name': 'u', 'user': {'token': 'not-used'}}],
-        'contexts': [{'name': 'down', 'context': {'cluster': 'down', 'user': 'u'}}]}))
+    down_kubeconfig(down)
     broken = folder / 'broken'
     broken.write_text('clusters: [not, a, kubeconfig\n')
     return {'api-down': str(down), 'module-error': str(broken)}
@@ -123,7 +111,7 @@ def _extra(cell, report_dir):
         extra['ansible_python_interpreter'] = sys.executable
     else:
         # every tray (and the inventory's API hosts) at a closed loopback port: nothing leaves the machine
-        extra.update(ansible_host='127.0.0.1', ansible_port=_closed_port())
+        extra.update(ansible_host='127.0.0.1', ansible_port=closed_port())
     if cell['playbook'] in ('deploy_stack', 'teardown_stack'):
         extra['stack_helm_binary'] = helm_binary()
     return extra
@@ -138,14 +126,6 @@ def _inventory_args(cell):
 def _env(home, kubeconfig):
     return checkout_env(ROOT, without=('K8S_AUTH_*',), home=str(home), local_temp=True, bin_path=str(BIN),
                         K8S_AUTH_KUBECONFIG=kubeconfig)
-
-
-def _custom_stats(out):
-    """The set_stats data as the default callback prints it with ANSIBLE_SHOW_CUSTOM_STATS (one JSON line)."""
-    assert 'CUSTOM STATS:' in out, out[-3000:]
-    line = [text for text in out.split('CUSTOM STATS:', 1)[1].splitlines() if text.strip().startswith('RUN:')]
-    assert len(line) == 1, out[-3000:]
-    return json.loads(line[0].strip()[len('RUN:'):])
 
 
 def _check_way_out(cell, folder, artifact, out):
@@ -187,7 +167,7 @@ def test_each_way_a_phase_ends_writes_its_report_and_artifact(cell, kubeconfigs,
         assert _kubeconfig(cell, kubeconfigs) in flat and 'CUSTOM STATS' not in out, out[-4000:]
         assert not report_dir.exists()
         return
-    artifact = _custom_stats(out)['gpu_tray_evidence'][cell['artifact']]
+    artifact = custom_stats(out)['gpu_tray_evidence'][cell['artifact']]
     _check_way_out(cell, report_dir, artifact, out)
 
 

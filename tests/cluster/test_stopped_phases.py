@@ -20,7 +20,6 @@ which no task before the stop connects to.
 import json
 import pathlib
 import re
-import socket
 import subprocess
 import sys
 
@@ -28,7 +27,8 @@ import pytest
 import yaml
 
 from ansible_env import COLLECTIONS, HOME, checkout_env
-from clusterhelpers import helm_binary
+from clusterhelpers import closed_port, custom_stats, helm_binary
+from clusterhelpers import down_kubeconfig as write_down_kubeconfig
 from stackhelpers import inventory_trays
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -46,21 +46,8 @@ ALL_PHASES = ['readiness', 'deployment', 'trays', 'conformance', 'performance']
 @pytest.fixture(scope='module')
 def down_kubeconfig(tmp_path_factory):
     """A kubeconfig whose API server is a loopback port nothing listens on (bound, then closed)."""
-    port = _closed_port()
     path = tmp_path_factory.mktemp('kube') / 'config'
-    path.write_text(yaml.safe_dump({
-        'apiVersion': 'v1', 'kind': 'Config', 'current-context': 'down',
-        'clusters': [{'name': 'down', 'cluster': {'server': 'https://127.0.0.1:%d' % port,
-                                                  'insecure-skip-tls-verify': True}}],
-        'users': [{'name': 'u', 'user': {'token': 'not-used'}}],
-        'contexts': [{'name': 'down', 'context': {'cluster': 'down', 'user': 'u'}}]}))
-    return str(path), port
-
-
-def _closed_port():
-    with socket.socket() as sock:
-        sock.bind(('127.0.0.1', 0))
-        return sock.getsockname()[1]
+    return str(path), write_down_kubeconfig(path)
 
 
 def _env(home, kubeconfig):
@@ -106,7 +93,7 @@ def test_validate_with_the_api_down_writes_its_evidence(down_kubeconfig, tmp_pat
         in out, out[-4000:]
     _check_evidence(report_dir / 'validation', phases, stopped, port)
     # the job's artifact, as the default callback prints the set_stats data (ANSIBLE_SHOW_CUSTOM_STATS)
-    artifact = _custom_stats(out)['gpu_tray_evidence']['validation']
+    artifact = custom_stats(out)['gpu_tray_evidence']['validation']
     assert artifact['result'] == 'failed' and artifact['phases'] == {stopped: 'failed'}, artifact
     assert [c['check'] for c in artifact['failed_checks']] == ['%s-stopped' % stopped], artifact
 
@@ -143,7 +130,7 @@ def test_one_phase_alone_on_a_sample_inventory_with_trays_writes_its_evidence(
     res = subprocess.run(
         [str(BIN / 'ansible-playbook'), '-i', str(ROOT / 'inventories' / platform), str(ROOT / 'playbooks' / 'validate.yml'),
          '-e', json.dumps(dict(site, ansible_python_interpreter=sys.executable, ansible_host='127.0.0.1',
-                               ansible_port=_closed_port(), gpu_tray_report_dir=str(report_dir),
+                               ansible_port=closed_port(), gpu_tray_report_dir=str(report_dir),
                                gpu_tray_validate_phases=phases))],
         capture_output=True, text=True, check=False, timeout=600,
         env=dict(_env(tmp_path, kubeconfig), ANSIBLE_SHOW_CUSTOM_STATS='1'))
@@ -152,7 +139,7 @@ def test_one_phase_alone_on_a_sample_inventory_with_trays_writes_its_evidence(
     assert 'has no attribute' not in out and 'is undefined' not in out, out[-4000:]
     evidence = report_dir / 'validation'
     _check_evidence(evidence, phases, phases[0], port)
-    artifact = _custom_stats(out)['gpu_tray_evidence']['validation']
+    artifact = custom_stats(out)['gpu_tray_evidence']['validation']
     assert artifact['result'] == 'failed' and artifact['phases'] == {phases[0]: 'failed'}, artifact
     # drift: the trays were not read this run - named as not compared, and never a baseline without them
     drift = json.loads((evidence / 'drift.json').read_text())
@@ -217,14 +204,6 @@ def test_validate_with_the_api_down_through_ansible_runner(down_kubeconfig, tmp_
         ('readiness', 'readiness-stopped', message)], artifact
 
 
-def _custom_stats(out):
-    """The set_stats data as the default callback prints it with ANSIBLE_SHOW_CUSTOM_STATS (one JSON line)."""
-    assert 'CUSTOM STATS:' in out, out[-3000:]
-    line = [text for text in out.split('CUSTOM STATS:', 1)[1].splitlines() if text.strip().startswith('RUN:')]
-    assert len(line) == 1, out[-3000:]
-    return json.loads(line[0].strip()[len('RUN:'):])
-
-
 @pytest.mark.parametrize('kubeconfig_kind', ['api-down', 'not-a-kubeconfig'])
 def test_a_refused_rolling_reboot_writes_its_report_and_artifact(down_kubeconfig, tmp_path, kubeconfig_kind):
     kubeconfig, _port = down_kubeconfig
@@ -235,7 +214,7 @@ def test_a_refused_rolling_reboot_writes_its_report_and_artifact(down_kubeconfig
     trays = {'tray01': {}, 'tray02': {}}
     inventory.write_text(yaml.safe_dump({'gpu_trays': {
         # a closed SSH port: a task that reached a tray would find it unreachable, never reboot anything
-        'vars': {'ansible_host': '127.0.0.1', 'ansible_port': _closed_port(), 'ansible_connection': 'ssh',
+        'vars': {'ansible_host': '127.0.0.1', 'ansible_port': closed_port(), 'ansible_connection': 'ssh',
                  'ansible_python_interpreter': sys.executable, 'gpu_tray_platform': 'nvke-gb200'},
         'hosts': trays}}))
     report_dir = tmp_path / 'report'
@@ -259,7 +238,7 @@ def test_a_refused_rolling_reboot_writes_its_report_and_artifact(down_kubeconfig
     assert '**Refused:** %s' % finding in report and 'No cluster configured' not in report, report
     assert report.count('| not drained: the cluster cannot be read | not reached |') == 2, report
     assert 'nothing was rebooted' in report and report.count('| not reached |') == 2, report
-    artifact = _custom_stats(out)['gpu_tray_evidence']['rolling_reboot']
+    artifact = custom_stats(out)['gpu_tray_evidence']['rolling_reboot']
     assert artifact['result'] == 'failed' and artifact['statuses'] == {'not reached': 2}, artifact
     assert artifact['stopped']['task'] == task and artifact['stopped']['message'].startswith(finding), artifact
     assert artifact['dir'] == str(report_dir), artifact
@@ -298,6 +277,6 @@ def test_a_stack_run_with_the_api_down_writes_its_report_and_artifact(down_kubec
     report = (report_dir / ('stack-%s.md' % action)).read_text()
     assert '**Result: FAILED** - stopped in component %s (tier ' % stopped['component'] in report, report
     assert 'at task "%s"' % stopped['task'] in report, report
-    artifact = _custom_stats(out)['gpu_tray_evidence']['stack_%s' % action]
+    artifact = custom_stats(out)['gpu_tray_evidence']['stack_%s' % action]
     assert artifact['result'] == 'failed' and artifact['stopped'] == stopped, artifact
     assert artifact['files']['report'] == str(report_dir / ('stack-%s.md' % action)), artifact
