@@ -24,3 +24,15 @@ def sources():
 def test_defined_once(what):
     found = [str(path.relative_to(ROOT)) for path, text in sources() for _match in DEFINITIONS[what].finditer(text)]
     assert len(found) == 1, (what, found)
+
+
+def test_the_phase_order_of_the_validate_role_is_the_evidences_and_its_argument_specs():
+    """roles/validate/vars/main.yml's __validate_phase_order (its phase loop), evidence.RUN_PHASES and the choices of
+    validate_phases are one list in three places a role and a plugin each need: held equal here."""
+    import yaml
+    order = yaml.safe_load((ROOT / 'roles' / 'validate' / 'vars' / 'main.yml').read_text())['__validate_phase_order']
+    specs = yaml.safe_load((ROOT / 'roles' / 'validate' / 'meta' / 'argument_specs.yml').read_text())
+    choices = specs['argument_specs']['main']['options']['validate_phases']['choices']
+    source = (ROOT / 'plugins' / 'plugin_utils' / 'evidence.py').read_text()
+    run_phases = re.search(r"^RUN_PHASES = \(([^)]*)\)", source, re.M).group(1)
+    assert order == choices == [name.strip().strip("'") for name in run_phases.split(',')], (order, choices)

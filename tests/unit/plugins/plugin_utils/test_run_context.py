@@ -96,3 +96,21 @@ def test_without_a_platform_the_recipes_platform_gives_the_cluster_values_only()
     assert got['rails'] == ['mlx5_0', 'mlx5_1', 'mlx5_3', 'mlx5_4'] and got['num_vfs'] == 16
     assert got['platform'] == '' and got['bmc_required'] is True
     assert context('localhost', {'localhost': {'gpu_tray_recipe': 'my-site-recipe'}}, groups={})['num_vfs'] is None
+
+
+def test_every_typed_run_value_is_converted_as_its_inventory_spec_types_it():
+    """run_context converts a value the way check_inputs' validator checked it (issue 53): its table of converters
+    must cover every run value whose inventory spec type is list, dict, int or bool - and touch no other - so a
+    new typed variable of the run context cannot reach the roles as the string -e gave."""
+    from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import inputs
+    spec = inputs.tables()['spec']
+    given = {'list': ('a,b', ['a', 'b']), 'dict': ('a=1', {'a': '1'}), 'int': ('8', 8), 'bool': ('yes', True)}
+    typed = 0
+    for key, name in run_context.VARIABLES.items():
+        kind = (spec.get(name) or {}).get('type')
+        if kind in given:
+            typed += 1
+            assert run_context._as_checked(key, given[kind][0]) == given[kind][1], (key, kind)
+        else:
+            assert run_context._as_checked(key, 'as-given') == 'as-given', (key, kind)
+    assert typed == 6
