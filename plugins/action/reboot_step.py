@@ -6,7 +6,7 @@
     the role reads and acts (tasks)  ->  this action: what it means (plugin_utils/reboot_plan.py)  ->  registered
 
 Run with ``run_once: true``: one worker reads what the role's tasks registered on every tray of the run
-(``hostvars``: plugin_utils/reboot_plan.py REGISTERED) and the previous step's result (``run``), and returns the next
+(``hostvars``: REGISTERED below) and the previous step's result (``run``), and returns the next
 - the plan, every tray's report row, the waves done - which the role registers (a registered run_once result reaches
 every host of the play). The role's options are not in ``hostvars``: what a step needs of a tray's own settings the
 role keeps in the tray's fact ``__rolling_reboot_tray``.
@@ -23,6 +23,17 @@ from ansible.plugins.action import ActionBase
 
 from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import reboot_plan
 
+# the results the role's tasks register on each tray (their register: names), by the short names the planner's steps
+# take them by: the role's names stay here, plugin_utils/reboot_plan.py knows none
+REGISTERED = {
+    'pods': '__rolling_reboot_pods', 'bmc_answer': '__rolling_reboot_bmc_answer', 'sent': '__rolling_reboot_sent',
+    'back': '__rolling_reboot_back', 'bmc_system': '__rolling_reboot_bmc_system', 'bmc_logs': '__rolling_reboot_bmc_logs',
+    'bmc_seen': '__rolling_reboot_bmc_seen', 'bmc_final': '__rolling_reboot_bmc_final',
+    'bmc_cycle': '__rolling_reboot_bmc_cycle', 'cycled_back': '__rolling_reboot_cycled_back',
+    'bmc_system_after': '__rolling_reboot_bmc_system_after', 'verified': '__rolling_reboot_verified',
+    'failure': '__rolling_reboot_failure', 'stopped': '__rolling_reboot_stopped', 'tray': '__rolling_reboot_tray',
+    'facts': 'ansible_facts',
+}
 STEPS = ('plan', 'wave', 'not_back', 'record', 'report')
 ARGUMENT_SPEC = dict(
     step=dict(type='str', required=True, choices=list(STEPS)),
@@ -46,7 +57,7 @@ def registered(hostvars, hosts, name):
     for host in hosts:
         try:
             values = hostvars[host]
-            out[host] = values.get(reboot_plan.REGISTERED[name]) if hasattr(values, 'get') else None
+            out[host] = values.get(REGISTERED[name]) if hasattr(values, 'get') else None
         except KeyError:
             out[host] = None
     return out
@@ -71,8 +82,8 @@ class ActionModule(ActionBase):
         task_vars = task_vars or {}
         step, inputs, run = args['step'], args['inputs'] or {}, previous(args['run'])
         if step == 'not_back':          # once for the tray that did not come back, not run_once
-            regs = dict((name, task_vars.get(reboot_plan.REGISTERED[name])) for name in NOT_BACK)
-            tray = task_vars.get(reboot_plan.REGISTERED['tray'])
+            regs = dict((name, task_vars.get(REGISTERED[name])) for name in NOT_BACK)
+            tray = task_vars.get(REGISTERED['tray'])
             out = reboot_plan.not_back(tray if isinstance(tray, dict) else {}, regs, args['timeout'], args['final'])
             if args['final']:
                 result.update(out, failed=True, changed=False)

@@ -10,13 +10,14 @@ per tray would start a module process per file (the cost that grows with the fle
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-import json
 import os
-import tempfile
 
 from ansible.errors import AnsibleActionFail
-from ansible.module_utils.common.text.converters import to_bytes, to_native
+from ansible.module_utils.common.text.converters import to_native
 from ansible.plugins.action import ActionBase
+
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.report_dir import (
+    LATEST, ReportDirError, point_latest, render, target, write_if_changed)
 
 ARGUMENT_SPEC = dict(
     dest=dict(type='path', required=True),
@@ -28,64 +29,6 @@ ARGUMENT_SPEC = dict(
     mode=dict(type='str', default='0644'),
     run_dir=dict(type='path'),
 )
-LATEST = 'latest'
-
-
-def render(item):
-    """The bytes of one file: ``content`` as given, ``json`` as sorted, indented JSON plus a newline."""
-    if item.get('json') is not None:
-        return to_bytes(json.dumps(item['json'], indent=4, sort_keys=True) + '\n')
-    return to_bytes(item['content'])
-
-
-def target(dest, relative):
-    """``dest/relative``; refuses absolute paths and ``..`` (a file must stay under dest)."""
-    parts = relative.replace('\\', '/').split('/')
-    if os.path.isabs(relative) or '..' in parts or not relative.strip('/'):
-        raise AnsibleActionFail('write_evidence: files[].path %r must be a relative path under dest' % relative)
-    return os.path.join(dest, *[part for part in parts if part])
-
-
-def write_if_changed(path, data, mode):
-    """Atomically replace ``path`` when its content differs; True when it was written."""
-    try:
-        with open(path, 'rb') as handle:
-            if handle.read() == data:
-                return False
-    except (IOError, OSError):
-        pass
-    parent = os.path.dirname(path)
-    if not os.path.isdir(parent):
-        os.makedirs(parent)
-    fd, tmp = tempfile.mkstemp(prefix='.evidence-', dir=parent)
-    try:
-        with os.fdopen(fd, 'wb') as handle:
-            handle.write(data)
-        os.chmod(tmp, mode)
-        os.rename(tmp, path)
-    except Exception:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return True
-
-
-def point_latest(run_dir):
-    """Point the link ``latest`` beside ``run_dir`` at it (relative, replaced atomically); the link's path, or None
-    when it already pointed there. Refuses to replace a ``latest`` that is not a link."""
-    run_dir = os.path.abspath(run_dir)
-    parent, name = os.path.split(run_dir)
-    link = os.path.join(parent, LATEST)
-    if os.path.islink(link) and os.readlink(link) == name:
-        return None
-    if os.path.lexists(link) and not os.path.islink(link):
-        raise AnsibleActionFail('write_evidence: %s exists and is not a link: it cannot point at the latest run' % link)
-    tmp = os.path.join(parent, '.%s.%d' % (LATEST, os.getpid()))
-    if os.path.lexists(tmp):
-        os.unlink(tmp)
-    os.symlink(name, tmp)
-    os.rename(tmp, link)
-    return link
 
 
 class ActionModule(ActionBase):
@@ -113,7 +56,7 @@ class ActionModule(ActionBase):
                     written.append(path)
             if run_dir:
                 latest = point_latest(run_dir)
-        except (IOError, OSError) as exc:
+        except (IOError, OSError, ReportDirError) as exc:
             raise AnsibleActionFail('write_evidence: cannot write under %s: %s' % (dest, to_native(exc)))
         result.update(changed=bool(written), dest=dest, written=written,
                       msg='%d of %d files written under %s%s.' % (

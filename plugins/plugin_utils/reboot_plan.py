@@ -634,18 +634,9 @@ def tray_message(row, left):
 # and :func:`report` (the rows, waves and where the run stopped, for the report files and the job's artifacts).
 # ``run`` is what the previous step returned (the role registers it as __rolling_reboot_run); ``trays`` per tray
 # what the role keeps of it (the fact __rolling_reboot_tray: changed_roles, maintenance, checks, bmc); ``regs`` per
-# tray what its tasks registered, by short name (see REGISTERED).
+# tray what its tasks registered, by short name (the reboot_step action maps the role's register: names to them;
+# the planner knows none).
 
-# the results the role's tasks register on each tray, by the short names the steps use
-REGISTERED = {
-    'pods': '__rolling_reboot_pods', 'bmc_answer': '__rolling_reboot_bmc_answer', 'sent': '__rolling_reboot_sent',
-    'back': '__rolling_reboot_back', 'bmc_system': '__rolling_reboot_bmc_system', 'bmc_logs': '__rolling_reboot_bmc_logs',
-    'bmc_seen': '__rolling_reboot_bmc_seen', 'bmc_final': '__rolling_reboot_bmc_final',
-    'bmc_cycle': '__rolling_reboot_bmc_cycle', 'cycled_back': '__rolling_reboot_cycled_back',
-    'bmc_system_after': '__rolling_reboot_bmc_system_after', 'verified': '__rolling_reboot_verified',
-    'failure': '__rolling_reboot_failure', 'stopped': '__rolling_reboot_stopped', 'tray': '__rolling_reboot_tray',
-    'facts': 'ansible_facts',
-}
 GONE = 'left the play before the rolling reboot: unreachable or failed in an earlier phase'
 LEFT_GONE = 'as it is (it left the run unreachable)'
 NO_PLAN = 'No plan was made: the run stopped before it.'
@@ -843,7 +834,7 @@ def start_wave(run, inputs, nodes=None, pods=None, now=None):
 
 def _serial(tray, regs):
     """The tray's serial as its facts hold it when the wave is recorded (a verify read may have added it; the role's
-    __rolling_reboot_serial), else as kept before the plan."""
+    serial fact), else as kept before the plan."""
     facts = regs.get('facts')
     if not isinstance(facts, dict):
         return (tray.get('bmc') or {}).get('serial')

@@ -291,5 +291,5 @@ def test_orphaned_node_maintenance_is_recovered(kcluster, k8s_api, controller):
     assert core.read_node(tray2).spec.unschedulable is True
     # a second run finds nothing more for that node
     rc, out = run_playbook("gpu_tray.cluster.recover_node_maintenance", *extra, **NO_ENV)
-    assert rc == 0 and "Nothing to recover" in out, out[-4000:]
+    assert rc == 0 and "Recovery: nothing to recover: no NodeMaintenance pending on" in out, out[-4000:]
     core.patch_node(tray2, {"spec": {"unschedulable": False}})

@@ -11,7 +11,9 @@ The cells are generated from CELLS below; tests/quality/test_stop_tests.py refus
 tray (every playbook and ending has a cell on a sample inventory). The stops that need trays that answer (a tray that
 does not come back, a wave cut short) are the lab's: tests/lab/test_rolling_reboot_unreachable.py."""
 import json
+import os
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -36,6 +38,10 @@ STACK = {'gpu_tray_recipe': 'stacktest', 'stack_test_dir': str(ROOT / 'tests' / 
          'stack_rails': STACK_VARS['stack_rails'], 'stack_extra_catalog': STACK_VARS['stack_extra_catalog'],
          'stack_extra_recipes': STACK_VARS['stack_extra_recipes'], 'stack_api_retries': 0}
 # what kernel_tuning hands the rolling reboot after a change that needs one (prepare_trays.yml)
+# the report files of each cell as the roles wrote them before their way out became one record (phase_record):
+# compared byte for byte after the run's own values (its folder, the closed port, the clock) are replaced
+GOLDEN = pathlib.Path(__file__).resolve().parent / 'golden' / 'stop_matrix'
+WRITE = os.environ.get('GPU_TRAY_GOLDEN_WRITE') == '1'
 ASKED = {'kernel_tuning_result': {'role': 'kernel_tuning', 'reboot_required': True, 'changed': True,
                                   'reason': 'the kernel command line changed'}}
 
@@ -169,6 +175,48 @@ def test_each_way_a_phase_ends_writes_its_report_and_artifact(cell, kubeconfigs,
         return
     artifact = custom_stats(out)['gpu_tray_evidence'][cell['artifact']]
     _check_way_out(cell, report_dir, artifact, out)
+    _golden(cell, report_dir, artifact, tmp_path)
+
+
+# what differs from run to run and says nothing: the run's folder, the closed port, the clock, a duration
+_VARYING = [
+    (re.compile(r'\b\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:?\d\d)?'), '<time>'),
+    (re.compile(r'127\.0\.0\.1:\d+'), '127.0.0.1:<port>'),
+    (re.compile(r'/[^\s"\']*/pytest-\d+/kube\d+'), '<kube>'),
+    (re.compile(r'\bport([= ])\d+'), r'port\1<port>'),
+    (re.compile(r'"(duration|start|stop|seconds|started|ended|generated|mtime)": [0-9.]+'), r'"\1": <n>'),
+]
+
+
+def _normalised(text, tmp_path):
+    text = text.replace(str(tmp_path), '<tmp>').replace(str(ROOT), '<root>')
+    for pattern, replacement in _VARYING:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def _golden(cell, report_dir, artifact, tmp_path):
+    """The cell's report files (md and json, not the bundle's signed copies) and its artifact, as golden/stop_matrix/
+    holds them; GPU_TRAY_GOLDEN_WRITE=1 writes them (a deliberate change of a report: review the diff)."""
+    ident = '%s-%s-%s' % (cell['playbook'], cell['inventory'], cell['ending'])
+    got = {'artifact.json': json.dumps(artifact, indent=1, sort_keys=True) + '\n'}
+    for path in sorted(report_dir.rglob('*')):
+        rel = path.relative_to(report_dir)
+        if path.is_file() and path.suffix in ('.md', '.json') and 'summary-bundle' not in rel.parts:
+            got[str(rel).replace(os.sep, '__')] = path.read_text()
+    folder = GOLDEN / ident
+    if WRITE:
+        folder.mkdir(parents=True, exist_ok=True)
+        for old in folder.iterdir():
+            old.unlink()
+        for name, text in got.items():
+            (folder / name).write_text(_normalised(text, tmp_path))
+        return
+    assert folder.is_dir(), 'no golden files for %s: write them with GPU_TRAY_GOLDEN_WRITE=1 and review them' % ident
+    assert sorted(got) == sorted(p.name for p in folder.iterdir()), (sorted(got), sorted(os.listdir(folder)))
+    for name, text in sorted(got.items()):
+        assert _normalised(text, tmp_path) == (folder / name).read_text(), '%s of %s differs from its golden file' % (
+            name, ident)
 
 
 def _runner(cell, kubeconfig, tmp_path):

@@ -36,3 +36,17 @@ def test_the_phase_order_of_the_validate_role_is_the_evidences_and_its_argument_
     source = (ROOT / 'plugins' / 'plugin_utils' / 'evidence.py').read_text()
     run_phases = re.search(r"^RUN_PHASES = \(([^)]*)\)", source, re.M).group(1)
     assert order == choices == [name.strip().strip("'") for name in run_phases.split(',')], (order, choices)
+
+
+def test_the_reboot_planner_knows_no_name_the_role_registers():
+    """plugin_utils/reboot_plan.py takes what the role's tasks registered by short names; the role's own register:
+    names live in the reboot_step action (REGISTERED) only, and each of them is a name the role really sets."""
+    import ast
+    planner = ast.parse((ROOT / 'plugins' / 'plugin_utils' / 'reboot_plan.py').read_text())
+    strings = [node.value for node in ast.walk(planner) if isinstance(node, ast.Constant) and isinstance(node.value, str)]
+    assert not [text for text in strings if '__rolling_reboot_' in text], 'the planner names a register: of the role'
+    action = (ROOT / 'plugins' / 'action' / 'reboot_step.py').read_text()
+    names = re.findall(r"'(__rolling_reboot_\w+)'", action.split('REGISTERED = {', 1)[1].split('}', 1)[0])
+    tasks = ''.join(path.read_text() for path in sorted((ROOT / 'roles' / 'rolling_reboot' / 'tasks').glob('*.yml')))
+    assert len(names) >= 14 and all(re.search(r'(register: |^\s+)%s\b' % name, tasks, re.M) for name in names), [
+        name for name in names if not re.search(r'(register: |^\s+)%s\b' % name, tasks, re.M)]

@@ -178,9 +178,6 @@ def test_the_preflight_judges_the_containerd_configuration_of_every_tray():
     assert result['status'] == 'failed', result
 
 
-SUMMARY = os.path.join(REPO, 'roles', 'preflight', 'templates', 'summary.md.j2')
-
-
 @pytest.mark.parametrize('plan, shown, line', [
     ({'unreachable': True, 'msg': 'Failed to connect to the host via ssh'}, 'UNREACHABLE', 'Unreachable: tray02.'),
     ({'failed': True, 'msg': 'tray_state: /sys is not mounted'}, 'NOT READ', 'Read failed: tray02.'),
@@ -202,9 +199,8 @@ def test_a_tray_the_preflight_could_not_read_is_never_shown_as_passed(plan, show
     assert unread['checks'][0]['data'] == {'unreachable': unread['unreachable']}
     passing = {'host': 'tray01', 'platform': 'nvke-gb200', 'passed': True, 'unreachable': False, 'failed_checks': [],
                'skipped_checks': [], 'checks': []}
-    summary = expression('preflight', "{{ lookup('ansible.builtin.template', '%s') }}" % SUMMARY,
-                         ansible_play_hosts_all=['tray01', 'tray02'],
-                         hostvars={'tray01': {'preflight_report': passing}, 'tray02': {'preflight_report': unread}})
+    from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import phase_record
+    summary = phase_record.preflight_markdown(['tray01', 'tray02'], {'tray01': passing, 'tray02': unread})
     assert '**1 of 2 trays not read - nothing was checked on them.**' in summary and line in summary
     row = [text for text in summary.splitlines() if text.startswith('| tray02 |')]
     assert row and '| %s | tray_read |' % shown in row[0], row

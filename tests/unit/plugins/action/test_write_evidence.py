@@ -10,6 +10,7 @@ import pytest
 from ansible.errors import AnsibleActionFail
 
 from ansible_collections.gpu_tray.cluster.plugins.action import write_evidence
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import report_dir
 from unithelpers import action_plugin, target_connection
 
 
@@ -45,7 +46,7 @@ def test_rewrites_exactly_the_files_whose_content_changed(tmp_path):
 
 def test_refuses_paths_outside_dest_bad_modes_and_unwritable_places(tmp_path):
     for bad in ('../x', '/etc/passwd', 'a/../../x', '/', ''):
-        with pytest.raises(AnsibleActionFail, match='must be a relative path under dest'):
+        with pytest.raises(report_dir.ReportDirError, match='must be a relative path under dest'):
             write_evidence.target(str(tmp_path), bad)
     assert write_evidence.target(str(tmp_path), 'a//b/') == os.path.join(str(tmp_path), 'a', 'b')
     assert write_evidence.target(str(tmp_path), 'a\\b') == os.path.join(str(tmp_path), 'a', 'b')

@@ -1,0 +1,169 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpu_tray.cluster contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Action plugin gpu_tray.cluster.phase_record: a phase's way out, on the controller (plugin_utils/phase_record.py).
+
+Every role that ends a phase ends with the same two tasks in its ``always:``: this one (run_once) writes the phase's
+report files and hands its summary to the job's artifacts (``ansible_stats``, as set_stats does), then a fail task
+fails each host that ``failures`` names. With ``find`` it only looks for an earlier run's files.
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import os
+
+from ansible.errors import AnsibleActionFail
+from ansible.module_utils.common.text.converters import to_native
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import phase_record, report_dir, run_context
+
+ARGUMENT_SPEC = dict(
+    phase=dict(type='str', required=True, choices=list(phase_record.PHASES)),
+    records=dict(type='raw'),
+    hostvars=dict(type='list', elements='str', default=[]),
+    stopped=dict(type='str'),
+    meta=dict(type='dict', default={}),
+    dest=dict(type='path'),
+    run_dir=dict(type='path'),
+    find=dict(type='list', elements='str'),
+    prefer=dict(type='path'),
+)
+MODE = 0o644
+
+
+def gathered(task_vars, hosts, names):
+    """{host: {name: its value}} of each host's facts ``names`` (absent ones left out)."""
+    hostvars = task_vars.get('hostvars') or {}
+    out = {}
+    for host in hosts:
+        try:
+            values = hostvars[host]
+        except KeyError:
+            # the implicit localhost (``-i localhost,`` absent, a play on localhost) is not in hostvars: its own vars
+            values = task_vars if host == task_vars.get('inventory_hostname') else {}
+        mine = {}
+        for name in names:
+            try:
+                value = values.get(name) if hasattr(values, 'get') else None
+            except Exception:       # an undefined fact of 2.19's HostVarsVars: not recorded on that host
+                value = None
+            if value is not None:
+                mine[name] = value
+        out[host] = mine
+    return out
+
+
+def replace_stale(dest, folders, written_paths):
+    """Remove the files under ``dest/<folder>`` this record did not write (an earlier run's phases)."""
+    removed = []
+    keep = set(written_paths)
+    for folder in folders:
+        top = os.path.join(dest, folder)
+        if not os.path.isdir(top):
+            continue
+        for parent, _dirs, names in os.walk(top):
+            for name in names:
+                path = os.path.join(parent, name)
+                if path not in keep:
+                    os.unlink(path)
+                    removed.append(path)
+    return removed
+
+
+class ActionModule(ActionBase):
+
+    TRANSFERS_FILES = False
+    _requires_connection = False
+    _supports_check_mode = True
+
+    def _where(self, task_vars):
+        """Where this run's reports go (report_dir.locate over the run's templated report inputs)."""
+        values = run_context.host_values(self._templar, task_vars, list(run_context.REPORT_INPUTS))
+        return report_dir.locate(*[values.get(name) for name in run_context.REPORT_INPUTS])
+
+    def _find(self, args, task_vars):
+        """{file: its path in the earlier run that left it, '' when none did}: without run folders the phase's own
+        directory (``dest``); with them (``prefer``, this run's folder) the newest run folder under the base that holds
+        the file at the same place (``dest`` relative to ``prefer``), this run's own first."""
+        dest = os.path.realpath(os.path.expanduser(args['dest'])) if args.get('dest') else None
+        prefer = os.path.realpath(os.path.expanduser(args['prefer'])) if args.get('prefer') else None
+        where = self._where(task_vars)
+        found = {}
+        for name in args['find']:
+            if prefer and dest:
+                inside = os.path.relpath(dest, prefer)
+                folder = phase_record.earlier(dict(where, base=os.path.dirname(prefer)),
+                                              os.path.normpath(os.path.join(inside, name)), prefer=prefer)
+                found[name] = os.path.join(folder, inside, name) if folder else ''
+            else:
+                mine = dest or where['dir']
+                found[name] = os.path.join(mine, name) if os.path.isfile(os.path.join(mine, name)) else ''
+        return dict(changed=False, earlier=found)
+
+    def run(self, tmp=None, task_vars=None):
+        task_vars = task_vars or {}
+        result = super(ActionModule, self).run(tmp, task_vars)
+        _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
+        try:
+            if args.get('find'):
+                result.update(self._find(args, task_vars))
+                return result
+        except (report_dir.ReportDirError, OSError) as exc:
+            raise AnsibleActionFail('phase_record: %s' % to_native(exc))
+        if not args.get('dest'):
+            # the run's report directory, and its own run folder (the latest link points at it) when it has one
+            try:
+                where = self._where(task_vars)
+            except report_dir.ReportDirError as exc:
+                raise AnsibleActionFail('phase_record: %s' % to_native(exc))
+            args['dest'] = where['dir']
+            args['run_dir'] = where['dir'] if where['run_id'] else None
+        dest = os.path.realpath(os.path.abspath(os.path.expanduser(args['dest'])))
+        run_dir = os.path.realpath(os.path.abspath(os.path.expanduser(args['run_dir']))) if args.get('run_dir') else None
+        hosts = [str(h) for h in task_vars.get('ansible_play_hosts_all') or []]
+        stopped = dict((host, values.get(args['stopped'])) for host, values in gathered(
+            task_vars, hosts, [args['stopped']]).items()) if args.get('stopped') else {}
+        values = gathered(task_vars, hosts, args['hostvars'])
+        meta, phase = args['meta'], args['phase']
+        check_mode = bool(task_vars.get('ansible_check_mode'))
+        try:
+            if phase == 'preflight':
+                out = phase_record.preflight(hosts, values, dest, fail=bool(meta.get('fail', True)))
+            elif phase == 'rolling_reboot':
+                out = phase_record.rolling_reboot(args['records'], dict(meta, check_mode=check_mode, play_hosts=hosts),
+                                                  dest, stopped)
+            elif phase in ('stack_deploy', 'stack_teardown'):
+                out = phase_record.stack(phase.split('_', 1)[1], args['records'], stopped, dest, check_mode)
+            elif phase == 'stack_recover':
+                out = phase_record.stack_recover(args['records'], stopped, dest, meta.get('finalizer', ''), check_mode)
+            else:
+                out = phase_record.validation(args['records'] or [], meta, dest,
+                                              str(task_vars.get('inventory_hostname') or 'localhost'))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise AnsibleActionFail('phase_record: the %s record cannot be made: %s' % (phase, to_native(exc)))
+        written = []
+        try:
+            paths = []
+            for item in out['files']:
+                path = report_dir.target(dest, item['path'])
+                paths.append(path)
+                if report_dir.write_if_changed(path, report_dir.render(item), MODE):
+                    written.append(path)
+            removed = replace_stale(dest, out.get('replace') or [], paths)
+            if run_dir and out['files']:
+                report_dir.point_latest(run_dir)
+        except (IOError, OSError, report_dir.ReportDirError) as exc:
+            raise AnsibleActionFail('phase_record: cannot write the %s record under %s: %s' % (phase, dest, to_native(exc)))
+        # a record on the controller, not a change to a tray or the cluster: a second run stays at 0 changed
+        result.update(changed=False, dir=dest, written=written, removed=removed, failures=out['failures'],
+                      artifact=out['artifact'], summary=out.get('summary') or '',
+                      msg='%s: %d of %d report files written under %s.' % (
+                          phase, len(written), len(out['files']), dest))
+        if out['artifact'] is not None:
+            # what ansible.builtin.set_stats returns: AWX shows it on the job's page and hands it to the workflow's
+            # next nodes (docs/awx.md); the phases of one job aggregate into one gpu_tray_evidence
+            result['ansible_stats'] = {'data': {'gpu_tray_evidence': {phase: out['artifact']}},
+                                       'per_host': False, 'aggregate': True}
+        return result
