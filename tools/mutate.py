@@ -85,7 +85,8 @@ FIRST = {'cmdline': 'test_cmdline_parser.py', 'mstconfig': 'test_mstconfig_parse
          'tray_read': 'test_tray_read.py', 'platform': 'test_platform.py', 'kernel_tuning': 'test_planners.py',
          'imex': 'test_planners.py', 'rdma_modules': 'test_planners.py', 'rdma_netns': 'test_planners.py',
          'verify': 'test_planners.py', 'tray_plan': 'test_tray_plan_action.py',
-         'reboot_plan': 'test_reboot_plan.py', 'reboot_tray': 'test_reboot_tray_action.py',
+         'reboot_plan': 'test_reboot_plan.py', 'reboot_run': 'test_reboot_run.py', 'reboot_cluster': 'test_reboot_run.py',
+         'reboot_tray': 'test_reboot_tray_action.py',
          'reboot_step': 'test_reboot_step_action.py'}
 # Fewer hypothesis examples per mutant run (tests/unit/conftest.py reads it); the full suite uses its own profile.
 MUTANT_ENV = {'PYTHONDONTWRITEBYTECODE': '1', 'GPU_TRAY_HYPOTHESIS_EXAMPLES': '25'}

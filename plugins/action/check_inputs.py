@@ -136,21 +136,11 @@ class ActionModule(ActionBase):
         """The run context of every checked host and of the API host (plugin_utils/run_context.py), and a clause per
         run value the trays disagree on."""
         groups = task_vars.get('groups') or {}
-        cache = {}
 
-        def values_of(host):
-            if host not in cache:
-                if host == me:
-                    variables = task_vars
-                elif hostvars is not None and host in hostvars:
-                    variables = hostvars.raw_get(host)
-                else:
-                    variables = None
-                cache[host] = None if variables is None else run_context.host_values(self._templar, variables)
-            return cache[host]
+        def variables_of(host):
+            return hostvars.raw_get(host) if hostvars is not None and host in hostvars else None
 
-        def locate(values):
-            return report_dir.locate(*[values.get(name) for name in run_context.REPORT_INPUTS])['dir']
+        values_of = run_context.values_reader(self._templar, me, task_vars, variables_of)
 
         contexts = {}
         clauses = []
@@ -158,7 +148,7 @@ class ActionModule(ActionBase):
             if host in contexts or values_of(host) is None:
                 continue
             try:
-                contexts[host] = run_context.for_host(host, values_of, groups, platform.load, locate)
+                contexts[host] = run_context.for_host(host, values_of, groups, platform.load)
             except (platform.ProfileError, report_dir.ReportDirError, AnsibleError) as exc:
                 clauses.append('the run context of %s cannot be resolved: %s' % (host, first_line(to_native(exc))))
         clauses.extend(run_context.disagreements(contexts, run_context.trays(groups)))

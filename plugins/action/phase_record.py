@@ -80,8 +80,7 @@ class ActionModule(ActionBase):
 
     def _where(self, task_vars):
         """Where this run's reports go (report_dir.locate over the run's templated report inputs)."""
-        values = run_context.host_values(self._templar, task_vars, list(run_context.REPORT_INPUTS))
-        return report_dir.locate(*[values.get(name) for name in run_context.REPORT_INPUTS])
+        return run_context.report_place(run_context.host_values(self._templar, task_vars, list(run_context.REPORT_INPUTS)))
 
     def _find(self, args, task_vars):
         """{file: its path in the earlier run that left it, '' when none did}: without run folders the phase's own

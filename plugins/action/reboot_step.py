@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Action plugin gpu_tray.cluster.reboot_step: the rolling reboot's bookkeeping, on the controller, once per step.
 
-    the role reads and acts (tasks)  ->  this action: what it means (plugin_utils/reboot_plan.py)  ->  registered
+    the role reads and acts (tasks)  ->  this action: what it means (plugin_utils/reboot_run.py)  ->  registered
 
 Run with ``run_once: true``: one worker reads what the role's tasks registered on every tray of the run
 (``hostvars``: REGISTERED below) and the previous step's result (``run``), and returns the next
@@ -21,10 +21,10 @@ from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.text.converters import to_native
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import reboot_plan
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import reboot_run
 
 # the results the role's tasks register on each tray (their register: names), by the short names the planner's steps
-# take them by: the role's names stay here, plugin_utils/reboot_plan.py knows none
+# take them by: the role's names stay here, plugin_utils/reboot_plan.py and reboot_run.py know none
 REGISTERED = {
     'pods': '__rolling_reboot_pods', 'bmc_answer': '__rolling_reboot_bmc_answer', 'sent': '__rolling_reboot_sent',
     'back': '__rolling_reboot_back', 'bmc_system': '__rolling_reboot_bmc_system', 'bmc_logs': '__rolling_reboot_bmc_logs',
@@ -84,7 +84,7 @@ class ActionModule(ActionBase):
         if step == 'not_back':          # once for the tray that did not come back, not run_once
             regs = dict((name, task_vars.get(REGISTERED[name])) for name in NOT_BACK)
             tray = task_vars.get(REGISTERED['tray'])
-            out = reboot_plan.not_back(tray if isinstance(tray, dict) else {}, regs, args['timeout'], args['final'])
+            out = reboot_run.not_back(tray if isinstance(tray, dict) else {}, regs, args['timeout'], args['final'])
             if args['final']:
                 result.update(out, failed=True, changed=False)
             else:
@@ -103,24 +103,24 @@ class ActionModule(ActionBase):
         now = time.time()
         try:
             if step == 'plan':
-                out = reboot_plan.begin(inputs, trays, nodes=args['nodes'], pods=registered(hostvars, hosts, 'pods'),
-                                        mo_reads=(args['maintenance_operator'] or {}).get('results'), now=now,
-                                        foreign=(args['foreign'] or {}).get('results'),
-                                        bmc_answers=registered(hostvars, hosts, 'bmc_answer'))
+                out = reboot_run.begin(inputs, trays, nodes=args['nodes'], pods=registered(hostvars, hosts, 'pods'),
+                                       mo_reads=(args['maintenance_operator'] or {}).get('results'), now=now,
+                                       foreign=(args['foreign'] or {}).get('results'),
+                                       bmc_answers=registered(hostvars, hosts, 'bmc_answer'))
             elif step == 'wave':
-                out = reboot_plan.start_wave(run, inputs, args['nodes'],
-                                             registered(hostvars, [h for h in hosts if h in in_play], 'pods'), now)
+                out = reboot_run.start_wave(run, inputs, args['nodes'],
+                                            registered(hostvars, [h for h in hosts if h in in_play], 'pods'), now)
             elif step == 'record':
                 members = (run.get('wave') or {}).get('trays') or []
                 regs = dict((h, {}) for h in members)
                 for name in ('failure', 'sent', 'back', 'bmc_seen', 'bmc_final', 'bmc_cycle', 'cycled_back', 'verified'):
                     for host, value in registered(hostvars, members, name).items():
                         regs[host][name] = value
-                out = reboot_plan.record_wave(run, inputs, trays, regs, in_play, now)
+                out = reboot_run.record_wave(run, inputs, trays, regs, in_play, now)
             else:
                 stopped = [v for v in registered(hostvars, hosts, 'stopped').values() if isinstance(v, dict)]
                 play_hosts_all = [str(h) for h in task_vars.get('ansible_play_hosts_all') or hosts]
-                out = reboot_plan.report(run, inputs, trays, play_hosts_all, stopped[0] if stopped else None)
+                out = reboot_run.report(run, inputs, trays, play_hosts_all, stopped[0] if stopped else None)
                 result.update(out, changed=False)
                 return result
         except (KeyError, TypeError, ValueError) as exc:

@@ -73,12 +73,9 @@ class LookupModule(LookupBase):
     def run(self, terms, variables=None, **kwargs):
         self.set_options(var_options=variables, direct=kwargs)
         variables = variables or {}
-        values = {}
-        for name in run_context.REPORT_INPUTS:
-            value = variables.get(name)
-            values[name] = self._templar.template(value) if value is not None else None
         try:
-            where = report_dir.locate(*[values[name] for name in run_context.REPORT_INPUTS])
+            where = run_context.report_place(run_context.host_values(self._templar, variables,
+                                                                     list(run_context.REPORT_INPUTS)))
             this_run = dict((item.get('host'), item) for item in self.get_option('this_run')
                             if isinstance(item, dict))
             return [preflight_records.find([str(t) for t in terms], this_run, self.get_option('dirs') or [], _read,

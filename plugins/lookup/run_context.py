@@ -34,8 +34,17 @@ options:
         as M(gpu_tray.cluster.check_inputs) keeps it), or C(k8s_sources) for where kubernetes.core takes the cluster from on the controller
         (the inventory's inputs, C(K8S_AUTH_KUBECONFIG), C(K8S_AUTH_HOST), C(KUBECONFIG), C(~/.kube/config); empty -
         none is configured). None - the whole context.
+      - C(bmc) - the tray's BMC as the roles use it (C(settings) the BMC judges read, the password only as whether it
+        is set; C(redfish) the connection of community.general.redfish_info and redfish_command; C(usable); C(judged)),
+        from the context's C(bmc_*) with the options C(<role>_bmc_*) of O(role) over them.
+      - C(trays) - the GPU trays of the inventory (group gpu_trays, never the control plane); C(api_host) - the host
+        that reaches the Kubernetes API (the first of group k8s_api, else localhost).
     type: list
     elements: str
+  role:
+    description: With C(bmc), the role whose options C(<role>_bmc_address), C(<role>_bmc_username), ... are read over
+      the context's values (the role's defaults are the context's; an inventory or C(-e) may set them).
+    type: str
 '''
 
 EXAMPLES = r'''
@@ -68,7 +77,7 @@ from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import run_contex
 
 def context_of(templar, variables):
     """This host's context: the one the run's opening kept, else resolved now from the host's variables."""
-    from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import platform, report_dir
+    from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import platform
     variables = variables or {}
     host = variables.get('inventory_hostname', 'localhost')
     groups = variables.get('groups') or {}
@@ -87,19 +96,14 @@ def context_of(templar, variables):
             context.update((key, run_context.secret(key, mine)) for key in run_context.SECRET_KEYS)
             return context
 
-    def values_of(name):
-        if name == host:
-            return run_context.host_values(templar, variables)
+    def variables_of(name):
         try:
-            other = hostvars[name]
+            return hostvars[name]
         except (KeyError, TypeError):
             return None
-        return run_context.host_values(templar, other)
 
-    def locate(values):
-        return report_dir.locate(*[values.get(name) for name in run_context.REPORT_INPUTS])['dir']
-
-    return run_context.for_host(host, values_of, groups, platform.load, locate)
+    values_of = run_context.values_reader(templar, host, variables, variables_of)
+    return run_context.for_host(host, values_of, groups, platform.load)
 
 
 class LookupModule(LookupBase):
@@ -118,12 +122,25 @@ class LookupModule(LookupBase):
                 out.append(run_context.kept(context))
             elif term == 'k8s_auth':
                 out.append(run_context.k8s_auth(context))
+            elif term == 'bmc':
+                role = self.get_option('role')
+                given = {}
+                if role:
+                    names = dict((key, '%s_bmc_%s' % (role, key)) for key in run_context.BMC_KEYS)
+                    values = run_context.host_values(self._templar, variables or {}, list(names.values()))
+                    given = dict((key, values[name]) for key, name in names.items() if name in values)
+                out.append(run_context.bmc(context, given))
+            elif term == 'trays':
+                out.append(run_context.trays((variables or {}).get('groups')))
+            elif term == 'api_host':
+                out.append(run_context.api_host((variables or {}).get('groups')))
             elif term == 'k8s_sources':
                 home = os.path.expanduser('~/.kube/config')
                 out.append(run_context.sources(context, os.environ, os.path.isfile(home)))
             elif term in context:
                 out.append(context[term])
             else:
-                raise AnsibleLookupError('run_context: %r is not a key of the run context (%s, kept, k8s_auth, k8s_sources)'
+                raise AnsibleLookupError('run_context: %r is not a key of the run context (%s, kept, k8s_auth, k8s_sources, '
+                                         'bmc, trays, api_host)'
                                          % (term, ', '.join(context)))
         return out

@@ -131,14 +131,28 @@ def load(name, directory=None, recipe_table=None):
     return copy.deepcopy(_CACHE[key])
 
 
+def of_recipe(recipe, profile_of=None):
+    """The profile of the platform the recipe registry names for ``recipe`` (an old name: its alias's), loaded with
+    ``profile_of`` (default :func:`load`); None for no recipe or one the registry does not deploy (a site's own). The
+    one recipe -> platform fallback: the run context (an API host without a platform), the stack's plan (the VFs of a
+    recipe asked without them) and :func:`for_recipe` read it here."""
+    if not recipe:
+        return None
+    try:
+        name = registry.facts(recipe)['platform']
+    except (registry.RegistryError, KeyError, ValueError):
+        return None
+    return (profile_of or load)(name)
+
+
 def for_recipe(recipe, directory=None):
-    """The profile of the platform whose recipes include ``recipe`` (an old name: its alias's)."""
-    recipe = registry.aliases().get(recipe, recipe)
-    found = [name for name in names(directory) if recipe in load(name, directory)['recipes']]
-    if not found:
+    """The profile of the platform whose recipes include ``recipe`` (an old name: its alias's); ProfileError naming
+    the known recipes for one no platform has."""
+    found = of_recipe(recipe, None if directory is None else (lambda name: load(name, directory)))
+    if found is None:
         known = sorted(r for name in names(directory) for r in load(name, directory)['recipes'])
         raise ProfileError('no platform profile has recipe %r (known: %s)' % (recipe, ', '.join(known)))
-    return load(found[0], directory)
+    return found
 
 
 def recipe_intent(profile, recipe):

@@ -134,17 +134,6 @@ def _from_profile(key, profile):
     return None
 
 
-def _recipe_profile(recipe, profile_of):
-    """The profile of the platform the recipe registry names for ``recipe`` (None: no recipe, or a site's own)."""
-    if not recipe:
-        return None
-    from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import registry
-    try:
-        return profile_of(registry.facts(recipe)['platform'])
-    except (registry.RegistryError, KeyError, ValueError):
-        return None
-
-
 def api_host(groups):
     """The host that reaches the Kubernetes API: the first of group k8s_api, else the controller."""
     hosts = (groups or {}).get(API_GROUP) or []
@@ -179,7 +168,8 @@ def resolve(values, profile_of, tray_values=None, api_values=None, report_dir=''
     profile = profile_of(out['platform']) if out['platform'] else None
     # no platform (an API host without trays in the inventory, a GitOps render): the cluster values of the recipe's
     # platform, which the registry names - never the host's own (BMC) defaults
-    recipe_profile = profile or _recipe_profile(out['recipe'], profile_of)
+    from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import platform
+    recipe_profile = profile or platform.of_recipe(out['recipe'], profile_of)
     for key in VARIABLES:
         if out[key] is None:
             found = _from_profile(key, recipe_profile if key in RUN_KEYS else profile)
@@ -235,6 +225,37 @@ def k8s_auth(context):
     return out
 
 
+# the BMC keys of a context, by the short names a role's options end with (<role>_bmc_<name>)
+BMC_KEYS = ('required', 'address', 'username', 'password', 'system_id', 'validate_certs', 'ca_path', 'timeout')
+
+
+def bmc(context, given=None):
+    """A tray's BMC as the roles use it, from the context's ``bmc_*`` values with a role's own options over them
+    (``given``: {short name: value}, :data:`BMC_KEYS`; a role's <role>_bmc_* defaults to the context's): ``settings``
+    (what the BMC judges read, plugin_utils/bmc.py: the password only as whether it is set), ``redfish``
+    (community.general.redfish_info / redfish_command's connection: baseuri is host[:port], they always speak https;
+    ca_path only when set), ``usable`` (address, user and password all set) and ``judged`` (required, or an address
+    given: the preflight's check and the rolling reboot's look at it). The one mapping of the preflight and the rolling
+    reboot."""
+    values = dict((key, (context or {}).get('bmc_' + key)) for key in BMC_KEYS)
+    values.update((key, value) for key, value in (given or {}).items() if key in BMC_KEYS and value is not None)
+    text = dict((key, '' if values[key] is None else str(values[key])) for key in
+                ('address', 'username', 'password', 'system_id', 'ca_path'))
+    required = bool(_as_checked('bmc_required', values['required'])) if values['required'] is not None else True
+    baseuri = re.sub(r'/+$', '', re.sub(r'^https?://', '', text['address']))
+    redfish = {'baseuri': baseuri, 'username': text['username'], 'password': text['password'],
+               'validate_certs': bool(_as_checked('bmc_validate_certs', values['validate_certs'])
+                                      if values['validate_certs'] is not None else True),
+               'timeout': int(_as_checked('bmc_timeout', values['timeout']) if values['timeout'] is not None else 10)}
+    if text['ca_path']:
+        redfish['ca_path'] = text['ca_path']
+    return {'settings': {'address': text['address'], 'username': text['username'], 'password': bool(text['password']),
+                         'system_id': text['system_id'], 'required': required},
+            'redfish': redfish,
+            'usable': bool(text['address'] and text['username'] and text['password']),
+            'judged': required or bool(text['address'])}
+
+
 def sources(context, environ, home_config=None):
     """Where kubernetes.core takes the cluster from, in its order, as words for a message: the inventory's inputs,
     else the environment's K8S_AUTH_KUBECONFIG / K8S_AUTH_HOST / KUBECONFIG (an AWX credential injects those), else
@@ -269,9 +290,31 @@ def host_values(templar, variables, names=None):
     return out
 
 
-def for_host(host, values_of, groups, profile_of, locate):
+def report_place(values):
+    """Where a host's reports go (report_dir.locate over its REPORT_INPUTS: ``{base, run_id, dir, latest}``)."""
+    from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import report_dir
+    return report_dir.locate(*[values.get(name) for name in REPORT_INPUTS])
+
+
+def values_reader(templar, me, my_variables, variables_of):
+    """``values_of(host)``: a host's templated values (:func:`host_values`), read once - ``me``'s from
+    ``my_variables`` (the task's own), another host's from ``variables_of(host)`` (None: not in the inventory, and so
+    no values). The one reader of the lookup run_context and the check_inputs action."""
+    cache = {}
+
+    def values_of(host):
+        if host not in cache:
+            variables = my_variables if host == me else variables_of(host)
+            cache[host] = None if variables is None else host_values(templar, variables)
+        return cache[host]
+    return values_of
+
+
+def for_host(host, values_of, groups, profile_of, locate=None):
     """The context of ``host``: ``values_of(name)`` gives a host's templated values (None for a host that is not in
-    the inventory), ``locate(values)`` the report folder of a host's values."""
+    the inventory, :func:`values_reader`), ``locate(values)`` the report folder of a host's values (default
+    :func:`report_place`'s)."""
+    locate = locate or (lambda values: report_place(values)['dir'])
     tray_names = trays(groups)
     mine = values_of(host) or {}
     first = values_of(tray_names[0]) if tray_names and host not in tray_names else None

@@ -166,14 +166,6 @@ def _site_manifests(comp, render_template, template_vars):
     return objects
 
 
-def _recipe_profile(site):
-    """The platform profile of the recipe's platform (the registry's), None for a site recipe."""
-    try:
-        return platform.load(registry.facts(site['recipe'])['platform'])
-    except registry.RegistryError:
-        return None
-
-
 def _num_vfs(site):
     """The VFs per rail: the site's (the run context's: gpu_tray_num_vfs, else the platform profile's), else - a
     plan asked without it (a role option naming another recipe than the run's) - the profile of the recipe's
@@ -181,7 +173,7 @@ def _num_vfs(site):
     gpu_tray_num_vfs)."""
     if site['num_vfs'] is not None and site['num_vfs'] != '':
         return site['num_vfs']
-    profile = _recipe_profile(site)
+    profile = platform.of_recipe(site['recipe'])
     return (profile['sriov']['num_vfs'] or None) if profile else None
 
 
@@ -189,7 +181,7 @@ def _rails(site):
     """The rails: the site's, else the profile of the recipe's platform (as for the VFs per rail)."""
     if site['rails']:
         return list(site['rails'])
-    profile = _recipe_profile(site)
+    profile = platform.of_recipe(site['recipe'])
     return list(profile['rails']) if profile else []
 
 

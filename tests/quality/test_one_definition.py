@@ -1,6 +1,7 @@
 """One definition each (issue 53, item 5): the names a review found defined twice, and that drifted apart - the
 natural sort (one of the two raised on a number and a text at the same place), the ib_core netns modes, the NCCL run
-lock's name (the role's vars held a copy of nccl_launch.LOCK_NAME) - are defined once in the collection's code."""
+lock's name (the role's vars held a copy of nccl_launch.LOCK_NAME), the recipe -> platform fallback, the run
+context's value reader and report place, the BMC connection - are defined once in the collection's code."""
 import re
 
 import pytest
@@ -12,6 +13,14 @@ DEFINITIONS = {
     'NETNS_MODES': re.compile(r'^NETNS_MODES\s*=', re.M),
     # a Python constant or a role variable holding the name (documentation may quote it)
     'the NCCL run lock name': re.compile(r'^(?:[A-Z_]+\s*=|__\w+:)\s*[\'"]?gpu-tray-nccl-run-lock', re.M),
+    # the platform of a recipe the registry names (run context, stack plan, platform_profile: platform.of_recipe)
+    'the recipe -> platform fallback': re.compile(r"registry\.facts\([^)]*\)\[\s*'platform'\s*\]"),
+    # a host's templated values, read once (the lookup run_context and check_inputs: run_context.values_reader)
+    'the run-context values reader': re.compile(r'^\s*def values_of\(', re.M),
+    # the report folder of a host's values (report_dir.locate over REPORT_INPUTS: run_context.report_place)
+    'the report place of a host': re.compile(r'report_dir\.locate\(\*\['),
+    # redfish's baseuri from a BMC address (run_context.bmc, for the preflight and the rolling reboot)
+    'the BMC connection': re.compile(r"https\?://"),
 }
 
 

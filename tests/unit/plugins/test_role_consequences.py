@@ -232,10 +232,10 @@ def _tray_facts(reasons, node=None):
 
 @pytest.mark.parametrize('drain, why', [('auto', 'no cluster configured'), ('never', 'rolling_reboot_drain is never')])
 def test_a_run_without_a_cluster_read_says_why_its_trays_are_not_drained(drain, why):
-    """The plan's inputs as the role renders them, planned by the reboot_step action's first step (reboot_plan.begin):
+    """The plan's inputs as the role renders them, planned by the reboot_step action's first step (reboot_run.begin):
     no cluster was read (none configured, or rolling_reboot_drain never), so no tray is drained - and the plan line
     and every tray's row say why, in the words of the inventory setting that decided it."""
-    from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import reboot_plan
+    from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import reboot_run
     hostvars = {'tray01': _tray_facts(['kernel_tuning']), 'tray02': _tray_facts(['kernel_tuning'])}
     inputs = render('rolling_reboot', '__rolling_reboot_plan_inputs', rolling_reboot_drain=drain,
                     __rolling_reboot_hosts=['tray01', 'tray02'], ansible_check_mode=False, hostvars=hostvars)
@@ -243,7 +243,7 @@ def test_a_run_without_a_cluster_read_says_why_its_trays_are_not_drained(drain, 
     if drain == 'never':
         assert inputs['cluster']['sources'] == []       # nothing is read: no source can refuse the run
     inputs['cluster']['sources'] = []                   # none configured (whatever this machine's environment has)
-    run = reboot_plan.begin(inputs, {})
+    run = reboot_run.begin(inputs, {})
     out = run['plan']
     assert out['refuse'] is None and out['pending'] == ['tray01', 'tray02']
     assert '%s: every tray counts as %s' % (why, 'busy' if drain == 'never' else 'idle') in out['summary']
@@ -264,7 +264,7 @@ def test_a_run_with_the_cluster_read_drains_its_busy_trays():
     """With the cluster's nodes read (the registered k8s_info), the trays of the plan that are nodes are drained
     before their reboot: the busy one, rolling, through the way the role chose (the Maintenance Operator when the
     cluster runs it); the idle one directly."""
-    from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import reboot_plan
+    from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import reboot_run
     hostvars = {'tray01': _tray_facts(['kernel_tuning'], 'tray01'), 'tray02': _tray_facts(['kernel_tuning'], 'tray02')}
     nodes = {'resources': [{'metadata': {'name': 'tray01'}}, {'metadata': {'name': 'tray02'}}]}
     inputs = render('rolling_reboot', '__rolling_reboot_plan_inputs', __rolling_reboot_nodes=nodes,
@@ -272,7 +272,7 @@ def test_a_run_with_the_cluster_read_drains_its_busy_trays():
     assert {key: inputs['cluster'][key] for key in ('read', 'why', 'error')} == {'read': True, 'why': '', 'error': ''}
     assert inputs['drain_via'] == 'auto'
     pods = {'tray01': _pods('dcgm', daemonset=True), 'tray02': _pods('train-0')}
-    run = reboot_plan.begin(inputs, {}, nodes, pods)
+    run = reboot_run.begin(inputs, {}, nodes, pods)
     out = run['plan']
     assert run['states']['tray02']['workloads'] == ['default/train-0'] and run['states']['tray01']['idle']
     assert out['busy'] == ['tray02'] and out['trays']['tray02']['role'] == 'rolling', out['trays']
@@ -280,7 +280,7 @@ def test_a_run_with_the_cluster_read_drains_its_busy_trays():
     assert run['rows']['tray02']['idle'] == 'busy' and run['rows']['tray01']['idle'] == 'idle'
     operator = [{'resources': [{'metadata': {'name': 'nodemaintenances.maintenance.nvidia.com'}}]},
                 {'resources': [{'metadata': {'name': 'network-operator-maintenance-operator-chart'}}]}]
-    run = reboot_plan.begin(inputs, {}, nodes, pods, operator)
+    run = reboot_run.begin(inputs, {}, nodes, pods, operator)
     assert run['via'] == 'maintenance_operator' and run['plan']['trays']['tray02']['via'] == 'maintenance_operator'
     assert run['plan']['trays']['tray01']['via'] == 'drain'
 
@@ -294,11 +294,11 @@ def test_a_failed_tray_is_described_as_the_way_it_was_drained_left_it(via, left)
     """How the failure message and the report describe a failed tray's node: cordoned by kubernetes.core.k8s_drain
     (also when the run failed before it chose a way: no NodeMaintenance was ever created), or held by the role's
     NodeMaintenance - named as the role names it (the tray's kept facts) - with what releases it."""
-    from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import reboot_plan
+    from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import reboot_cluster
     kept = render('rolling_reboot', '__rolling_reboot_tray_facts', rolling_reboot_node_name='node07',
                   rolling_reboot_maintenance_namespace='nvidia-maintenance', inventory_hostname='node07')
     assert kept['maintenance'] == 'nvidia-maintenance/gpu-tray-rolling-reboot-node07'
-    text = reboot_plan.left(via, kept['maintenance'])
+    text = reboot_cluster.left(via, kept['maintenance'])
     assert text.startswith(left), text
     assert ('NodeMaintenance' in text) is (via == 'maintenance_operator')
 
@@ -373,3 +373,16 @@ def test_a_gitops_bundle_the_role_renders_retries_as_docs_stack_md_says():
         text = handle.read()
     assert '(`syncPolicy.retry`, %d times' % cfg['retries'] in text
     assert 'remediation retries (%d)' % cfg['retries'] in text
+
+
+def test_both_roles_reach_the_bmc_through_the_run_contexts_one_mapping():
+    """preflight and rolling_reboot take the tray's BMC from lookup run_context 'bmc' (issue 53: no role maps the
+    settings itself): the inventory's gpu_tray_bmc_* reach both, and a role's own option wins in that role only."""
+    inventory = dict(gpu_tray_platform='rke2-vr200', gpu_tray_bmc_address='https://10.0.0.7/',
+                     gpu_tray_bmc_username='admin', gpu_tray_bmc_password='pw', gpu_tray_bmc_timeout=20)
+    preflight = render('preflight', '__preflight_bmc_access', **inventory)
+    rolling = render('rolling_reboot', '__rolling_reboot_redfish', rolling_reboot_bmc_timeout=45, **inventory)
+    assert preflight['redfish'] == {'baseuri': '10.0.0.7', 'username': 'admin', 'password': 'pw',
+                                    'validate_certs': True, 'timeout': 20}
+    assert preflight['settings']['password'] is True and preflight['usable'] is True
+    assert rolling == dict(preflight['redfish'], timeout=45)

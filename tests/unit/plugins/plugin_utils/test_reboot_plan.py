@@ -6,6 +6,7 @@ and a tray's report row - the rolling reboot's decisions, without a tray or a cl
 import pytest
 
 from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import reboot_plan as rp
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import reboot_run as rr
 
 TRAYS = ['tray%02d' % i for i in range(1, 9)]
 RACK = dict((t, 'A' if i < 4 else 'B') for i, t in enumerate(TRAYS))       # A: 01-04, B: 05-08
@@ -558,7 +559,7 @@ BMC = {'read': True, 'summary': 'BMC: PowerState On, BootProgress PCIResourceCon
 
 
 def test_a_tray_back_and_verified():
-    row = rp.result(BASE, {'step': None, 'sent': SENT, 'back': BACK, 'verified': 'yes', 'drained': True,
+    row = rr.result(BASE, {'step': None, 'sent': SENT, 'back': BACK, 'verified': 'yes', 'drained': True,
                            'released': 'drained, uncordoned'})
     assert row == dict(BASE, status='rebooted', rebooted='yes', cmdline_verified='yes', drain='drained, uncordoned',
                        down_at=1000.0, up_at=1041.26, reboot_seconds=41.3, unreachable=False)
@@ -568,17 +569,17 @@ def test_a_tray_back_and_verified():
 
 def test_a_tray_not_drained_keeps_its_drain_words_and_nothing_to_verify_is_na():
     base = dict(BASE, drain='not drained: no cluster')
-    row = rp.result(base, {'step': None, 'sent': SENT, 'back': BACK, 'drained': False, 'released': 'x'})
+    row = rr.result(base, {'step': None, 'sent': SENT, 'back': BACK, 'drained': False, 'released': 'x'})
     assert row['drain'] == 'not drained: no cluster' and row['cmdline_verified'] == 'n/a'
 
 
 def test_a_power_cycle_wait_without_a_time_keeps_the_first_answer():
-    row = rp.result(BASE, {'step': None, 'sent': SENT, 'back': BACK, 'cycled_back': {'rebooted': True}})
+    row = rr.result(BASE, {'step': None, 'sent': SENT, 'back': BACK, 'cycled_back': {'rebooted': True}})
     assert row['up_at'] == 1041.26
 
 
 def test_a_tray_back_after_its_power_cycle():
-    row = rp.result(BASE, {'step': None, 'sent': SENT, 'back': {'failed': True, 'back_at': 1600.0}, 'bmc': BMC,
+    row = rr.result(BASE, {'step': None, 'sent': SENT, 'back': {'failed': True, 'back_at': 1600.0}, 'bmc': BMC,
                            'cycled': True, 'cycled_back': {'back_at': 1700.5}, 'verified': 'yes'})
     assert row['status'] == 'rebooted (power-cycled once through the BMC)'
     assert row['rebooted'] == 'yes, after a power cycle'
@@ -589,7 +590,7 @@ def test_a_tray_back_after_its_power_cycle():
 
 def test_a_tray_still_down_after_its_power_cycle():
     after = {'summary': 'BMC: PowerState On, BootProgress PCIResourceConfigStarted, health Critical (after)'}
-    row = rp.result(BASE, {'step': 'reboot', 'task': 'Stop when the tray did not come back', 'sent': SENT,
+    row = rr.result(BASE, {'step': 'reboot', 'task': 'Stop when the tray did not come back', 'sent': SENT,
                            'back': {'failed': True}, 'bmc': BMC, 'bmc_after': after, 'cycled': True,
                            'error': 'The tray did  not come back\n within 25 s.', 'check': 'the BMC\n section',
                            'drained': True, 'left': 'cordoned (left cordoned)'})
@@ -606,32 +607,32 @@ def test_a_tray_still_down_after_its_power_cycle():
 
 
 def test_a_power_cycle_command_that_failed():
-    row = rp.result(BASE, {'step': 'reboot', 'sent': SENT, 'back': {'failed': True}, 'bmc': BMC, 'cycled': True,
+    row = rr.result(BASE, {'step': 'reboot', 'sent': SENT, 'back': {'failed': True}, 'bmc': BMC, 'cycled': True,
                            'cycle_failed': 'HTTP Error 500'})
     assert row['bmc']['recovery']['result'] == 'the power cycle command failed: HTTP Error 500'
     assert row['failed_step'] == 'reboot'
 
 
 def test_no_power_cycle_no_recovery_result():
-    row = rp.result(BASE, {'step': 'reboot', 'back': {'failed': True}, 'bmc': dict(BMC, recovery=None)})
+    row = rr.result(BASE, {'step': 'reboot', 'back': {'failed': True}, 'bmc': dict(BMC, recovery=None)})
     assert row['bmc']['recovery'] == {'done': False, 'result': None}
     assert row['down_at'] is None and row['reboot_seconds'] is None
 
 
 def test_a_canary_that_did_not_come_back_says_so_first_with_the_bmc():
-    row = rp.result(dict(BASE, role='canary', tray='tray01'), {
+    row = rr.result(dict(BASE, role='canary', tray='tray01'), {
         'step': 'reboot', 'task': 'Stop', 'error': 'not back.', 'back': {'failed': True}, 'bmc': BMC,
         'check': 'the BMC section', 'drained': False})
     assert row['message'].startswith('Canary tray01: Stop failed: not back. BMC: PowerState On, BootProgress '
                                      'PCIResourceConfigStarted, health Critical. Check the BMC section. The tray is '
                                      'left as it is;')
     # the summary is not repeated when the error already carries it
-    row = rp.result(BASE, {'step': 'reboot', 'error': 'not back. ' + BMC['summary'] + '.', 'bmc': BMC})
+    row = rr.result(BASE, {'step': 'reboot', 'error': 'not back. ' + BMC['summary'] + '.', 'bmc': BMC})
     assert row['message'].count('PowerState') == 1
 
 
 def test_a_tray_that_came_back_and_stopped_answering_is_recorded_unreachable():
-    row = rp.result(BASE, {'step': 'unreachable', 'unreachable': True, 'came_back': True, 'sent': SENT, 'back': BACK,
+    row = rr.result(BASE, {'step': 'unreachable', 'unreachable': True, 'came_back': True, 'sent': SENT, 'back': BACK,
                            'check': 'the BMC console', 'drained': True, 'left': 'cordoned (left cordoned)'})
     assert row['status'] == 'FAILED' and row['unreachable'] is True
     assert row['failed_step'] == 'the tray stopped answering after it came back from its reboot'
@@ -641,7 +642,7 @@ def test_a_tray_that_came_back_and_stopped_answering_is_recorded_unreachable():
 
 
 def test_a_tray_unreachable_before_its_reboot():
-    row = rp.result(BASE, {'step': 'unreachable', 'unreachable': True, 'error': 'ssh: connect refused'})
+    row = rr.result(BASE, {'step': 'unreachable', 'unreachable': True, 'error': 'ssh: connect refused'})
     assert row['failed_step'] == 'the tray stopped answering' and row['rebooted'] == 'unknown'
     assert row['error'] == 'ssh: connect refused' and row['cmdline_verified'] == 'no'
     assert row['check'] == '' and row['message'].endswith('Check the error above. The tray is left as it is; no '
@@ -654,13 +655,13 @@ def test_a_tray_unreachable_before_its_reboot():
     ('uncordon_wait', 'yes', 'yes'), ('default', 'unknown', 'no'),
 ])
 def test_what_a_failed_step_leaves(step, rebooted, verified):
-    row = rp.result(BASE, {'step': step, 'task': 'the task', 'error': 'boom'})
+    row = rr.result(BASE, {'step': step, 'task': 'the task', 'error': 'boom'})
     assert (row['rebooted'], row['cmdline_verified']) == (rebooted, verified)
     assert row['failed_step'] == 'the task' and row['unreachable'] is False and row['drain'] == 'drain'
 
 
 def test_a_failed_verification_after_a_power_cycle():
-    row = rp.result(BASE, {'step': 'verify', 'task': 'Verify', 'error': 'x', 'cycled': True,
+    row = rr.result(BASE, {'step': 'verify', 'task': 'Verify', 'error': 'x', 'cycled': True,
                            'cycled_back': {'back_at': 1200.0}, 'sent': SENT, 'back': {'failed': True}})
     assert row['rebooted'] == 'yes, after a power cycle' and row['reboot_seconds'] == 200.0
 

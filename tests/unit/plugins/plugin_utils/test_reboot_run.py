@@ -6,6 +6,8 @@ each tray's report row and outcome, the wave's record and the report - the per-t
 import pytest
 
 from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import reboot_plan as rp
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import reboot_run as rr
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import reboot_cluster as rc
 
 NOW = 1796431064.0
 CHECKS = {'drain': 'the drain error', 'reboot': 'the BMC section', 'verify': 'the tray\'s connection',
@@ -56,20 +58,20 @@ def _reads(crd, deployments):
     ('auto', None, False),
 ], ids=['insisted', 'drain', 'auto-running', 'auto-crd-left-behind', 'auto-no-crd', 'auto-not-read', 'auto-none'])
 def test_the_maintenance_operator_is_used_only_where_it_runs(drain_via, reads, expected):
-    assert rp.use_maintenance_operator(drain_via, reads) is expected
+    assert rc.use_maintenance_operator(drain_via, reads) is expected
 
 
 def test_the_node_object_is_the_named_node_of_the_read():
     nodes = {'resources': [{'metadata': {'name': 'a'}}, {'metadata': {'name': 'b'}, 'spec': {'unschedulable': True}}]}
-    assert rp.node_object(nodes, 'b')['spec'] == {'unschedulable': True}
-    assert rp.node_object(nodes, 'c') is None and rp.node_object({'skipped': True}, 'a') is None
-    assert rp.node_object(None, 'a') is None
+    assert rc.node_object(nodes, 'b')['spec'] == {'unschedulable': True}
+    assert rc.node_object(nodes, 'c') is None and rc.node_object({'skipped': True}, 'a') is None
+    assert rc.node_object(None, 'a') is None
 
 
 # ------------------------------------------------------------------------------------------------ begin, bmc, wave
 
 def test_the_plan_emits_the_rows_it_starts_from():
-    run = rp.begin(inputs(check_mode=True), trays(), now=NOW)
+    run = rr.begin(inputs(check_mode=True), trays(), now=NOW)
     assert run['via'] == 'drain' and run['waves_done'] == [] and run['planned'] == run['plan']['lines']
     assert run['planned'][0].endswith('Check mode: nothing is rebooted.')
     one = run['rows']['tray01']
@@ -80,7 +82,7 @@ def test_the_plan_emits_the_rows_it_starts_from():
     assert run['rows']['tray02']['wave'] == 2 and run['rows']['tray02']['role'] == 'together'
     three = run['rows']['tray03']
     assert (three['status'], three['wave'], three['role'], three['drain']) == ('no reboot needed', None, None, '-')
-    assert rp.begin(inputs(), trays())['rows']['tray01']['status'] == 'not reached'
+    assert rr.begin(inputs(), trays())['rows']['tray01']['status'] == 'not reached'
 
 
 def test_a_busy_tray_is_judged_from_its_node_and_its_pods_when_the_cluster_was_read():
@@ -88,7 +90,7 @@ def test_a_busy_tray_is_judged_from_its_node_and_its_pods_when_the_cluster_was_r
     pods = {'tray01': {'resources': []}, 'tray02': {'resources': [{'metadata': {'name': 'train', 'namespace': 'ml'}}]},
             'tray03': {'skipped': True}}
     cluster = {'read': True, 'why': '', 'sources': ['~/.kube/config'], 'error': ''}
-    run = rp.begin(inputs(cluster=cluster), trays(), nodes, pods)
+    run = rr.begin(inputs(cluster=cluster), trays(), nodes, pods)
     assert run['states']['tray01']['why'] == 'runs no pod' and run['states']['tray02']['workloads'] == ['ml/train']
     assert run['states']['tray03'] == dict(run['states']['tray03'], node=False, why='not a node of the cluster')
     assert run['plan']['busy'] == ['tray02'] and run['rows']['tray02']['idle_why'] == 'runs 1 workload pod(s): ml/train'
@@ -114,10 +116,10 @@ def test_another_controller_that_reboots_a_rebooting_tray_refuses_the_run_in_the
     noop = {'shellscript': {'interrupt': {'type': 'noop'}}}
     quiet = [{'resources': [_cr('NodeWright', 'elsewhere', TUNED, 'tray09'), _cr('NodeWright', 'only3', TUNED, 'tray03')]},
              {'resources': [_cr('Skyhook', 'harmless', noop)]}]
-    run = rp.begin(inputs(cluster=cluster), trays(), nodes, foreign=quiet)
+    run = rr.begin(inputs(cluster=cluster), trays(), nodes, foreign=quiet)
     assert run['plan']['refuse'] is None and run['plan']['next'] is not None
     loud = [{'resources': [_cr('NodeWright', 'tuning', TUNED, 'tray01')]}, {'resources': [_cr('Skyhook', 'all', TUNED)]}]
-    run = rp.begin(inputs(cluster=cluster), trays(), nodes, foreign=loud)
+    run = rr.begin(inputs(cluster=cluster), trays(), nodes, foreign=loud)
     assert run['plan']['refuse'] == (
         'NodeWright tuning, Skyhook all would also interrupt tray01, tray02 (nvidia-tuned: reboot): '
         'two controllers that do not know of each other would reboot these nodes concurrently; nothing was rebooted. '
@@ -125,7 +127,7 @@ def test_another_controller_that_reboots_a_rebooting_tray_refuses_the_run_in_the
         'Skyhook), or set rolling_reboot_foreign_controllers to allow.')
     assert run['plan']['next'] is None and run['plan']['lines'][-1] == run['plan']['refuse']
     skipped = [{'skipped': True, 'resources': [_cr('Skyhook', 'all', TUNED)]}, {'skipped': True}]
-    assert rp.begin(inputs(cluster=cluster), trays(), nodes, foreign=skipped)['plan']['refuse'] is None
+    assert rr.begin(inputs(cluster=cluster), trays(), nodes, foreign=skipped)['plan']['refuse'] is None
 
 
 def test_a_controller_read_that_failed_is_no_proof_of_absence_and_refuses_the_run():
@@ -140,29 +142,29 @@ def test_a_controller_read_that_failed_is_no_proof_of_absence_and_refuses_the_ru
     forbidden = {'item': {'kind': 'NodeWright'}, 'failed': False, 'failed_when_result': False,
                  'msg': 'Failed to list NodeWright: (403)\nReason: Forbidden\nHTTP response headers: ...'}
     timeout = {'item': {'kind': 'Skyhook'}, 'failed': True, 'msg': 'Max retries exceeded (read timeout=20)'}
-    run = rp.begin(inputs(cluster=cluster), trays(), nodes, foreign=[{'item': {'kind': 'NodeWright'}, 'resources': []},
+    run = rr.begin(inputs(cluster=cluster), trays(), nodes, foreign=[{'item': {'kind': 'NodeWright'}, 'resources': []},
                                                                      not_served])
     assert run['plan']['refuse'] is None and run['plan']['next'] is not None
-    run = rp.begin(inputs(cluster=cluster), trays(), nodes, foreign=[forbidden, not_served])
+    run = rr.begin(inputs(cluster=cluster), trays(), nodes, foreign=[forbidden, not_served])
     assert run['plan']['refuse'] == (
         'NodeWright objects could not be read (NodeWright: Failed to list NodeWright: (403)): another controller that '
         'reboots these nodes cannot be ruled out; nothing was rebooted. Let the run\'s account list them (RBAC), or '
         'set rolling_reboot_foreign_controllers to allow.')
     assert run['plan']['next'] is None
-    run = rp.begin(inputs(cluster=cluster), trays(), nodes, foreign=[forbidden, timeout])
+    run = rr.begin(inputs(cluster=cluster), trays(), nodes, foreign=[forbidden, timeout])
     assert run['plan']['refuse'].startswith('NodeWright objects and Skyhook objects could not be read (NodeWright: '
                                             'Failed to list NodeWright: (403); Skyhook: Max retries exceeded')
     # allow: the role skips the look, nothing is refused
     skipped = [dict(forbidden, skipped=True), dict(timeout, skipped=True)]
-    assert rp.begin(inputs(cluster=cluster), trays(), nodes, foreign=skipped)['plan']['refuse'] is None
+    assert rr.begin(inputs(cluster=cluster), trays(), nodes, foreign=skipped)['plan']['refuse'] is None
 
 
 def test_another_controller_refuses_before_a_tray_without_its_group():
     nodes = {'resources': [{'metadata': {'name': 'tray01'}}]}
     cluster = {'read': True, 'why': '', 'sources': ['~/.kube/config'], 'error': ''}
     grouped = inputs(cluster=cluster, group_by='rack', groups={'tray01': 'r1', 'tray02': None, 'tray03': 'r1'})
-    assert 'tray02' in rp.begin(grouped, trays(), nodes)['plan']['refuse']
-    refuse = rp.begin(grouped, trays(), nodes, foreign=[{'resources': [_cr('Skyhook', 'all', TUNED)]}])['plan']['refuse']
+    assert 'tray02' in rr.begin(grouped, trays(), nodes)['plan']['refuse']
+    refuse = rr.begin(grouped, trays(), nodes, foreign=[{'resources': [_cr('Skyhook', 'all', TUNED)]}])['plan']['refuse']
     assert refuse.startswith('Skyhook all would also interrupt tray01 (nvidia-tuned: reboot)')
 
 
@@ -176,7 +178,7 @@ def test_another_controller_refuses_before_a_tray_without_its_group():
     (True, None, False),
 ], ids=['insisted-no-api', 'insisted-api', 'insisted-deployment-only', 'crd-read-only', 'auto', 'not-read', 'none'])
 def test_a_maintenance_operator_insisted_on_that_the_cluster_lacks_refuses_the_run(insisted, reads, refused):
-    run = rp.begin(inputs(via_insisted=insisted, drain_via='maintenance_operator' if insisted else 'auto'), trays(),
+    run = rr.begin(inputs(via_insisted=insisted, drain_via='maintenance_operator' if insisted else 'auto'), trays(),
                    mo_reads=reads)
     expected = ('rolling_reboot_drain_via is maintenance_operator but the cluster serves no '
                 'nodemaintenances.maintenance.nvidia.com; nothing was rebooted. Install the Maintenance Operator '
@@ -187,11 +189,11 @@ def test_a_maintenance_operator_insisted_on_that_the_cluster_lacks_refuses_the_r
 def test_each_rebooting_tray_with_a_bmc_to_judge_gets_its_access_in_its_row():
     kept = trays(judged=True)
     kept['tray02']['bmc']['judged'] = False
-    run = rp.judge_bmcs(rp.begin(inputs(), kept), inputs(), kept, {'tray01': SYSTEM, 'tray02': None, 'tray03': SYSTEM})
+    run = rr.judge_bmcs(rr.begin(inputs(), kept), inputs(), kept, {'tray01': SYSTEM, 'tray02': None, 'tray03': SYSTEM})
     assert sorted(run['bmc']) == ['tray01']                    # tray02 not judged, tray03 not rebooting
     assert run['bmc']['tray01']['ok'] and run['rows']['tray01']['bmc_access'].startswith('The BMC at 10.0.0.11 answers')
     assert 'bmc_access' not in run['rows']['tray02'] and 'bmc_access' not in run['rows']['tray03']
-    refused = rp.judge_bmcs(rp.begin(inputs(), kept), inputs(), kept, {'tray01': {'skipped': True}})
+    refused = rr.judge_bmcs(rr.begin(inputs(), kept), inputs(), kept, {'tray01': {'skipped': True}})
     assert not refused['bmc']['tray01']['ok'] and 'was not asked' in refused['bmc']['tray01']['msg']
 
 
@@ -200,13 +202,13 @@ def test_a_tray_found_busy_just_before_its_wave_leaves_the_idle_trays_for_a_roll
     cluster = {'read': True, 'why': '', 'sources': ['~/.kube/config'], 'error': ''}
     given = inputs(asking=('tray01', 'tray02', 'tray03'), cluster=cluster)
     idle = dict((h, {'resources': []}) for h in given['hosts'])
-    run = rp.begin(given, trays(), nodes, idle)
+    run = rr.begin(given, trays(), nodes, idle)
     assert [w['trays'] for w in run['plan']['waves']] == [['tray01'], ['tray02', 'tray03']]
-    run = rp.start_wave(run, given, nodes, {'tray01': {'skipped': True}}, NOW)
+    run = rr.start_wave(run, given, nodes, {'tray01': {'skipped': True}}, NOW)
     assert run['wave']['trays'] == ['tray01'] and run['wave_index'] == 1 and run['started'] == NOW
-    run = rp.record_wave(run, given, trays(), {'tray01': ok_regs()}, given['hosts'], NOW + 100)
+    run = rr.record_wave(run, given, trays(), {'tray01': ok_regs()}, given['hosts'], NOW + 100)
     busy = {'tray02': {'resources': [{'metadata': {'name': 'train', 'namespace': 'ml'}}]}, 'tray03': {'resources': []}}
-    run = rp.start_wave(run, given, nodes, busy, NOW + 101)
+    run = rr.start_wave(run, given, nodes, busy, NOW + 101)
     # the busy tray's first batch goes down with the idle ones (strategy auto), drained as a busy one
     assert (run['wave']['together'], run['wave']['rolling'], run['wave_index']) == (['tray03'], ['tray02'], 2), run['wave']
     assert run['wave']['label'] == '1 together + 1 rolling'
@@ -228,16 +230,16 @@ def registered(regs, kept):
     """What the role registers for a tray not back: step not_back's result, and its final one when still down."""
     regs = dict(regs)
     if (regs.get('back') or {}).get('failed'):
-        regs['bmc_seen'] = rp.not_back(kept, regs)
+        regs['bmc_seen'] = rr.not_back(kept, regs)
         cycled = regs.get('cycled_back') or {'skipped': True}
         if cycled.get('skipped') or cycled.get('failed'):
-            regs['bmc_final'] = dict(rp.not_back(kept, regs, 600, final=True), failed=True)
+            regs['bmc_final'] = dict(rr.not_back(kept, regs, 600, final=True), failed=True)
     return regs
 
 
 def _wave(given, kept, regs, in_play=None, recover='none'):
-    run = rp.start_wave(rp.begin(given, kept), given, None, {}, NOW)
-    return rp.record_wave(run, given, kept, regs, given['hosts'] if in_play is None else in_play, NOW + 90.04)
+    run = rr.start_wave(rr.begin(given, kept), given, None, {}, NOW)
+    return rr.record_wave(run, given, kept, regs, given['hosts'] if in_play is None else in_play, NOW + 90.04)
 
 
 def test_a_tray_that_came_back_verified_is_rebooted_and_the_wave_is_recorded():
@@ -254,8 +256,8 @@ def test_a_tray_that_came_back_verified_is_rebooted_and_the_wave_is_recorded():
 def test_a_drained_tray_says_how_its_node_was_put_back():
     nodes = {'resources': [{'metadata': {'name': 'tray01'}}]}
     given = inputs(cluster={'read': True, 'why': '', 'sources': ['x'], 'error': ''})
-    run = rp.begin(given, trays(), nodes, {'tray01': {'resources': []}})
-    run = rp.record_wave(rp.start_wave(run, given, nodes, {}, NOW), given, trays(), {'tray01': ok_regs()},
+    run = rr.begin(given, trays(), nodes, {'tray01': {'resources': []}})
+    run = rr.record_wave(rr.start_wave(run, given, nodes, {}, NOW), given, trays(), {'tray01': ok_regs()},
                          given['hosts'], NOW + 90)
     assert run['rows']['tray01']['drain'] == 'drained, uncordoned'
 
@@ -264,8 +266,8 @@ def test_a_tray_that_failed_before_its_reboot_was_sent_is_left_as_its_drain_left
     regs = {'tray01': {'failure': {'step': 'drain', 'task': 'Cordon and drain the node', 'error': 'PDB  blocks\n it'}}}
     nodes = {'resources': [{'metadata': {'name': 'tray01'}}]}
     given = inputs(cluster={'read': True, 'why': '', 'sources': ['x'], 'error': ''})
-    run = rp.begin(given, trays(), nodes, {'tray01': {'resources': []}})
-    run = rp.record_wave(rp.start_wave(run, given, nodes, {}, NOW), given, trays(), regs, given['hosts'], NOW + 5)
+    run = rr.begin(given, trays(), nodes, {'tray01': {'resources': []}})
+    run = rr.record_wave(rr.start_wave(run, given, nodes, {}, NOW), given, trays(), regs, given['hosts'], NOW + 5)
     row = run['rows']['tray01']
     assert (row['status'], row['rebooted'], row['cmdline_verified']) == ('FAILED', 'no', 'n/a')
     assert row['error'] == 'PDB blocks it' and row['check'] == 'the drain error' and row['down_at'] is None
@@ -335,19 +337,19 @@ def test_a_tray_gone_after_it_came_back_had_rebooted():
 # ------------------------------------------------------------------------------------------------ report
 
 def test_the_report_without_a_plan_shows_the_rows_the_run_started_from():
-    out = rp.report(None, inputs(), trays(), ['tray01', 'tray02', 'tray03', 'tray09'], {'task': 't', 'message': 'm'})
-    assert out['planned'] == [rp.NO_PLAN] and out['plan'] == {} and out['waves'] == []
+    out = rr.report(None, inputs(), trays(), ['tray01', 'tray02', 'tray03', 'tray09'], {'task': 't', 'message': 'm'})
+    assert out['planned'] == [rr.NO_PLAN] and out['plan'] == {} and out['waves'] == []
     assert [r['status'] for r in out['rows']] == ['not reached', 'not reached', 'no reboot needed']
     assert out['json'][-1] == {'tray': 'tray09', 'status': 'not in the run', 'rebooted': 'no', 'cmdline_verified': 'n/a',
-                               'drain': '-', 'why': rp.GONE}
+                               'drain': '-', 'why': rr.GONE}
     assert out['stopped'] == {'task': 't', 'message': 'm'}
     # a failed plan step returns no rows: the same
-    assert rp.report({'failed': True, 'msg': 'x'}, inputs(), trays(), ['tray01'])['planned'] == [rp.NO_PLAN]
+    assert rr.report({'failed': True, 'msg': 'x'}, inputs(), trays(), ['tray01'])['planned'] == [rr.NO_PLAN]
 
 
 def test_the_report_gives_each_row_its_waves_timing():
     run = _wave(inputs(), trays(), {'tray01': ok_regs()})
-    out = rp.report(run, inputs(), trays(), ['tray01', 'tray02', 'tray03'])
+    out = rr.report(run, inputs(), trays(), ['tray01', 'tray02', 'tray03'])
     assert [r['tray'] for r in out['json']] == ['tray01', 'tray02', 'tray03']
     assert out['json'][0]['wave_timing'] == run['waves_done'][0] and out['json'][1]['wave_timing'] is None
     assert 'wave_timing' not in out['rows'][0] and out['plan'] == run['plan'] and out['stopped'] is None
@@ -357,8 +359,8 @@ def test_the_bmc_section_takes_the_serial_the_trays_facts_hold_when_the_wave_is_
     """The role's __rolling_reboot_serial is read when used: a serial the facts hold by then is the one judged."""
     failure = {'step': 'reboot', 'task': 'Stop when the tray did not come back', 'error': 'x'}
     base = dict(back={'failed': True, 'msg': 'timed out'}, bmc_system=SYSTEM, verified=None, failure=failure)
-    kept = rp.outcome(registered(ok_regs(**base), tray()), tray(), {'via': None}, 'drain')['bmc']
-    other = rp.outcome(registered(ok_regs(facts={'gpu_tray': {'dmi': {'product_serial': 'S9'}}}, **base), tray()), tray(),
+    kept = rr.outcome(registered(ok_regs(**base), tray()), tray(), {'via': None}, 'drain')['bmc']
+    other = rr.outcome(registered(ok_regs(facts={'gpu_tray': {'dmi': {'product_serial': 'S9'}}}, **base), tray()), tray(),
                        {'via': None}, 'drain')['bmc']
     assert kept['system_id'] == 'System.Embedded.1' and kept['read']
     assert other != kept and 'S9' in other['summary'], other
@@ -372,9 +374,9 @@ def test_a_failure_before_the_reboot_was_sent_this_wave_has_no_times_and_no_bmc(
     was waited for - whatever an earlier run of the role in the same play registered."""
     regs = {'failure': {'step': 'dispatch', 'task': 'Send the reboot', 'error': 'no'}, 'sent': sent,
             'back': {'changed': True, 'back_at': NOW - 3000}}
-    out = rp.outcome(regs, tray(), {'via': 'drain'}, 'drain', started=NOW)
+    out = rr.outcome(regs, tray(), {'via': 'drain'}, 'drain', started=NOW)
     assert 'sent' not in out and 'back' not in out and out['came_back'] is False, out
-    row = rp.result({'tray': 'tray01'}, out)
+    row = rr.result({'tray': 'tray01'}, out)
     assert (row['down_at'], row['rebooted'], row['drain']) == (None, 'unknown', 'cordoned (left cordoned)')
 
 
@@ -402,14 +404,14 @@ def test_without_facts_the_bmc_section_judges_the_serial_kept_before_the_plan():
     kept = tray()
     kept['bmc'] = dict(kept['bmc'], serial='S7')
     regs = ok_regs(back={'failed': True, 'msg': 'timed out'}, bmc_system=SYSTEM, verified=None, failure=NOT_BACK)
-    seen = rp.outcome(registered(regs, kept), kept, {'via': None}, 'drain')['bmc']
+    seen = rr.outcome(registered(regs, kept), kept, {'via': None}, 'drain')['bmc']
     assert 'S7' in seen['summary'], seen
 
 
 @pytest.mark.parametrize('recover, cycle', [('power_cycle', True), ('none', False)])
 def test_the_power_cycle_is_due_only_where_the_tray_asks_for_it(recover, cycle):
     regs = ok_regs(back={'failed': True, 'msg': 'timed out'}, bmc_system=OFF, verified=None, failure=NOT_BACK)
-    seen = rp.outcome(registered(regs, tray(recover=recover)), tray(recover=recover), {'via': None}, 'drain')['bmc']
+    seen = rr.outcome(registered(regs, tray(recover=recover)), tray(recover=recover), {'via': None}, 'drain')['bmc']
     assert seen['recovery']['power_cycle'] is cycle, seen
 
 
@@ -417,7 +419,7 @@ def test_a_tray_still_down_after_its_power_cycle_carries_what_the_bmc_said_after
     regs = ok_regs(back={'failed': True, 'msg': 'timed out'}, bmc_system=OFF, bmc_cycle={'changed': True},
                    cycled_back={'failed': True, 'msg': 'timed out again'}, bmc_system_after=OFF, verified=None,
                    failure=NOT_BACK)
-    out = rp.outcome(registered(regs, tray(recover='power_cycle')), tray(recover='power_cycle'), {'via': None}, 'drain')
+    out = rr.outcome(registered(regs, tray(recover='power_cycle')), tray(recover='power_cycle'), {'via': None}, 'drain')
     assert out['bmc_after'] is not None and out['bmc_after']['read'], out['bmc_after']
     assert out['bmc_after']['system_id'] == 'System.Embedded.1' and out['came_back'] is False
 
@@ -425,7 +427,7 @@ def test_a_tray_still_down_after_its_power_cycle_carries_what_the_bmc_said_after
 def test_a_reboot_sent_the_moment_the_wave_started_is_this_waves():
     regs = {'failure': NOT_BACK, 'sent': {'changed': True, 'boot_id': 'b1', 'sent_at': NOW},
             'back': {'failed': True, 'msg': 'timed out'}}
-    out = rp.outcome(regs, tray(), {'via': None}, 'drain', started=NOW)
+    out = rr.outcome(regs, tray(), {'via': None}, 'drain', started=NOW)
     assert out['sent'] == regs['sent'] and out['back'] == regs['back'], out
 
 
@@ -433,18 +435,18 @@ def test_not_back_says_what_the_bmc_says_once_and_the_final_step_fails_with_what
     """The warning of the first step (summary; why it is or is not power-cycled) and the final step's failure: the
     timeout, the wait's error, the power cycle when one ran, and the BMC's summary after it - else the first one."""
     regs = ok_regs(back={'failed': True, 'msg': 'timed out'}, bmc_system=OFF)
-    seen = rp.not_back(tray(recover='power_cycle'), regs)
+    seen = rr.not_back(tray(recover='power_cycle'), regs)
     assert seen['bmc']['recovery']['power_cycle'] and seen['bmc']['recovery']['command'] == 'PowerOn'
     assert seen['warning'] == '%s; %s' % (seen['bmc']['summary'], seen['bmc']['recovery']['why'])
-    final = rp.not_back(tray(), dict(regs, bmc_seen=seen), 600, final=True)
+    final = rr.not_back(tray(), dict(regs, bmc_seen=seen), 600, final=True)
     assert final == {'after': None, 'msg': 'The tray did not come back from its reboot within 600 s (timed out). %s.'
                      % seen['bmc']['summary']}
     after = dict(regs, bmc_seen=seen, bmc_cycle={'changed': True}, bmc_system_after=SYSTEM)
-    final = rp.not_back(tray(), after, '900', final=True)
+    final = rr.not_back(tray(), after, '900', final=True)
     assert final['after']['power_state'] == 'On' and final['after']['summary'] != seen['bmc']['summary']
     assert final['msg'] == ('The tray did not come back from its reboot within 900 s (timed out), nor from its power '
                             'cycle through the BMC. %s.' % final['after']['summary'])
-    assert '(no answer)' in rp.not_back(tray(), {'back': {'failed': True}}, 5, final=True)['msg']
+    assert '(no answer)' in rr.not_back(tray(), {'back': {'failed': True}}, 5, final=True)['msg']
 
 
 def test_not_back_keeps_the_trays_count_of_sel_entries_and_the_default_without_one():
@@ -457,15 +459,15 @@ def test_not_back_keeps_the_trays_count_of_sel_entries_and_the_default_without_o
     kept = tray()
     kept['bmc'] = dict(kept['bmc'], serial=None, log_entries=2)
     regs = {'bmc_system': system, 'bmc_logs': logs}
-    assert [e['message'][:8] for e in rp.not_back(kept, regs)['bmc']['log']] == ['Warm res', 'POST han']
+    assert [e['message'][:8] for e in rr.not_back(kept, regs)['bmc']['log']] == ['Warm res', 'POST han']
     kept['bmc']['log_entries'] = None
-    assert len(rp.not_back(kept, regs)['bmc']['log']) == 3
+    assert len(rr.not_back(kept, regs)['bmc']['log']) == 3
 
 
 def test_the_bmcs_of_trays_after_one_not_judged_are_judged_too():
     kept = trays(judged=True)
     kept['tray01']['bmc']['judged'] = False
-    run = rp.begin(inputs(), kept, bmc_answers={'tray01': SYSTEM, 'tray02': SYSTEM})
+    run = rr.begin(inputs(), kept, bmc_answers={'tray01': SYSTEM, 'tray02': SYSTEM})
     assert sorted(run['bmc']) == ['tray02'] and run['bmc']['tray02']['ok']
 
 
@@ -474,5 +476,5 @@ def test_another_controller_is_matched_on_the_trays_node_names():
     cluster = {'read': True, 'why': '', 'sources': ['~/.kube/config'], 'error': ''}
     nodes = {'resources': [{'metadata': {'name': 'gpu-node-7', 'labels': {'kubernetes.io/hostname': 'gpu-node-7'}}}]}
     given = inputs(cluster=cluster, nodes={'tray01': 'gpu-node-7', 'tray02': 'gpu-node-8', 'tray03': 'gpu-node-9'})
-    refuse = rp.begin(given, trays(), nodes, foreign=[{'resources': [_cr('NodeWright', 't', TUNED, 'gpu-node-7')]}])
+    refuse = rr.begin(given, trays(), nodes, foreign=[{'resources': [_cr('NodeWright', 't', TUNED, 'gpu-node-7')]}])
     assert refuse['plan']['refuse'].startswith('NodeWright t would also interrupt gpu-node-7 (nvidia-tuned: reboot)')

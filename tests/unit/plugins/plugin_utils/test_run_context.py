@@ -114,3 +114,30 @@ def test_every_typed_run_value_is_converted_as_its_inventory_spec_types_it():
         else:
             assert run_context._as_checked(key, 'as-given') == 'as-given', (key, kind)
     assert typed == 6
+
+
+def test_the_bmc_of_a_tray_is_one_mapping_with_a_roles_options_over_the_context():
+    """The preflight and the rolling reboot read a tray's BMC through run_context.bmc (issue 53): the settings the
+    judges read (the password only as whether it is set), redfish's connection (host[:port], ca_path only when set),
+    and a role's own <role>_bmc_* over the context's values, converted as the argument spec reads them."""
+    ctx = {'bmc_required': False, 'bmc_address': 'https://10.0.0.9:8443/', 'bmc_username': 'admin',
+           'bmc_password': 'secret', 'bmc_system_id': '', 'bmc_validate_certs': True, 'bmc_ca_path': '',
+           'bmc_timeout': 10}
+    out = run_context.bmc(ctx)
+    assert out['settings'] == {'address': 'https://10.0.0.9:8443/', 'username': 'admin', 'password': True,
+                               'system_id': '', 'required': False}
+    assert out['redfish'] == {'baseuri': '10.0.0.9:8443', 'username': 'admin', 'password': 'secret',
+                              'validate_certs': True, 'timeout': 10}
+    assert out['usable'] is True and out['judged'] is True
+    mine = run_context.bmc(ctx, {'address': '', 'timeout': '30', 'validate_certs': 'no', 'ca_path': '/ca.pem',
+                                 'required': 'false', 'unknown': 'x'})
+    assert mine['redfish']['timeout'] == 30 and mine['redfish']['validate_certs'] is False
+    assert mine['redfish']['ca_path'] == '/ca.pem' and mine['usable'] is False and mine['judged'] is False
+    # without a platform a reboot needs a way back: required unless set
+    assert run_context.bmc({})['settings']['required'] is True and run_context.bmc({})['judged'] is True
+
+
+def test_the_trays_and_the_api_host_are_the_run_contexts_terms():
+    groups = {'gpu_trays': ['t1', 'cp1', 't2'], 'control_plane': ['cp1'], 'k8s_api': ['api1', 'api2']}
+    assert run_context.trays(groups) == ['t1', 't2'] and run_context.api_host(groups) == 'api1'
+    assert run_context.trays({}) == [] and run_context.api_host({}) == 'localhost'
