@@ -322,6 +322,21 @@ def name_ranges(names):
     return ', '.join(parts)
 
 
+def not_read_line(meta):
+    """One line naming the trays the run did not read (meta ``not_read``: ``{unreachable: [...], failed: [...]}``,
+    the tray reads that did not answer or failed), '' when it read every tray it asked for: a run that stopped before
+    its trays phase names them all the same, in one line however many (issue 54)."""
+    unread = (meta or {}).get('not_read') or {}
+    labels = (('unreachable', 'unreachable'), ('failed', 'read failed'))
+    parts = [(label, list(unread.get(key) or [])) for key, label in labels]
+    parts = [(label, names) for label, names in parts if names]
+    if not parts:
+        return ''
+    total = sum(len(names) for _label, names in parts)
+    return 'Trays not read (%d): %s - nothing was judged on them.' % (
+        total, '; '.join('%s: %s' % (label, name_ranges(names)) for label, names in parts))
+
+
 def _gb(value):
     return '-' if value is None else '%g GB/s' % value
 
@@ -437,6 +452,9 @@ def markdown(phases, meta=None):
         lines.append('| %s | %s | %d | %d | %d | %d |' % row)
     lines.append('| **all** | %s | %d | %d | %d | %d |' % (
         overall.upper(), total['passed'], total['failed'], total['warning'], total['skipped']))
+    unread = not_read_line(meta)
+    if unread:
+        lines += ['', '**%s**' % unread]
     for status, title in (('failed', 'Failed checks'), ('warning', 'Warnings')):
         groups = status_groups(phases, status)
         if not groups:
@@ -664,6 +682,9 @@ def html_report(phases, meta=None):
     out += ['<tr><th>all</th><th>%s</th><th class="n">%d</th><th class="n">%d</th><th class="n">%d</th>'
             '<th class="n">%d</th></tr>' % (overall.upper(), total['passed'], total['failed'], total['warning'],
                                             total['skipped']), '</table>']
+    unread = not_read_line(meta)
+    if unread:
+        out.append('<p class="not-read"><b>%s</b></p>' % esc(unread))
     for status, heading in (('failed', 'Failed checks'), ('warning', 'Warnings')):
         groups = status_groups(phases, status)
         if groups:

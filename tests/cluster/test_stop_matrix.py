@@ -154,6 +154,26 @@ def _check_way_out(cell, folder, artifact, out):
         if cell['inventory'] != 'localhost':
             # the trays it did not read are named as not compared, never a crash
             assert drift['not_compared']['trays'], drift
+            _check_unread_trays(cell, folder, out)
+
+
+def _check_unread_trays(cell, folder, out):
+    """A validation whose trays did not answer names them in its report, in one line however it stopped, and each
+    such tray is failed in the recap, not ignored (issue 54 item 6); a run that read no tray (its phases need none)
+    says nothing of them."""
+    trays = inventory_trays(SAMPLES[cell['inventory']])
+    report = (folder / 'validation' / 'report.md').read_text()
+    recap = out.rsplit('PLAY RECAP', 1)[1]
+    if set(cell['extra'].get('gpu_tray_validate_phases') or PHASES) & {'trays', 'performance'}:
+        line = '**Trays not read (%d): unreachable: %s-%s - nothing was judged on them.**' % (
+            len(trays), trays[0], trays[-1])
+        assert line in report, report[:3000]
+        for tray in trays:
+            assert re.search(r'^%s\s*:.*\bfailed=1\b.*\bignored=1\b' % re.escape(tray), recap, re.M), recap
+    else:
+        assert 'Trays not read' not in report, report[:3000]
+        for tray in trays:
+            assert re.search(r'^%s\s*:.*\bfailed=0\b' % re.escape(tray), recap, re.M) or tray not in recap, recap
 
 
 @pytest.mark.parametrize('cell', CELLS)

@@ -418,8 +418,12 @@ def scheduled_job(template_id):
     schedule = {key: jinja2.Template(play["vars"]["__awx_configure_schedule"][key]).render(
         awx_job_templates=DEFINITIONS["awx_job_templates"]) for key in ("name", "unified_job_template")}
     assert schedule["unified_job_template"] == TEMPLATES[template_id]["name"], schedule
+    # the schedule's extra_data: the phases it runs by default (awx_configure_validate_schedule_phases)
+    spec = yaml.safe_load((ROOT / "playbooks" / "vars" / "awx_configure_spec.yml").read_text())["awx_configure_options"]
+    assert set(play["vars"]["__awx_configure_schedule"]["extra_data"]) == {"gpu_tray_validate_phases"}
     return {"awx_job_id": next(_job_ids), "awx_job_template_name": schedule["unified_job_template"],
-            "awx_job_launch_type": "scheduled", "awx_schedule_id": 7, "awx_schedule_name": schedule["name"]}
+            "awx_job_launch_type": "scheduled", "awx_schedule_id": 7, "awx_schedule_name": schedule["name"],
+            "gpu_tray_validate_phases": spec["awx_configure_validate_schedule_phases"]["default"]}
 
 
 def test_scheduled_validate_template(inventory, cluster, operator, tmp_path):
@@ -457,8 +461,10 @@ def test_scheduled_validate_template(inventory, cluster, operator, tmp_path):
     # the preflight's records (the workflow's run folder, the newest that has them) are the bundle's phase preflight
     assert artifact["preflight_records"] == {"found": {str(RUN_DIR): list(TRAYS)}, "missing": []}, artifact
     statement = json.loads((evidence / "summary-bundle" / "statement.intoto.json").read_text())
-    assert sorted(statement["predicate"]["phases"]) == ["conformance", "deployment", "performance", "preflight",
-                                                        "trays"], statement["predicate"]["phases"]
+    # the schedule's phases: the ones that only read - no NCCL benchmark takes the trays' GPUs at night (issue 54)
+    assert sorted(statement["predicate"]["phases"]) == ["conformance", "deployment", "preflight", "trays"], \
+        statement["predicate"]["phases"]
+    assert sorted(summary["phases"]) == ["conformance", "deployment", "readiness", "trays"], summary["phases"]
     assert statement["predicate"]["phases"]["preflight"]["failed"] == 0, statement["predicate"]["phases"]
     envelope = json.loads((evidence / "summary-bundle" / "attestation.intoto.jsonl").read_text())
     assert len(envelope["signatures"]) == 1, envelope          # signed with the credential's key

@@ -14,9 +14,13 @@ VALIDATE = next(t["name"] for t in TEMPLATES if t["id"] == "validate")
 
 
 def plan(*extra):
+    return plan_raw(*[json.dumps(item) for item in extra])
+
+
+def plan_raw(*extra):
     argv = [str(BIN / "ansible-playbook"), "playbooks/awx_configure.yml", "--tags", "plan"]
     for item in extra:
-        argv += ["-e", json.dumps(item)]
+        argv += ["-e", item]
     env = checkout_env(ROOT, home=False, callback="ansible.builtin.json", bin_path=str(BIN))
     proc = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr
@@ -38,7 +42,35 @@ def plan(*extra):
 def test_the_plan_shows_the_validate_schedule(extra, rrule, enabled, state):
     schedule = plan(extra)
     assert schedule == {"name": "%s (scheduled)" % VALIDATE, "unified_job_template": VALIDATE, "rrule": rrule,
-                        "enabled": enabled, "state": state}
+                        "enabled": enabled, "state": state, "extra_data": {"gpu_tray_validate_phases": READING}}
+
+
+# the phases that only read: the schedule's default (issue 54: the performance phase's NCCL benchmarks take GPUs and
+# VFs on production trays every night)
+READING = ["readiness", "deployment", "trays", "conformance"]
+
+
+@pytest.mark.parametrize("given, phases", [
+    ({"awx_configure_validate_schedule_phases": READING + ["performance"]}, READING + ["performance"]),
+    ("awx_configure_validate_schedule_phases=readiness,trays", ["readiness", "trays"]),
+])
+def test_the_schedule_runs_the_phases_the_site_chooses(given, phases):
+    """The schedule hands its phases to the job it launches (extra_data gpu_tray_validate_phases; the validate template
+    asks for variables on launch, as AWX requires of a schedule's extra_data); a comma string is the list."""
+    schedule = plan(given) if isinstance(given, dict) else plan_raw(given)
+    assert schedule["extra_data"] == {"gpu_tray_validate_phases": phases}
+    validate = next(t for t in TEMPLATES if t["id"] == "validate")
+    assert validate.get("ask_variables") is True
+
+
+def test_a_phase_that_is_not_one_is_refused_by_name():
+    argv = [str(BIN / "ansible-playbook"), "playbooks/awx_configure.yml", "--tags", "plan", "-e",
+            "awx_configure_validate_schedule_phases=readiness,nccl"]
+    env = checkout_env(ROOT, home=False, callback="ansible.builtin.json", bin_path=str(BIN))
+    proc = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
+    assert proc.returncode == 2, proc.stdout[-4000:]
+    result = json.loads(proc.stdout)["plays"][0]["tasks"][0]["hosts"]["localhost"]
+    assert "awx_configure_validate_schedule_phases" in result["msg"] and "nccl" in result["msg"], result["msg"]
 
 
 def test_the_schedule_task_is_the_one_the_plan_shows():
@@ -56,5 +88,5 @@ def test_docs_say_how_to_change_it_and_how_to_be_told():
     text = (ROOT / "docs" / "awx.md").read_text()
     section = text.split(". Validation on a schedule", 1)[1].split("\n## ", 1)[0]
     for needle in ("awx_configure_validate_schedule", "awx_configure_validate_schedule_enabled", "notification",
-                   "drift", "--tags plan"):
+                   "drift", "--tags plan", "awx_configure_validate_schedule_phases", "NCCL", "performance"):
         assert needle in section, needle

@@ -146,3 +146,18 @@ def test_a_144_tray_report_renders_with_the_failure_summary_above_the_fold(tmp_p
     keep = os.environ.get('GPU_TRAY_REPORT_SCREENSHOT')
     if keep:                                            # to look at it: GPU_TRAY_REPORT_SCREENSHOT=/tmp/report.png
         png.rename(keep)
+
+
+def test_the_trays_not_read_are_one_line_of_the_report_however_the_run_stopped():
+    """A validation that stopped before its trays phase (the API down) named none of the trays that did not answer
+    (issue 54): one line in report.md and report.html, their names folded into ranges at any fleet size, the
+    unreachable ones and the failed reads apart; nothing when every tray asked for was read."""
+    phases = [{'name': 'readiness', 'checks': [{'name': 'readiness-stopped', 'status': 'failed', 'message': 'down'}]}]
+    trays = ['tray%03d' % n for n in range(1, 145)]
+    meta = {'recipe': 'r', 'not_read': {'unreachable': trays[:143], 'failed': ['tray144']}}
+    line = ('Trays not read (144): unreachable: tray001-tray143; read failed: tray144 - nothing was judged on them.')
+    assert evidence.not_read_line(meta) == line
+    assert '\n**%s**\n' % line in evidence.markdown(phases, meta)
+    assert '<p class="not-read"><b>%s</b></p>' % line in evidence.html_report(phases, meta)
+    for empty in ({}, {'not_read': {'unreachable': [], 'failed': []}}):
+        assert evidence.not_read_line(empty) == '' and 'Trays not read' not in evidence.markdown(phases, empty)
