@@ -195,10 +195,17 @@ class ActionModule(ActionBase):
         # the manifests to fetch once each (into a scratch directory, before anything is written): those a
         # destination lacks or holds with another sha256
         sources = []
+        mirror = str(stack_plan.site_inputs(site)['repositories'].get('github_raw') or '').rstrip('/')
+        mirror_url = 'file://' + mirror if mirror.startswith('/') else mirror
         for entry in out['fetch']:
             if entry['needed'] and entry['url'] not in [s['url'] for s in sources]:
-                sources.append(dict((k, entry[k]) for k in ('url', 'sha256', 'file')))
+                source = dict((k, entry[k]) for k in ('url', 'sha256', 'file'))
+                # where the file sits below the mirror (what a site's mirror must hold), the URL where it is not below it
+                source['path'] = (entry['url'][len(mirror_url) + 1:] if mirror_url
+                                  and entry['url'].startswith(mirror_url + '/') else entry['url'])
+                sources.append(source)
         out['fetch_sources'] = sources
+        out['github_raw'] = mirror
         if args['step'] == 'bundle_files':
             for entry in fetch:
                 _only_crds(os.path.join(root, entry['dest']), entry['url'])

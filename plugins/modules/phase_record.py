@@ -19,7 +19,7 @@ description:
     returns in RV(failures) the message each host must fail with. A role ends with this task (C(run_once)) and an
     M(ansible.builtin.fail) task for the hosts RV(failures) names.
   - Runs in the controller process (an action plugin). Files are replaced atomically and only when their content
-    differs; the record is not a change (RV(changed) is always false) and is written in check mode too.
+    differs; the record is not a change (the task always reports unchanged) and is written in check mode too.
   - With O(find), only looks for an earlier run's files (the validation's summary and drift baseline).
 author:
   - gpu_tray.cluster contributors (!UNKNOWN)

@@ -62,7 +62,10 @@ def _bare(digest):
 # --- the recipe ------------------------------------------------------------------------------------------------
 
 def recipe_document(plan):
-    """The canonical recipe of a stack plan (a canonical recipe is its own): what its digest covers."""
+    """The canonical recipe of a stack plan (a canonical recipe is its own): what its digest covers - the plan's
+    mirror-free form where it carries one (``canonical``: where the mirrors sit is no part of the recipe)."""
+    if isinstance(plan, dict) and isinstance(plan.get('canonical'), dict):
+        return plan['canonical']
     try:
         return stack_plan.canonical(plan)
     except (KeyError, TypeError):

@@ -69,7 +69,7 @@ def _text(value):
 def _preflight_result(report):
     if report.get('passed'):
         return 'PASS'
-    if report.get('unreachable') or False:
+    if report.get('unreachable'):
         return 'UNREACHABLE'
     return 'NOT READ' if 'tray_read' in (report.get('failed_checks') or []) else 'FAIL'
 
@@ -182,8 +182,8 @@ def _bmc_lines(row):
     b = row['bmc']
     out = ['', '### %s' % row.get('tray'), '']
     if b.get('read'):
-        out += ['- BMC %s, system %s: PowerState **%s**, BootProgress' % (
-                    b.get('address'), b.get('system_id'), b.get('power_state') or 'not reported'),
+        state = b.get('power_state') or 'not reported'
+        out += ['- BMC %s, system %s: PowerState **%s**, BootProgress' % (b.get('address'), b.get('system_id'), state),
                 '  **%s**, health **%s**' % (b.get('boot_progress') or 'not reported', b.get('health') or 'not reported')]
     else:
         out.append('- BMC not read: %s' % _text(b.get('error')))
@@ -227,7 +227,7 @@ def rolling_reboot_markdown(final, meta):
         else:
             what = 'no tray was rebooted, none drained'
         said = meta.get('nodes_msg', 'no answer')
-        out += ['', 'No cluster configured: %s (%s).' % (what, _truncate(_text(said).split('\n')[0]))]
+        out += ['', 'No cluster configured: %s (%s).' % (what, _truncate(_text(said).split('\n', maxsplit=1)[0]))]
     out += ['', '| tray | %s | wave | as | idle/busy | reboot asked by | changed roles | down (UTC) | up (UTC) | '
                 'reboot s | rebooted | cmdline verified | drain | result |' % (meta.get('group_by') or 'group'),
             '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|']
@@ -248,9 +248,9 @@ def rolling_reboot_markdown(final, meta):
     if failed:
         out += ['', '## Failed', '']
         for r in failed:
-            out += ['- **%s**%s%s: %s failed: %s' % (
-                        r.get('tray'), ' (the canary)' if r.get('role') == 'canary' else '',
-                        ' - UNREACHABLE' if r.get('unreachable') else '', r.get('failed_step'), r.get('error')),
+            canary = ' (the canary)' if r.get('role') == 'canary' else ''
+            down = ' - UNREACHABLE' if r.get('unreachable') else ''
+            out += ['- **%s**%s%s: %s failed: %s' % (r.get('tray'), canary, down, r.get('failed_step'), r.get('error')),
                     '  Check %s. The run stopped after this wave; trays marked "not reached" were not touched.'
                     % r.get('check')]
     with_bmc = [r for r in rows if 'bmc' in r]

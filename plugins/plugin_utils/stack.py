@@ -326,8 +326,32 @@ def resolve(catalog, recipes, recipe, overrides=None, files=None, options=None):
             'tiers': levels}
 
 
-def rail_ippools(base, rails, prefix=22, per_node_block_size=50, name_format='sriov-ib-rail-{rail}'):
-    """One nv-ipam pool per rail: the rail-th /prefix subnet of `base` (10.255.0.0/16, /22: 10.255.<4n>.0/22)."""
+def pool_nodes(prefix, block, version=4):
+    """How many nodes an nv-ipam pool of a /prefix subnet gives a block of ``block`` addresses each: nv-ipam hands
+    out whole blocks from the subnet's usable addresses (IPv4: without the network and broadcast addresses), so
+    floor(usable / block) - a /22 with perNodeBlockSize 50 holds 20 nodes."""
+    size = 2 ** ((128 if version == 6 else 32) - int(prefix))
+    usable = size - (2 if version == 4 else 1)
+    return max(usable, 0) // int(block)
+
+
+def _fitting(nodes, prefix, block, minimum_prefix, version=4):
+    """What would fit ``nodes``: the largest block at this prefix (None below 2, too few addresses per node for a
+    tray's VFs) and the longest prefix at this block (None when none fits within the base's)."""
+    usable = 2 ** ((128 if version == 6 else 32) - int(prefix)) - (2 if version == 4 else 1)
+    largest = usable // int(nodes) if nodes else None
+    longest = None
+    for candidate in range(int(prefix), int(minimum_prefix) - 1, -1):
+        if pool_nodes(candidate, block, version) >= nodes:
+            longest = candidate
+            break
+    return (largest if largest and largest >= 2 else None), longest
+
+
+def rail_ippools(base, rails, prefix=22, per_node_block_size=50, name_format='sriov-ib-rail-{rail}', nodes=0):
+    """One nv-ipam pool per rail: the rail-th /prefix subnet of `base` (10.255.0.0/16, /22: 10.255.<4n>.0/22).
+    ``nodes`` (the inventory's GPU trays, each a node of every rail's pool): a pool that cannot give each of them a
+    block is refused, naming the pool, the tray count and what would fit (the add-a-rack runbook's check)."""
     if not HAS_NETADDR:
         raise StackError('rail_ippools needs the Python library netaddr on the controller (pip install netaddr)')
     try:
@@ -354,6 +378,18 @@ def rail_ippools(base, rails, prefix=22, per_node_block_size=50, name_format='sr
                                                                 network.version), prefix))
         pools.append({'rail': index, 'name': name_format.format(rail=index), 'subnet': str(subnet.cidr),
                       'per_node_block_size': block})
+    holds = pool_nodes(prefix, block, network.version)
+    if pools and int(nodes or 0) > holds:
+        largest, longest = _fitting(int(nodes), prefix, block, network.prefixlen + (count - 1).bit_length(),
+                                    network.version)
+        fits = ['stack_ippool_per_node_block_size %d' % largest] if largest else []
+        if longest is not None and longest != prefix:
+            fits.append('stack_ippool_prefix %d' % longest)
+        raise StackError(
+            'IPPool %s (%s, perNodeBlockSize %d) holds %d nodes, the inventory has %d GPU trays: nv-ipam gives a node '
+            'no rail address once the pool is out of blocks - set %s' % (
+                pools[0]['name'], pools[0]['subnet'], block, holds, int(nodes),
+                ' or '.join(fits) if fits else 'a larger stack_ippool_base'))
     return pools
 
 

@@ -42,6 +42,10 @@ DEFAULT_SITE = {
     'ippool_prefix': 22,
     'ippool_per_node_block_size': 50,
     'helm_timeout': '10m',
+    # the inventory's GPU trays (the run context's), each a node of every rail pool: a pool that cannot give each a
+    # block is refused (stack.rail_ippools); 0 - none known (a render with -i localhost,), not checked. Not in the
+    # digest: the objects are the same for any fleet that fits
+    'trays': 0,
 }
 # the variable a user sets for each site input, for messages
 VARIABLES = {
@@ -196,7 +200,7 @@ def _fabric(site, components):
             raise StackError('the recipe builds one SR-IOV network per InfiniBand rail, but no rails are set: set '
                              'gpu_tray_rails (the platform profile gives them for its own recipes)')
         pools = stack.rail_ippools(site['ippool_base'], rails, site['ippool_prefix'],
-                                   site['ippool_per_node_block_size'])
+                                   site['ippool_per_node_block_size'], nodes=int(site['trays'] or 0))
     if wanted & set(manifests.NEEDS_RAILS):
         sriov = stack.sriov_rails(rails, site['rail_pci'], site['num_vfs'])
     return pools, sriov
@@ -238,7 +242,8 @@ def release(comp, helm_timeout):
 
 def canonical(plan):
     """What the digest covers: the recipe and its components as installed (values, objects, fetched manifests),
-    without derived fields (tiers, release arguments, notes)."""
+    without derived fields (tiers, release arguments, notes). A plan's own ``digest`` is of its mirror-free form
+    (``plan['canonical']``, :func:`pinned_recipe`)."""
     keys = ('name', 'kind', 'chart', 'repository', 'version', 'namespace', 'depends_on', 'values', 'objects',
             'manifest_urls', 'manifests_phase', 'readiness', 'wait', 'timeout')
     return {'recipe': plan['recipe'],
@@ -272,10 +277,51 @@ def _derived(components):
     }
 
 
+def _placeholders(site):
+    """The site with every stack_repositories / stack_registries entry replaced by a stand-in of its name alone
+    (https://stack-repositories.invalid/<name>, stack-registries.invalid/<name>): the plan the digest is made of, so
+    that where a mirror sits - another chart repository, another folder of github_raw's files, another registry - is
+    never part of it; what is pinned (names, versions, values, objects, each fetched file's sha256) is."""
+    return dict(site, repositories=dict((key, 'https://stack-repositories.invalid/%s' % key)
+                                        for key in site['repositories']),
+                registries=dict((key, 'stack-registries.invalid/%s' % key) for key in site['registries']))
+
+
+def pinned_recipe(site, files=None, render_template=None):
+    """The canonical recipe of a site (site_inputs' output) that its digest covers: the plan with the mirrors' places
+    left out (:func:`_placeholders`), in :func:`canonical`'s form - the bundle's recipe.yaml."""
+    name, _notes, _resolved, components = _components(_placeholders(site), files, render_template)
+    return canonical({'recipe': name, 'components': components})
+
+
 def plan(raw_site, files=None, render_template=None):
     """The plan of the site's recipe (see the module docstring); ``files`` holds the site's absolute values files as
     read, ``render_template(path, variables)`` renders a site manifest template to a list of objects."""
     site = site_inputs(raw_site)
+    rendered = {}
+
+    def recorded(path, variables):
+        # a site template is rendered once: the mirror-free pass below takes what this one rendered
+        rendered[(path, variables['stack_component']['name'])] = render_template(path, variables)
+        return rendered[(path, variables['stack_component']['name'])]
+    name, notes, resolved, components = _components(site, files, recorded if render_template else None)
+    _check_selectors(components)
+    tiers = resolved['tiers']
+    if site['serial']:
+        tiers = [[c['name']] for c in components]
+        for index, comp in enumerate(components):
+            comp['tier'] = index
+    out = {'recipe': name, 'requested': str(site['recipe']), 'notes': notes, 'chain': resolved['chain'],
+           'components': components, 'tiers': tiers}
+    out['facts'] = registry.facts(name) if name not in site['extra_recipes'] else None
+    out['canonical'] = pinned_recipe(site, files, (lambda path, variables: rendered[
+        (path, variables['stack_component']['name'])]) if render_template else None)
+    out['digest'] = digest(out['canonical'])
+    return _finish(out, site, raw_site)
+
+
+def _components(site, files, render_template):
+    """(recipe name, notes, resolved, components with their objects) of a site (site_inputs' output)."""
     catalog, recipes, context = _tables(site)
     name, notes = recipe_name(site, recipes)
     overrides = stack._plain(site['overrides'] or {})
@@ -304,16 +350,12 @@ def plan(raw_site, files=None, render_template=None):
         comp['apply'] = namespace + flat if flat else []
         comp['custom_kinds'] = sorted(set(o['kind'] for o in flat
                                           if '/' in o['apiVersion'] and not _BUILTIN_API.search(o['apiVersion'])))
-    _check_selectors(components)
-    tiers = resolved['tiers']
-    if site['serial']:
-        tiers = [[c['name']] for c in components]
-        for index, comp in enumerate(components):
-            comp['tier'] = index
-    out = {'recipe': name, 'requested': str(site['recipe']), 'notes': notes, 'chain': resolved['chain'],
-           'components': components, 'tiers': tiers}
-    out['facts'] = registry.facts(name) if name not in site['extra_recipes'] else None
-    out['digest'] = digest(out)
+    return name, notes, resolved, components
+
+
+def _finish(out, site, raw_site):
+    """The plan's vendored archives, release arguments, what validate expects and its summary line."""
+    components = out['components']
     vendored = raw_site.get('vendored') if raw_site else None
     if vendored:
         check = bundle.vendored_archives(components, vendored.get('provenance'), vendored.get('digests') or {})

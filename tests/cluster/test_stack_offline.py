@@ -12,6 +12,7 @@ import glob
 import json
 import os
 import re
+import sys
 
 import pytest
 import yaml
@@ -241,12 +242,17 @@ def test_offline_without_a_mirror_the_render_stops_in_one_sentence_before_writin
     failed = [line for line in out.splitlines() if "FAILED!" in line or line.startswith("failed:")]
     assert len(failed) == 1, out[-3000:]
     msg = json.loads(failed[0].split("=> ", 1)[1])["msg"]
-    assert re.match(r"^Cannot fetch gateway\.networking\.k8s\.io_backendtlspolicies\.yaml from "
-                    r"https://github-raw\.invalid/kubernetes-sigs/gateway-api/v1\.6\.1/config/crd/standard/"
-                    r"gateway\.networking\.k8s\.io_backendtlspolicies\.yaml \(.+; 11 more of the 12 pinned manifests "
-                    r"fail alike\): point stack_repositories\.github_raw at a mirror that keeps the paths below it, or "
-                    r"at an absolute local directory of the same layout, and render again - nothing was written\.$",
-                    msg), msg
+    # every file missing, by its path below the mirror (issue 54: the refusal named only the first)
+    match = re.match(r"^Cannot fetch 12 of the 12 pinned manifests below stack_repositories\.github_raw "
+                     r"https://github-raw\.invalid \((.+)\): (.+) - point stack_repositories\.github_raw at a mirror "
+                     r"that holds these paths below it, or at an absolute local directory of the same layout, and render "
+                     r"again - nothing was written\.$", msg)
+    assert match, msg
+    paths = match.group(2).split(", ")
+    assert len(paths) == 12 and paths[0] == ("kubernetes-sigs/gateway-api/v1.6.1/config/crd/standard/"
+                                             "gateway.networking.k8s.io_backendtlspolicies.yaml"), paths
+    assert sum(p.startswith("kubernetes-sigs/gateway-api-inference-extension/v1.5.0/config/crd/bases/")
+               for p in paths) == 2, paths
     assert msg.count(". ") == 0, msg   # one sentence
     # the network error only inside that sentence (ansible prints the failed task's message twice), never per file
     assert not [line for line in out.splitlines() if "Request failed" in line and "Cannot fetch" not in line]
@@ -254,3 +260,30 @@ def test_offline_without_a_mirror_the_render_stops_in_one_sentence_before_writin
     assert not bundle.exists()
     counts = recap(out)
     assert (counts["failed"], counts["changed"]) == (1, 0), counts
+
+
+def test_a_second_rack_that_does_not_fit_the_rail_pools_is_refused_naming_the_pool(tmp_path):
+    """The add-a-rack runbook's check (issue 54): the NVKE rail pools (/22, perNodeBlockSize 50) hold 20 nodes; an
+    inventory of two 18-tray racks is refused by the stack's plan - render_bundle --check, no cluster, nothing written -
+    naming the pool, the count and what fits, and the size it names renders."""
+    from stackhelpers import PLATFORM, RAIL_PCI, run_playbook
+    trays = dict(("gb200-r%02d-t%02d" % (rack, slot), {"ansible_host": "192.0.2.%d" % (rack * 20 + slot)})
+                 for rack in (1, 2) for slot in range(1, 19))
+    inventory = tmp_path / "hosts.yml"
+    inventory.write_text(yaml.safe_dump({"all": {
+        "hosts": {"localhost": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}},
+        "children": {"gpu_trays": {"hosts": trays, "vars": {
+            "gpu_tray_platform": PLATFORM["gb200"], "gpu_tray_recipe": "gb200-nvke-ubuntu-training",
+            "gpu_tray_rail_pci_addresses": RAIL_PCI}}}}}))
+    bundle = tmp_path / "bundle"
+    rc, out = run_playbook("gpu_tray.cluster.render_bundle", "--check", "-e", "gpu_tray_bundle_dir=%s" % bundle,
+                           inventory=str(inventory))
+    assert rc != 0, out[-3000:]
+    flat = " ".join(out.split())
+    assert ("IPPool sriov-ib-rail-0 (10.255.0.0/22, perNodeBlockSize 50) holds 20 nodes, the inventory has 36 GPU "
+            "trays: nv-ipam gives a node no rail address once the pool is out of blocks - set "
+            "stack_ippool_per_node_block_size 28 or stack_ippool_prefix 21") in flat, out[-3000:]
+    assert not bundle.exists()
+    rc, out = run_playbook("gpu_tray.cluster.render_bundle", "--check", "-e", "gpu_tray_bundle_dir=%s" % bundle,
+                           "-e", "stack_ippool_prefix=21", inventory=str(inventory))
+    assert rc == 0, out[-3000:]

@@ -412,6 +412,28 @@ def test_bad_pool_input_is_refused(base, rails, prefix, block, message):
         stack.rail_ippools(base, rails, prefix, block)
 
 
+def test_a_pool_holds_the_nodes_its_blocks_allow_and_a_fleet_past_it_is_refused_with_what_would_fit():
+    """The second NVKE rack (issue 54): a /22 with perNodeBlockSize 50 holds 20 nodes (1022 usable addresses), so 36
+    trays are refused - naming the pool, its capacity, the tray count and the block or prefix that fits them."""
+    assert stack.pool_nodes(22, 50) == 20 and stack.pool_nodes(21, 50) == 40 and stack.pool_nodes(24, 2) == 127
+    assert stack.pool_nodes(64, 50, version=6) > 10 ** 9
+    assert len(stack.rail_ippools('10.255.0.0/16', 4, 22, 50, nodes=20)) == 4          # exactly full is fine
+    with pytest.raises(stack.StackError) as err:
+        stack.rail_ippools('10.255.0.0/16', 4, 22, 50, nodes=36)
+    assert str(err.value) == (
+        'IPPool sriov-ib-rail-0 (10.255.0.0/22, perNodeBlockSize 50) holds 20 nodes, the inventory has 36 GPU trays: '
+        'nv-ipam gives a node no rail address once the pool is out of blocks - set stack_ippool_per_node_block_size '
+        '28 or stack_ippool_prefix 21')
+    # what it names fits: 36 blocks of 28 in a /22, 36 of 50 in a /21
+    assert stack.pool_nodes(22, 28) >= 36 and stack.pool_nodes(21, 50) >= 36
+    # a base with no room for a longer prefix for four rails names only the block
+    with pytest.raises(stack.StackError, match=r'set stack_ippool_per_node_block_size 28$'):
+        stack.rail_ippools('10.255.0.0/20', 4, 22, 50, nodes=36)
+    # no block of 2 addresses or more fits: a larger base
+    with pytest.raises(stack.StackError, match=r'set a larger stack_ippool_base$'):
+        stack.rail_ippools('10.255.0.0/24', 1, 24, 50, nodes=200)
+
+
 # --- SR-IOV rails from the site's rail PCI addresses -----------------------------------------------------------
 
 RAILS = ['mlx5_0', 'mlx5_1', 'mlx5_3', 'mlx5_4']

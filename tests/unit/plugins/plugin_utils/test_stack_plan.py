@@ -108,11 +108,32 @@ def test_every_recipe_plans_with_its_facts_and_a_stable_digest(recipe):
     one, two = plan(recipe), plan(recipe)
     assert one == two and one['recipe'] == recipe and one['notes'] == []
     assert one['facts'] == registry.facts(recipe)
-    assert one['digest'] == stack_plan.digest(one) and len(one['digest']) == 64
+    assert one['digest'] == stack_plan.digest(one['canonical']) and len(one['digest']) == 64
     names = [c['name'] for c in one['components']]
     assert names == [n for tier in one['tiers'] for n in tier]
     assert one['summary'].startswith('%s: %d components in %d tiers, digest %s; tier 1: '
                                      % (recipe, len(names), len(one['tiers']), one['digest']))
+
+
+def test_the_digest_is_of_what_is_pinned_never_of_where_the_mirrors_sit():
+    """Validate with github_raw's files in one folder, verify with the same files in another: the recipe was "changed"
+    (issue 54). The digest is of the plan with every stack_repositories / stack_registries entry standing for its
+    name alone: a chart repository, a folder of the upstream files or a registry moved changes nothing; the files'
+    sha256 pins and the charts' versions are in it (the test below)."""
+    for recipe in ('gb200-nvke-ubuntu-training', 'vr200-rke2-ubuntu-inference'):
+        base = plan(recipe)
+        moved = plan(recipe, repositories={'github_raw': '/srv/mirror-b/raw', 'ngc': 'https://harbor.site/chartrepo/ngc',
+                                           'kai': 'oci://harbor.site/kai'},
+                     registries={'nvcr': 'harbor.site/nvcr', 'ghcr': 'harbor.site/ghcr'})
+        assert moved['digest'] == base['digest'] and moved['canonical'] == base['canonical']
+        # the plans themselves use the mirrors: only the digest leaves them out
+        assert moved['components'] != base['components']
+        urls = [e['url'] for c in moved['components'] for e in c['manifest_urls']]
+        fetched = 12 if 'inference' in recipe else 0
+        assert all(u.startswith('file:///srv/mirror-b/raw/') for u in urls) and len(urls) == fetched, urls
+        text = json.dumps(base['canonical'])
+        assert 'raw.githubusercontent.com' not in text and 'helm.ngc.nvidia.com' not in text and 'nvcr.io' not in text
+        assert 'https://stack-repositories.invalid/ngc' in text
 
 
 def test_the_digest_changes_with_a_value_an_object_or_a_version():
