@@ -1,7 +1,8 @@
 # Copyright: (c) 2026, gpu_tray.cluster contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The way out of every phase (plugin_utils/phase_record.py, issue 53): the reports byte for byte, the failures each
-host ends with, the artifact, and the one search for an earlier run.
+host ends with, the artifact (the one search for an earlier run, phase_record.earlier, is report_dir.newest's:
+test_report_dir.py, and the action's find: tests/unit/plugins/action/test_phase_record_action.py).
 
 The fixtures under fixtures/reports/ are the inputs of the two report templates the roles had
 (roles/preflight/templates/summary.md.j2, roles/rolling_reboot/templates/rolling-reboot.md.j2), and each ``.md`` beside
@@ -12,12 +13,11 @@ trays' two lines of the preflight summary on two lines (the template ran them to
 The stop matrix (tests/cluster/test_stop_matrix.py) holds the real runs' files to golden/stop_matrix/."""
 
 import json
-import os
 import pathlib
 
 import pytest
 
-from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import phase_record, report_dir
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import phase_record
 
 FIXTURES = pathlib.Path(__file__).resolve().parents[2] / 'fixtures' / 'reports'
 NAMES = sorted(p.name[:-len('.input.json')] for p in FIXTURES.glob('*.input.json'))
@@ -115,19 +115,3 @@ def test_a_validation_fails_on_its_api_host_naming_the_phase_and_the_missing_rec
     assert out['artifact']['preflight_records'] == {'missing': ['t1']}
     passed = phase_record.validation(phases[1:], dict(meta, record_sources={}), '/rep/validation', 'api')
     assert passed['failures'] == {} and passed['summary'] == 'Validation of r passed; evidence in /rep/validation.'
-
-
-def test_the_earlier_run_is_the_newest_folder_holding_the_file_this_run_first(tmp_path):
-    base = tmp_path / 'base'
-    for name, age in (('old', 100), ('new', 10), ('mine', 50)):
-        (base / name / 'validation').mkdir(parents=True)
-        path = base / name / 'validation' / 'last-pass.json'
-        path.write_text('{}')
-        os.utime(str(path), (1e9 - age, 1e9 - age))
-    where = report_dir.locate(str(base), 'mine')
-    assert phase_record.earlier(where, 'validation/last-pass.json', prefer=str(base / 'mine')) == str(base / 'mine')
-    assert phase_record.earlier(where, 'validation/last-pass.json') == str(base / 'new')
-    assert phase_record.earlier(where, 'validation/summary.json') == ''
-    # without run folders: the run's own directory only
-    plain = report_dir.locate(str(base / 'old'))
-    assert phase_record.earlier(plain, 'validation/last-pass.json') == str(base / 'old')
