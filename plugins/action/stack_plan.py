@@ -201,8 +201,8 @@ class ActionModule(ActionBase):
             if entry['needed'] and entry['url'] not in [s['url'] for s in sources]:
                 source = dict((k, entry[k]) for k in ('url', 'sha256', 'file'))
                 # where the file sits below the mirror (what a site's mirror must hold), the URL where it is not below it
-                source['path'] = (entry['url'][len(mirror_url) + 1:] if mirror_url
-                                  and entry['url'].startswith(mirror_url + '/') else entry['url'])
+                below = bool(mirror_url) and entry['url'].startswith(mirror_url + '/')
+                source['path'] = entry['url'][len(mirror_url) + 1:] if below else entry['url']
                 sources.append(source)
         out['fetch_sources'] = sources
         out['github_raw'] = mirror
