@@ -18,6 +18,7 @@ from ansible.module_utils.common.text.converters import to_native
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import phase_record, report_dir, run_context
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.controller_action import host_facts
 
 ARGUMENT_SPEC = dict(
     phase=dict(type='str', required=True, choices=list(phase_record.PHASES)),
@@ -35,24 +36,10 @@ MODE = 0o644
 
 def gathered(task_vars, hosts, names):
     """{host: {name: its value}} of each host's facts ``names`` (absent ones left out)."""
-    hostvars = task_vars.get('hostvars') or {}
-    out = {}
-    for host in hosts:
-        try:
-            values = hostvars[host]
-        except KeyError:
-            # the implicit localhost (``-i localhost,`` absent, a play on localhost) is not in hostvars: its own vars
-            values = task_vars if host == task_vars.get('inventory_hostname') else {}
-        mine = {}
-        for name in names:
-            try:
-                value = values.get(name) if hasattr(values, 'get') else None
-            except Exception:       # an undefined fact of 2.19's HostVarsVars: not recorded on that host
-                value = None
-            if value is not None:
-                mine[name] = value
-        out[host] = mine
-    return out
+    facts = dict((name, host_facts(task_vars.get('hostvars') or {}, hosts, name, task_vars.get('inventory_hostname'),
+                                   task_vars)) for name in names)
+    return dict((host, dict((name, facts[name][host]) for name in names if facts[name][host] is not None))
+                for host in hosts)
 
 
 def replace_stale(dest, folders, written_paths):
@@ -88,16 +75,16 @@ class ActionModule(ActionBase):
         the file at the same place (``dest`` relative to ``prefer``), this run's own first."""
         dest = os.path.realpath(os.path.expanduser(args['dest'])) if args.get('dest') else None
         prefer = os.path.realpath(os.path.expanduser(args['prefer'])) if args.get('prefer') else None
-        where = self._where(task_vars)
+        mine = dest or self._where(task_vars)['dir']
         found = {}
         for name in args['find']:
             if prefer and dest:
+                # the one search for an earlier run (report_dir.newest_with, as the preflight records lookup's)
                 inside = os.path.relpath(dest, prefer)
-                folder = phase_record.earlier(dict(where, base=os.path.dirname(prefer)),
-                                              os.path.normpath(os.path.join(inside, name)), prefer=prefer)
+                folder = report_dir.newest_with(os.path.dirname(prefer), os.path.normpath(os.path.join(inside, name)),
+                                                prefer=prefer)
                 found[name] = os.path.join(folder, inside, name) if folder else ''
             else:
-                mine = dest or where['dir']
                 found[name] = os.path.join(mine, name) if os.path.isfile(os.path.join(mine, name)) else ''
         return dict(changed=False, earlier=found)
 
@@ -122,8 +109,8 @@ class ActionModule(ActionBase):
         dest = os.path.realpath(os.path.abspath(os.path.expanduser(args['dest'])))
         run_dir = os.path.realpath(os.path.abspath(os.path.expanduser(args['run_dir']))) if args.get('run_dir') else None
         hosts = [str(h) for h in task_vars.get('ansible_play_hosts_all') or []]
-        stopped = dict((host, values.get(args['stopped'])) for host, values in gathered(
-            task_vars, hosts, [args['stopped']]).items()) if args.get('stopped') else {}
+        stopped = host_facts(task_vars.get('hostvars') or {}, hosts, args['stopped'], task_vars.get('inventory_hostname'),
+                             task_vars) if args.get('stopped') else {}
         values = gathered(task_vars, hosts, args['hostvars'])
         meta, phase = args['meta'], args['phase']
         check_mode = bool(task_vars.get('ansible_check_mode'))

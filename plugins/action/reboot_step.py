@@ -22,6 +22,7 @@ from ansible.module_utils.common.text.converters import to_native
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import reboot_run
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.controller_action import host_facts
 
 # the results the role's tasks register on each tray (their register: names), by the short names the planner's steps
 # take them by: the role's names stay here, plugin_utils/reboot_plan.py and reboot_run.py know none
@@ -53,14 +54,7 @@ KEPT = ('plan', 'planned', 'rows', 'states', 'via', 'waves_done', 'bmc', 'wave',
 
 def registered(hostvars, hosts, name):
     """{tray: what the role registered on it as REGISTERED[name]} (None where it was never registered)."""
-    out = {}
-    for host in hosts:
-        try:
-            values = hostvars[host]
-            out[host] = values.get(REGISTERED[name]) if hasattr(values, 'get') else None
-        except KeyError:
-            out[host] = None
-    return out
+    return host_facts(hostvars, hosts, REGISTERED[name])
 
 
 def previous(run):

@@ -178,8 +178,8 @@ class ActionModule(ActionBase):
         provenance = None
         if vendored and all(v['archive'] in digests for v in vendored.values()):
             provenance = bundle.provenance(plan['recipe'], plan['digest'], vendored, digests)
-        text = bundle_files.files(plan, formats, cfg, vendored, provenance,
-                                  stack_plan.site_inputs(site)['repositories'])
+        repositories = stack_plan.site_inputs(site)['repositories']
+        text = bundle_files.files(plan, formats, cfg, vendored, provenance, repositories)
         fetch = bundle_files.fetches(plan, formats)
         written = [f['path'] for f in text] + [f['dest'] for f in fetch] + ['checksums.txt']
         keep, unpacked = bundle_files.layout(written + (['provenance.yaml'] if vendored else []), vendored, formats)
@@ -195,7 +195,7 @@ class ActionModule(ActionBase):
         # the manifests to fetch once each (into a scratch directory, before anything is written): those a
         # destination lacks or holds with another sha256
         sources = []
-        mirror = str(stack_plan.site_inputs(site)['repositories'].get('github_raw') or '').rstrip('/')
+        mirror = str(repositories.get('github_raw') or '').rstrip('/')
         mirror_url = 'file://' + mirror if mirror.startswith('/') else mirror
         for entry in out['fetch']:
             if entry['needed'] and entry['url'] not in [s['url'] for s in sources]:

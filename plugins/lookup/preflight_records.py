@@ -57,7 +57,7 @@ from ansible.errors import AnsibleLookupError
 from ansible.module_utils.common.text.converters import to_native
 from ansible.plugins.lookup import LookupBase
 
-from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import phase_record, preflight_records, report_dir, run_context
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import preflight_records, report_dir, run_context
 
 
 def _read(path):
@@ -79,6 +79,6 @@ class LookupModule(LookupBase):
             this_run = dict((item.get('host'), item) for item in self.get_option('this_run')
                             if isinstance(item, dict))
             return [preflight_records.find([str(t) for t in terms], this_run, self.get_option('dirs') or [], _read,
-                                           lambda relative: phase_record.earlier(where, relative))]
+                                           lambda relative: report_dir.newest(where, relative))]
         except (ValueError, report_dir.ReportDirError) as exc:
             raise AnsibleLookupError('preflight_records: %s' % to_native(exc))

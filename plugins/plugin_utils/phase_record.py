@@ -8,8 +8,8 @@ validation - ends through :func:`record`, whatever ended it (it passed, its chec
 trays were unreachable): from the phase's records, where it stopped (the one shape of a stop, ``{task, message}``,
 filter stopped_at) and its meta, it gives the phase's report files (written by the phase_record action), its job
 artifact (``gpu_tray_evidence.<key>``, plugin_utils/artifacts.py) and the failure each host must end with.
-:func:`earlier` is the one search for an earlier run's files (the validation's digest and drift baseline, the
-preflight's records).
+The one search for an earlier run's files (the validation's digest and drift baseline, the preflight's records) is
+plugin_utils/report_dir.py's (the action's ``find``).
 
 The report renderers below replaced the roles' Jinja templates (roles/preflight/templates/summary.md.j2,
 roles/rolling_reboot/templates/rolling-reboot.md.j2) and the stack's inline tables, byte for byte:
@@ -22,7 +22,7 @@ __metaclass__ = type
 import os
 import time
 
-from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import artifacts, evidence, report_dir
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import artifacts, evidence
 
 # the phases that end through a record, and the key of each one's job artifact (gpu_tray_evidence.<key>, docs/awx.md)
 PHASES = ('preflight', 'rolling_reboot', 'stack_deploy', 'stack_teardown', 'stack_recover', 'validation')
@@ -40,11 +40,12 @@ def stop(value):
 
 
 def first_stop(stopped):
-    """The stop of the first host (in the play's order) that recorded one, from ``{host: stop}``, or None."""
+    """The stop of the first host (in the play's order) that recorded one, from ``{host: stop}``, or None; what the
+    stop carries besides its task and message stays (the stack's component and tier)."""
     for value in (stopped or {}).values():
         found = stop(value)
         if found:
-            return found
+            return dict(value, **found)
     return None
 
 
@@ -294,11 +295,7 @@ def stack_markdown(summary):
 def stack(action, tiers, stopped, directory, check_mode=False):
     """A stack deploy's or teardown's record: ``tiers`` the components in their tiers, ``stopped`` {host: the stop
     with its component and tier} (stack stopped.yml)."""
-    stop_with_component = None
-    for value in (stopped or {}).values():
-        if stop(value):
-            stop_with_component = dict(value)
-            break
+    stop_with_component = first_stop(stopped)
     summary = {'result': 'failed' if stop_with_component else 'passed', 'action': action,
                'check_mode': bool(check_mode), 'tiers': tiers or [], 'stopped': stop_with_component}
     files = [{'path': 'stack-%s.json' % action, 'json': dict(summary, dir=directory)},
@@ -383,12 +380,3 @@ def _failures(stopped):
         if found:
             out[host] = found['message']
     return out
-
-
-# ---- the earlier run ----------------------------------------------------------------------------------------------
-
-def earlier(where, relative, prefer=None):
-    """The folder an earlier run left ``relative`` in (the run's own first), '' when none did: ``where`` the run's
-    place (report_dir.locate). The one search for the validation's digest and drift baseline and the preflight's
-    records."""
-    return report_dir.newest(where, relative, prefer=prefer)

@@ -1,8 +1,8 @@
 # Copyright: (c) 2026, gpu_tray.cluster contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The way out of every phase (plugin_utils/phase_record.py, issue 53): the reports byte for byte, the failures each
-host ends with, the artifact (the one search for an earlier run, phase_record.earlier, is report_dir.newest's:
-test_report_dir.py, and the action's find: tests/unit/plugins/action/test_phase_record_action.py).
+host ends with, the artifact (the one search for an earlier run is report_dir.newest's: test_report_dir.py, and the
+action's find: tests/unit/plugins/action/test_phase_record_action.py).
 
 The fixtures under fixtures/reports/ are the inputs of the two report templates the roles had
 (roles/preflight/templates/summary.md.j2, roles/rolling_reboot/templates/rolling-reboot.md.j2), and each ``.md`` beside
