@@ -24,7 +24,7 @@ PREFIX = "ansible_collections.gpu_tray.cluster.docsite."
 # lab-hardware, performance: build_ignore in galaxy.yml) are not part of the published manual.
 SECTIONS = [
     ("Guides", ["docs/architecture.md", "docs/host-preparation.md", "docs/modules.md", "docs/stack.md",
-                "docs/validation.md", "docs/awx.md"]),
+                "docs/airgap.md", "docs/validation.md", "docs/awx.md"]),
     ("Platform guides", ["docs/platforms/nvke-gb200.md", "docs/platforms/rke2-vr200.md"]),
     ("Runbooks and failure modes", ["docs/failure-modes.md", "docs/runbooks/README.md",
                                     "docs/runbooks/tray-not-back-from-reboot.md",

@@ -9,7 +9,8 @@
 ``step: plan`` returns the plan (components in install order with values, objects, release arguments, tiers,
 digest). ``step: bundle`` adds what a render changes in ``bundle_dir`` (on the controller, where render_bundle.yml
 runs): the paths to remove, the charts to pull, the manifests to fetch, the charts to unpack. ``step: bundle_files``
-runs after those writes and returns every text file of the bundle, provenance.yaml and checksums.txt included.
+runs after those writes and returns every text file of the bundle, provenance.yaml, the air-gap kit (mirror/,
+plugin_utils/airgap.py) and checksums.txt included.
 The action changes nothing itself; the role writes with real modules (check mode and --diff honest there).
 """
 
@@ -26,7 +27,7 @@ from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.text.converters import to_native, to_text
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import bundle, bundle_files, registry, stack_plan
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import airgap, bundle, bundle_files, registry, stack_plan
 from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.stack import StackError
 
 ARGUMENT_SPEC = dict(
@@ -179,12 +180,15 @@ class ActionModule(ActionBase):
         if vendored and all(v['archive'] in digests for v in vendored.values()):
             provenance = bundle.provenance(plan['recipe'], plan['digest'], vendored, digests)
         repositories = stack_plan.site_inputs(site)['repositories']
-        text = bundle_files.files(plan, formats, cfg, vendored, provenance, repositories)
+        # the air-gap kit (mirror/): every chart, image and upstream file of this bundle, upstream and at the mirror
+        kit = airgap.kit(plan, registry.sources(), provenance)
+        text = bundle_files.files(plan, formats, cfg, vendored, provenance, repositories, kit) + airgap.files(kit)
         fetch = bundle_files.fetches(plan, formats)
         written = [f['path'] for f in text] + [f['dest'] for f in fetch] + ['checksums.txt']
         keep, unpacked = bundle_files.layout(written + (['provenance.yaml'] if vendored else []), vendored, formats)
         existing = listing(root)
         out = {'dir': root, 'formats': formats, 'digest': plan['digest'], 'vendored': len(vendored),
+               'kit': airgap.summary(kit),
                'remove': [os.path.join(root, p) for p in bundle_files.stale(existing, keep, unpacked)],
                'pull': [dict(vendored[n], component=n, pull_argv=(
                    ['package', vendored[n]['pull']['ref']] if vendored[n]['pull'].get('package')

@@ -372,6 +372,87 @@ def keeps_crds(comp):
     return ''
 
 
+# --- CRDs a chart creates from its templates --------------------------------------------------------------------
+# A chart whose templates create CRDs without the keep mark (catalog chart_crds: templates - agentgateway-crds,
+# NodeWright's operator, and the charts whose CRDs are not known) gets it from the bundle: one strategic-merge patch of
+# every CustomResourceDefinition, applied by kustomize after helm rendered the chart - Flux's HelmRelease
+# postRenderers (kustomize in helm-controller), helmfile's postRenderer (kubectl kustomize, KEEP_SCRIPT), and
+# deploy_stack's helm --post-renderer (roles/stack/templates/keep-crds.py.j2, the same patch without kustomize).
+# helm uninstall reads the mark from the release as stored, so a removal keeps those CRDs and their custom resources.
+KEEP_TARGET = {'group': 'apiextensions.k8s.io', 'kind': 'CustomResourceDefinition'}
+KEEP_PATCH = ('apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n'
+              '  name: every-crd-of-the-release\n  annotations:\n    %s: keep\n' % KEEP_ANNOTATION)
+# the kustomization helmfile's post-renderer builds around helm's output (rendered.yaml): one line of JSON
+KEEP_KUSTOMIZATION = json.dumps({'apiVersion': 'kustomize.config.k8s.io/v1beta1', 'kind': 'Kustomization',
+                                 'resources': ['rendered.yaml'],
+                                 'patches': [{'target': KEEP_TARGET, 'patch': KEEP_PATCH}]}, sort_keys=True)
+KEEP_SCRIPT = '\n'.join([
+    '# gpu_tray.cluster: helm.sh/resource-policy keep on every CustomResourceDefinition of the release (kubectl kustomize,',
+    '# the patch of the Flux HelmReleases\' postRenderers), so that helm uninstall keeps them',
+    'set -eu',
+    'work=$(mktemp -d)',
+    "trap 'rm -rf \"$work\"' EXIT",
+    'cat > "$work/rendered.yaml"',
+    "cat > \"$work/kustomization.yaml\" <<'KUSTOMIZATION'",
+    KEEP_KUSTOMIZATION,
+    'KUSTOMIZATION',
+    '"${KUBECTL:-kubectl}" kustomize "$work"', ''])
+
+
+def bundle_keeps_crds(comp):
+    """True for a chart whose templated CRDs the bundle marks keep (chart_crds: templates, the default)."""
+    return comp['kind'] == 'helm' and comp.get('chart_crds', 'templates') == 'templates'
+
+
+def crds_never_upgraded(comp):
+    """True for a chart whose CRDs are in crds/ with nothing in the chart to upgrade them (chart_crds: crds_dir)."""
+    return comp['kind'] == 'helm' and comp.get('chart_crds') == 'crds_dir'
+
+
+def flux_keep_post_renderers():
+    """A HelmRelease's spec.postRenderers that mark every CRD of the release keep."""
+    return [{'kustomize': {'patches': [{'target': dict(KEEP_TARGET), 'patch': KEEP_PATCH}]}}]
+
+
+def helmfile_keep_post_renderer():
+    """A helmfile release's postRenderer / postRendererArgs doing the same (sh -c: no file, no path to resolve)."""
+    return {'postRenderer': 'sh', 'postRendererArgs': ['-c', KEEP_SCRIPT]}
+
+
+def unkept_crds(manifest):
+    """The names of the CustomResourceDefinitions a release's stored manifest holds without
+    ``helm.sh/resource-policy: keep``, sorted - what helm uninstall would delete. ``manifest``: ``helm get manifest``'s
+    YAML stream, or its documents as a list (kubernetes.core.helm_info's ``status.manifest``)."""
+    if isinstance(manifest, (list, tuple)):
+        docs = manifest
+    else:
+        import yaml
+
+        class Loader(yaml.SafeLoader):   # pylint: disable=too-many-ancestors
+            """YAML 1.1's "=" (the value type, a bare = in a CRD's enum) read as the string it is to helm."""
+        Loader.add_constructor('tag:yaml.org,2002:value', lambda loader, node: loader.construct_scalar(node))
+        docs = yaml.load_all(manifest or '', Loader=Loader)   # nosec: a SafeLoader
+    out = []
+    for doc in docs:
+        if isinstance(doc, dict) and doc.get('kind') == 'CustomResourceDefinition':
+            meta = doc.get('metadata') or {}
+            if (meta.get('annotations') or {}).get(KEEP_ANNOTATION) != 'keep':
+                out.append(str(meta.get('name')))
+    return sorted(out)
+
+
+def show_crds_argv(repository, chart, version, archive=None):
+    """helm's arguments (after the binary) that print a chart's crds/ at its pin: a vendored archive, an https://
+    repository, an oci:// reference or an absolute local directory of unpacked charts."""
+    if archive:
+        return ['show', 'crds', archive]
+    if repository.startswith('https://'):
+        return ['show', 'crds', chart, '--repo', repository, '--version', str(version)]
+    if repository.startswith('oci://'):
+        return ['show', 'crds', '%s/%s' % (repository, chart), '--version', str(version)]
+    return ['show', 'crds', '%s/%s' % (repository, chart)]
+
+
 def crd_files(comp):
     """The files of a component's manifests that hold CustomResourceDefinitions, sorted: every fetched upstream
     manifest (``manifest_urls``: the catalog fetches CRDs only; the render checks each file's kinds once it is
@@ -459,6 +540,12 @@ def flux_files(recipe, components, cfg, vendored=None):
                                           'sourceRef': {'kind': 'HelmRepository', 'name': name, 'namespace': ns}}}
             if comp.get('values'):
                 spec['values'] = comp['values']
+            if bundle_keeps_crds(comp):
+                spec['postRenderers'] = flux_keep_post_renderers()
+            if crds_never_upgraded(comp):
+                # helm installs crds/ once and never upgrades it: CreateReplace lets a new pin replace the CRDs
+                spec['install']['crds'] = 'CreateReplace'
+                spec['upgrade']['crds'] = 'CreateReplace'
             if not comp['wait']:
                 spec['install']['disableWait'] = True
                 spec['upgrade']['disableWait'] = True

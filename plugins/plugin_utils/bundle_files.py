@@ -23,7 +23,7 @@ import yaml
 
 from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import bundle, stack_plan
 
-MANAGED_DIRS = ('components', 'argocd', 'flux', 'charts', 'helmfile')
+MANAGED_DIRS = ('components', 'argocd', 'flux', 'charts', 'helmfile', 'mirror')
 # top-level files a render writes only for some settings: removed when this render does not write them
 OPTIONAL_ROOT_FILES = ('helmfile.yaml', 'provenance.yaml')
 PROVENANCE_HEADER = ('# Charts vendored by gpu_tray.cluster.render_bundle: the sha256 of each archive as it was pulled '
@@ -158,6 +158,10 @@ def helmfile(plan, repositories=None, vendored=None):
                     # helm's --atomic turns --wait on: a component installed without waiting is not atomic either
                     rel['wait'] = comp['wait']
                     rel['atomic'] = comp['wait']
+                    if bundle.bundle_keeps_crds(comp):
+                        # not transformers/jsonPatches: those run the chart through chartify, which moves CRDs of
+                        # templates into crds/ (installed once, never upgraded) and renders lookup() empty
+                        rel.update(bundle.helmfile_keep_post_renderer())
                 elif bundle.crd_files(comp):
                     rel['chart'] = './helmfile/charts/%s' % name
                 else:
@@ -243,7 +247,7 @@ def _gate_rows(plan, fmt, cfg):
     return rows
 
 
-def _crd_keepers(plan):
+def _crd_keepers(plan, fmt):
     """[(component, how)] of the components whose CRDs outlive the removal of their release, and how."""
     out = []
     for comp in plan['components']:
@@ -256,12 +260,33 @@ def _crd_keepers(plan):
         keep = bundle.keeps_crds(comp)
         if keep:
             out.append((comp['name'], 'its chart marks its CRDs `%s: keep` (%s)' % (bundle.KEEP_ANNOTATION, keep)))
+        if bundle.bundle_keeps_crds(comp) and fmt != 'argocd':
+            how = ('its HelmRelease\'s `postRenderers` (a kustomize patch)' if fmt == 'flux' else
+                   'its release\'s `postRenderer` (`kubectl kustomize`: kubectl on the PATH)')
+            out.append((comp['name'], 'the CRDs its chart creates from templates are marked `%s: keep` by %s'
+                        % (bundle.KEEP_ANNOTATION, how)))
+        if comp['kind'] == 'helm' and comp.get('chart_crds') in ('crds_dir', 'crds_dir_upgrade_hook'):
+            out.append((comp['name'], 'its chart has its CRDs in `crds/`'))
     return out
 
 
-def _removal(plan, fmt):
-    """What removing a release (or disabling its component) deletes in one format, and what stays."""
-    keepers = ''.join('\n* `%s`: %s' % item for item in _crd_keepers(plan))
+def crd_upgrade_commands(plan, vendored=None):
+    """[(component, shell command)]: how a site applies the CRDs in a chart's ``crds/`` that helm installs once and never
+    upgrades (chart_crds crds_dir), at the bundle's pin - before the upgrade of the chart."""
+    vendored = vendored or {}
+    out = []
+    for comp in plan['components']:
+        if bundle.crds_never_upgraded(comp):
+            archive = vendored[comp['name']]['archive'] if comp['name'] in vendored else None
+            argv = bundle.show_crds_argv(comp['repository'], comp['chart'], comp['version'], archive)
+            out.append((comp['name'], 'helm %s | kubectl apply --server-side --force-conflicts -f -' % ' '.join(argv)))
+    return out
+
+
+def _removal(plan, fmt, vendored=None):
+    """What removing a release (or disabling its component) deletes in one format, and what stays; how the CRDs of
+    crds/ are upgraded."""
+    keepers = ''.join('\n* `%s`: %s' % item for item in _crd_keepers(plan, fmt))
     disabled = 'a component disabled with `gpu_tray_stack_overrides: {<name>: {enabled: false}}` and rendered again'
     if fmt == 'argocd':
         return ['', 'When %s leaves the bundle, the app-of-apps prunes its Application, which deletes its '
@@ -269,7 +294,7 @@ def _removal(plan, fmt):
                     'in a cascading deletion, so the CRDs - and every custom resource the cluster\'s users made of '
                     'them - stay, whichever release brought them; workloads go. Delete a CRD by hand only when no '
                     'one uses it (`kubectl delete crd <name>` deletes every custom resource of that kind).'
-                % disabled]
+                % disabled] + _crd_upgrades(plan, fmt, vendored)
     if fmt == 'flux':
         engine = ('A HelmRelease deleted, or pruned by the Kustomization (`--prune=true`) when its file leaves the '
                   'bundle (%s), is uninstalled by helm' % disabled)
@@ -280,22 +305,47 @@ def _removal(plan, fmt):
                '`crds/` nor an object marked `%s: keep`, so the CRDs stay, and with them every Gateway, HTTPRoute, '
                'InferencePool or other custom resource the cluster\'s users made; namespaces helm created stay too:%s'
            % (engine, bundle.KEEP_ANNOTATION, keepers)]
-    upgrade = [c for c in plan['components'] if bundle.crd_files(c)]
-    if upgrade and fmt == 'flux':
-        out += ['', 'The HelmReleases of those local charts install and upgrade their `crds/` with `crds: '
-                    'CreateReplace`, so a new pin replaces the CRDs.']
-    elif upgrade:
-        out += ['', 'helm installs a chart\'s `crds/` but never upgrades them: after a render that changes these '
-                    'CRDs, apply them before `helmfile apply`:', '', '```bash']
-        out += ['kubectl apply --server-side --force-conflicts -f helmfile/charts/%s/crds/' % folder(c) for c in upgrade]
-        out.append('```')
+    out += _crd_upgrades(plan, fmt, vendored)
     out += ['', 'Delete a CRD by hand only when no one uses it (`kubectl delete crd <name>` deletes every custom '
                 'resource of that kind).']
     return out
 
 
-def readme(plan, formats, cfg, vendored=None):
-    """README.md: what is in the bundle and how a site applies each format - written for this recipe."""
+def _crd_upgrades(plan, fmt, vendored):
+    """How each format upgrades the CRDs of a chart's or a local chart's crds/ (helm alone never does)."""
+    out = []
+    local = [c for c in plan['components'] if bundle.crd_files(c)]
+    remote = crd_upgrade_commands(plan, vendored)
+    hooked = [c['name'] for c in plan['components']
+              if c['kind'] == 'helm' and c.get('chart_crds') == 'crds_dir_upgrade_hook']
+    if not (local or remote or hooked):
+        return out
+    out += ['', 'helm installs a chart\'s `crds/` once and never upgrades them.']
+    if hooked:
+        out[-1] += (' %s: %s chart applies its CRDs in a pre-upgrade hook on every upgrade.'
+                    % (', '.join('`%s`' % n for n in hooked), 'its' if len(hooked) == 1 else 'each'))
+    if fmt == 'flux':
+        names = [c['name'] for c in local] + [item[0] for item in remote]
+        if names:
+            out += ['', 'The HelmReleases of %s install and upgrade their `crds/` with `crds: CreateReplace`, so a new '
+                        'pin replaces the CRDs.' % ', '.join('`%s`' % n for n in sorted(set(names)))]
+        return out
+    if fmt == 'argocd':
+        out[-1] = ('Argo CD renders each chart with its `crds/` (`helm template --include-crds`) and applies them on '
+                   'every sync, so a new pin replaces the CRDs.')
+        return out
+    out += ['', 'After a render that changes a pin, apply the CRDs of these `crds/` before `helmfile apply`:', '',
+            '```bash']
+    out += ['kubectl apply --server-side --force-conflicts -f helmfile/charts/%s/crds/' % folder(c) for c in local]
+    out += [item[1] for item in remote]
+    out.append('```')
+    return out
+
+
+def readme(plan, formats, cfg, vendored=None, kit=None):
+    """README.md: what is in the bundle and how a site applies each format - written for this recipe; with the
+    air-gap kit (airgap.kit) its mirror/ files, and each fetched manifest by its upstream URL (never by where the
+    render's github_raw mirror sat: the bundle is the same wherever that is)."""
     vendored = vendored or {}
     cfg = bundle.settings(cfg)
     prefix = cfg['path'] + '/' if cfg['path'] else ''
@@ -341,6 +391,9 @@ def readme(plan, formats, cfg, vendored=None):
         if 'argocd' in formats:
             out.append('| `charts/<component>/<chart>/` | the same chart unpacked (Argo CD reads a chart from Git only '
                        'as a directory) |')
+    if kit:
+        out.append('| `mirror/` | the air-gap kit: every chart, image and upstream file of this bundle, where each comes '
+                   'from and where the bundle expects it (below) |')
     out += ['| `checksums.txt` | sha256 of every other file |', '', '## Install order', '', '| tier | components |',
             '|---|---|']
     out += ['| %d | %s |' % (i, ', '.join(t)) for i, t in enumerate(plan['tiers'])]
@@ -349,12 +402,39 @@ def readme(plan, formats, cfg, vendored=None):
     if fetched:
         out += ['', '## Upstream manifests in the bundle', '',
                 'These manifests were fetched from their pinned URLs when rendering and checked against their sha256 '
-                '(the catalog\'s pins), so applying the bundle needs no access to them:', '',
+                '(the catalog\'s pins), so applying the bundle needs no access to them%s:'
+                % (' (a mirror, `stack_repositories.github_raw`, keeps the path below it)' if kit else ''), '',
                 '| component | file | source | sha256 |', '|---|---|---|---|']
-        for comp in fetched:
-            for entry in comp['manifest_urls']:
-                out.append('| %s | `components/%s/%s` | %s | `%s` |'
-                           % (comp['name'], folder(comp), entry['file'], entry['url'], entry['sha256']))
+        upstream = [f['url'] for f in (kit or {}).get('files') or []]
+        entries = [(comp, entry) for comp in fetched for entry in comp['manifest_urls']]
+        for index, (comp, entry) in enumerate(entries):
+            out.append('| %s | `components/%s/%s` | %s | `%s` |'
+                       % (comp['name'], folder(comp), entry['file'],
+                          upstream[index] if len(upstream) == len(entries) else entry['url'], entry['sha256']))
+    if kit:
+        out += ['', '## Air-gap kit (`mirror/`)', '',
+                'What a site without internet access mirrors for this bundle, as it was rendered: each chart, image '
+                'and upstream',
+                'file at its upstream place, and where this bundle expects it (`stack_repositories`, '
+                '`stack_registries`):', '',
+                '| file | what |', '|---|---|',
+                '| `mirror/kit.yaml` | %d charts, %d images, %d image repositories a chart completes with its own tag, '
+                '%d upstream files: every field |' % (len(kit['charts']), len(kit['images']),
+                                                      len(kit['image_repositories']), len(kit['files'])),
+                '| `mirror/images.txt` | the images at their upstream registries, one reference per line (skopeo, '
+                'crane, a registry\'s replication) |',
+                '| `mirror/image-copies.txt` | `<upstream> <mirror>` per image: `skopeo copy --all --preserve-digests '
+                'docker://<upstream> docker://<mirror>` |',
+                '| `mirror/skopeo-sync.yaml` | the images as `skopeo sync --src yaml --scoped` reads them%s |'
+                % ('; this site\'s mirror: `%s`' % kit['skopeo_sync_destination']
+                   if kit['skopeo_sync_destination'] else ''),
+                '| `mirror/charts.txt` | `<upstream repository> <chart> <version> <mirror repository>` per chart |',
+                '| `mirror/files.sha256` | `<sha256>  <path below stack_repositories.github_raw>`: `sha256sum -c` in '
+                'the mirror\'s folder |', '',
+                'Images an upstream chart sets and these values do not name are not in it: `helm template` each '
+                'chart with its',
+                '`components/<name>/values.yaml` to list them. The collection\'s docs/airgap.md uses the kit step by '
+                'step.']
     if vendored:
         out += ['', '## Vendored charts (air-gapped racks)', '',
                 'Every chart is in `charts/` and every format points at it, so nothing is pulled from a chart '
@@ -369,6 +449,11 @@ def readme(plan, formats, cfg, vendored=None):
                 'directory>`', '(each archive is checked against `provenance.yaml` first).']
     if 'helmfile' in formats:
         out += ['', '## Apply with helmfile', '']
+        marked = [c['name'] for c in plan['components'] if bundle.bundle_keeps_crds(c)]
+        if marked:
+            out += ['Needs helmfile 0.159 or later (a release\'s `postRendererArgs`) and kubectl on the PATH: the '
+                    'releases of %s run `kubectl kustomize` as their helm post-renderer, to mark the CRDs their charts '
+                    'create `%s: keep`.' % (', '.join('`%s`' % n for n in marked), bundle.KEEP_ANNOTATION), '']
         if staged:
             crds = sorted(set(c for v in staged.values() for c in v))
             out += ['helmfile has no CRD wait, and %s need%s %s, which an operator creates only while it reconciles '
@@ -383,7 +468,7 @@ def readme(plan, formats, cfg, vendored=None):
         else:
             out += ['```bash', 'cd <this directory>', 'helmfile apply', '```']
         out += ['', 'Remove: `helmfile destroy` (every release, in reverse `needs` order)%s.' % _removal_note(plan)]
-        out += _removal(plan, 'helmfile')
+        out += _removal(plan, 'helmfile', vendored)
     gated = _gated(plan)
     if 'argocd' in formats:
         out += ['', '## Apply with Argo CD', '',
@@ -405,7 +490,7 @@ def readme(plan, formats, cfg, vendored=None):
             out += _gate_rows(plan, 'argocd', cfg)
         out += ['', 'Remove: delete the Applications in reverse wave order (highest first)%s;' % _removal_note(plan),
                 'CRDs, namespaces and PVCs stay.']
-        out += _removal(plan, 'argocd')
+        out += _removal(plan, 'argocd', vendored)
     if 'flux' in formats:
         out += ['', '## Apply with Flux', '',
                 'Needs Flux 2.8 or later (helm-controller 1.5: `healthCheckExprs`). Commit this directory to the Git '
@@ -429,15 +514,16 @@ def readme(plan, formats, cfg, vendored=None):
             out += ['flux reconcile helmrelease %s -n %s --reset' % (name, cfg['flux_namespace']), '```']
         out += ['', 'Remove: delete the HelmReleases in reverse install order, then the sources%s.'
                 % _removal_note(plan)]
-        out += _removal(plan, 'flux')
+        out += _removal(plan, 'flux', vendored)
     return '\n'.join(out) + '\n'
 
 
-def files(plan, formats, cfg, vendored=None, provenance_doc=None, repositories=None):
-    """[{path, content}] of every text file the render writes (checksums.txt aside), in a stable order."""
+def files(plan, formats, cfg, vendored=None, provenance_doc=None, repositories=None, kit=None):
+    """[{path, content}] of every text file the render writes (checksums.txt and the air-gap kit's mirror/ aside:
+    airgap.files), in a stable order; ``kit`` (airgap.kit) is what the README says of the kit."""
     vendored = vendored or {}
     out = [{'path': 'plan.yaml', 'content': dump(stack_plan.plan_file(plan))},
-           {'path': 'README.md', 'content': readme(plan, formats, cfg, vendored)}]
+           {'path': 'README.md', 'content': readme(plan, formats, cfg, vendored, kit)}]
     if 'helmfile' in formats:
         out.append({'path': 'helmfile.yaml', 'content': helmfile(plan, repositories, vendored)})
     for comp in plan['components']:

@@ -41,7 +41,9 @@ _DIGEST = re.compile(r'^sha256:[0-9a-f]{64}$')
 # fields of a catalog entry; a recipe reference may set any of them except name/kind/chart
 COMPONENT_FIELDS = ('kind', 'chart', 'repository', 'version', 'namespace', 'values_files', 'values', 'depends_on',
                     'readiness', 'manifests', 'manifest_urls', 'manifests_phase', 'wait', 'timeout', 'enabled_by',
-                    'description')
+                    'description', 'chart_crds')
+# where a helm chart's CRDs are (catalog.yml's header): what keeps them on removal and what upgrades them
+CHART_CRDS = ('none', 'crds_dir', 'crds_dir_upgrade_hook', 'templates_kept_by_values', 'templates')
 REF_FIELDS = ('enabled', 'version', 'repository', 'namespace', 'values_files', 'values', 'depends_on',
               'readiness', 'manifests', 'manifests_phase', 'wait', 'timeout')
 OVERRIDE_FIELDS = ('enabled', 'version', 'repository', 'chart', 'namespace', 'values_files', 'values', 'timeout',
@@ -269,7 +271,8 @@ def resolve(catalog, recipes, recipe, overrides=None, files=None, options=None):
         if kind not in KINDS:
             raise StackError('catalog component %s: kind %r is not one of %s' % (name, kind, ', '.join(KINDS)))
         comp = dict((k, entry.get(k)) for k in ('kind', 'chart', 'namespace', 'readiness', 'manifests',
-                                                'manifest_urls', 'manifests_phase', 'wait', 'timeout', 'description'))
+                                                'manifest_urls', 'manifests_phase', 'wait', 'timeout', 'description',
+                                                'chart_crds'))
         for key in ('version', 'repository', 'namespace', 'depends_on', 'readiness', 'manifests',
                     'manifests_phase', 'wait', 'timeout'):
             if key in ref:
@@ -294,6 +297,11 @@ def resolve(catalog, recipes, recipe, overrides=None, files=None, options=None):
             raise StackError('catalog component %s is kind helm but names no chart' % name)
         comp['manifest_urls'] = check_manifest_urls(name, comp.get('manifest_urls'),
                                                     _override_path(name, over, 'manifest_urls'))
+        # a chart whose CRDs are not known is treated as the unsafe case: the bundle and deploy_stack mark them keep
+        comp['chart_crds'] = (comp.get('chart_crds') or 'templates') if kind == 'helm' else 'none'
+        if comp['chart_crds'] not in CHART_CRDS:
+            raise StackError('catalog component %s: chart_crds %r is not one of %s'
+                             % (name, comp['chart_crds'], ', '.join(CHART_CRDS)))
         if kind == 'manifests':
             comp['chart'] = ''
             if not comp.get('manifests') and not comp['manifest_urls']:

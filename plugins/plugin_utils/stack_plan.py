@@ -60,6 +60,10 @@ _BUILTIN_API = re.compile(r'(^v1$|k8s\.io/|^apps/|^batch/|^policy/|^autoscaling/
 RESOURCE_PREFIX = 'nvidia.com'
 # namespaces every cluster has: the apply creates any other first
 _SYSTEM_NAMESPACES = ('default', 'kube-system')
+# what each stack_repositories / stack_registries entry stands in for in the digest's plan (:func:`_placeholders`):
+# <standin><key>, never resolved (.invalid); the air-gap kit (airgap.py) reads each place back to its key
+REPOSITORY_STANDIN = 'https://stack-repositories.invalid/'
+REGISTRY_STANDIN = 'stack-registries.invalid/'
 
 
 def site_inputs(raw):
@@ -236,7 +240,13 @@ def release(comp, helm_timeout):
            'chart_repo_url': repository if repository.startswith('https://') and not archive else None,
            'chart_version': None if archive else comp['version'],
            'wait': comp['wait'], 'atomic': comp['wait'],
-           'timeout': comp['timeout'] or helm_timeout}
+           'timeout': comp['timeout'] or helm_timeout,
+           # the CRDs of the chart's templates marked keep by deploy_stack's post-renderer (chart_crds: templates)
+           'keep_crds': bundle.bundle_keeps_crds(comp),
+           # helm's arguments printing the chart's crds/, applied before each install or upgrade (helm never
+           # upgrades crds/; chart_crds: crds_dir)
+           'crds_argv': (bundle.show_crds_argv(repository, comp['chart'], comp['version'], archive)
+                         if bundle.crds_never_upgraded(comp) else [])}
     return out
 
 
@@ -282,9 +292,8 @@ def _placeholders(site):
     (https://stack-repositories.invalid/<name>, stack-registries.invalid/<name>): the plan the digest is made of, so
     that where a mirror sits - another chart repository, another folder of github_raw's files, another registry - is
     never part of it; what is pinned (names, versions, values, objects, each fetched file's sha256) is."""
-    return dict(site, repositories=dict((key, 'https://stack-repositories.invalid/%s' % key)
-                                        for key in site['repositories']),
-                registries=dict((key, 'stack-registries.invalid/%s' % key) for key in site['registries']))
+    return dict(site, repositories=dict((key, REPOSITORY_STANDIN + key) for key in site['repositories']),
+                registries=dict((key, REGISTRY_STANDIN + key) for key in site['registries']))
 
 
 def pinned_recipe(site, files=None, render_template=None):

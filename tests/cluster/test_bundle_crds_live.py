@@ -15,6 +15,13 @@ GatewayClass, ReferenceGrant, BackendTLSPolicy, InferencePoolImport; the other 8
 charts are installed with those 4 in their crds/ (the other files removed, nothing else changed); the 1.34/1.35
 schemas stay held by tests/upstream. The control: the same 4 files among the chart's templates (files/, the layout
 before) are deleted by the uninstall, with the user's GatewayClass - the rule the layout exists for.
+
+A remote chart whose templates create CRDs (agentgateway-crds v1.4.1: its four CRDs in templates/, no keep, no value
+to add one) is stood in for by a chart with those 4 CRDs in templates/ (the catalog's chart_crds: templates),
+installed with the post-renderer of each format exactly as the bundle renders it - Flux: the HelmRelease's
+postRenderers patches run by kustomize (kubectl kustomize, the library helm-controller uses), helmfile: the release's
+postRenderer and postRendererArgs - and uninstalled: the CRDs and the user's GatewayClass stay. The control above
+(the same CRDs among templates, no post-renderer) goes.
 """
 
 import json
@@ -106,7 +113,7 @@ def _user_class(k8s_api):
 def _clean(kcluster, k8s_api):
     from kubernetes import client
     from kubernetes.client.rest import ApiException
-    for release in ("crds-flux", "crds-helmfile", "crds-templates"):
+    for release in ("crds-flux", "crds-helmfile", "crds-templates", "remote-flux", "remote-helmfile"):
         subprocess.run([kcluster.helm, "uninstall", release, "-n", "crd-test", "--kubeconfig", kcluster.kubeconfig],
                        capture_output=True, check=False)
     api = client.ApiextensionsV1Api(k8s_api)
@@ -159,5 +166,63 @@ def test_the_same_crds_among_the_templates_go_with_the_release_and_the_users_gat
         while (_crds(k8s_api) or _user_class(k8s_api)) and time.time() < deadline:
             time.sleep(1)
         assert not _crds(k8s_api) and _user_class(k8s_api) is None
+    finally:
+        _clean(kcluster, k8s_api)
+
+
+def _remote_chart(bundle, root):
+    """A stand-in for agentgateway-crds: Chart.yaml, values {} and the accepted CRDs in templates/ (real bytes)."""
+    dest = os.path.join(str(root), "remote-crds")
+    os.makedirs(os.path.join(dest, "templates"))
+    with open(os.path.join(dest, "Chart.yaml"), "w") as fh:
+        fh.write("apiVersion: v2\nname: remote-crds\nversion: 0.0.2\ntype: application\n")
+    with open(os.path.join(dest, "values.yaml"), "w") as fh:
+        fh.write("{}\n")
+    src = os.path.join(bundle, "flux", "charts", RELEASE, "crds")
+    for name in ACCEPTED:
+        shutil.copy(os.path.join(src, name), os.path.join(dest, "templates", name))
+    return dest
+
+
+def _flux_post_renderer(bundle, root):
+    """An executable doing what helm-controller does with the agentgateway-crds HelmRelease's postRenderers: kustomize
+    (kubectl kustomize) over helm's output with exactly those patches."""
+    import yaml
+    with open(os.path.join(bundle, "flux", "releases", "agentgateway-crds.yaml")) as fh:
+        spec = yaml.safe_load(fh)["spec"]
+    (renderer,) = spec["postRenderers"]
+    kust = {"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization", "resources": ["rendered.yaml"],
+            "patches": renderer["kustomize"]["patches"]}
+    kdir = os.path.join(str(root), "flux-post-renderer")
+    os.makedirs(kdir)
+    with open(os.path.join(kdir, "kustomization.yaml"), "w") as fh:
+        yaml.safe_dump(kust, fh)
+    script = os.path.join(str(root), "flux-post-renderer.sh")
+    with open(script, "w") as fh:
+        fh.write('#!/bin/sh\nset -eu\ncat > %s/rendered.yaml\nkubectl kustomize %s\n' % (kdir, kdir))
+    os.chmod(script, 0o755)
+    return [script]
+
+
+def _helmfile_post_renderer(bundle):
+    """helm's arguments for the agentgateway-crds release's postRenderer as helmfile passes them."""
+    import yaml
+    with open(os.path.join(bundle, "helmfile.yaml")) as fh:
+        rel = dict((r["name"], r) for r in yaml.safe_load(fh)["releases"])["agentgateway-crds"]
+    return [rel["postRenderer"]] + rel["postRendererArgs"]
+
+
+@pytest.mark.parametrize("fmt", ["flux", "helmfile"])
+def test_a_remote_chart_whose_templates_create_crds_keeps_them_through_its_post_renderer(
+        bundle, kcluster, k8s_api, tmp_path, fmt):
+    _clean(kcluster, k8s_api)
+    try:
+        renderer = _flux_post_renderer(bundle, tmp_path) if fmt == "flux" else _helmfile_post_renderer(bundle)
+        args = ["--post-renderer", renderer[0]] + ["--post-renderer-args=%s" % a for a in renderer[1:]]
+        _install_make_uninstall(kcluster, k8s_api, _remote_chart(bundle, tmp_path), "remote-" + fmt,
+                                "--disable-openapi-validation", *args)
+        assert sorted(_crds(k8s_api)) == sorted(ACCEPTED.values())
+        assert all(c.metadata.annotations["helm.sh/resource-policy"] == "keep" for c in _crds(k8s_api).values())
+        assert _user_class(k8s_api)["spec"]["controllerName"] == "example.com/users-own-controller"
     finally:
         _clean(kcluster, k8s_api)

@@ -20,6 +20,7 @@ bundle in a sub-directory of its Git repository), no cluster:
 import glob
 import json
 import os
+import re
 
 import pytest
 import yaml
@@ -354,15 +355,37 @@ def test_argocd_without_a_repository_is_refused_naming_the_variable(tmp_path):
     assert "stack_bundle_format" not in out and "argument_spec" not in out, out[-3000:]
 
 
-# Charts we install whose CRDs are templates (helm deletes them on uninstall unless they carry
-# helm.sh/resource-policy: keep), and the values that mark them so. Every other pinned chart ships its CRDs in crds/
-# (../shared/upstream/charts/*/chart/crds: gpu-operator, network-operator, nfd, kai-scheduler, dra-driver-nvidia-gpu;
-# grove's values.yaml: "CRDs are installed by Helm on fresh install via the crds/ directory"; kube-prometheus-stack:
-# crds.enabled false, its CRDs come from prometheus-operator-crds).
+# Charts we install whose CRDs are templates kept by their values (helm deletes template objects on uninstall unless
+# they carry helm.sh/resource-policy: keep), and the values that mark them so.
 TEMPLATED_CRDS = {
     "cert-manager": lambda v: v["crds"]["enabled"] is True and v["crds"]["keep"] is True,
     "prometheus-operator-crds": lambda v: v["crds"]["annotations"]["helm.sh/resource-policy"] == "keep",
 }
+# the value of each chart whose pre-upgrade hook applies its crds/ (chart_crds crds_dir_upgrade_hook): the bundle must
+# not turn it off (default true in the upstream data, tests/upstream)
+UPGRADE_HOOKS = {"gpu-operator": ("operator", "upgradeCRD"), "network-operator": ("upgradeCRDs",)}
+
+
+def _catalog_chart_crds():
+    """{component: chart_crds} as the catalog declares it, read here on its own (not through the plan)."""
+    with open(os.path.join(HERE, "..", "..", "plugins", "plugin_utils", "stack_data", "catalog.yml")) as fh:
+        comps = yaml.safe_load(fh)["components"]
+    return dict((n, c.get("chart_crds")) for n, c in comps.items() if c["kind"] == "helm")
+
+
+def _kustomize(tmp_path, rendered, patches=None, transformers=None):
+    """kubectl kustomize (kustomize v5, the library Flux's helm-controller runs postRenderers with) over ``rendered``."""
+    import subprocess
+    work = tmp_path / ("k%d" % len(list(tmp_path.iterdir())))
+    work.mkdir()
+    (work / "rendered.yaml").write_text(rendered)
+    kust = {"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization", "resources": ["rendered.yaml"]}
+    if patches:
+        kust["patches"] = patches
+    (work / "kustomization.yaml").write_text(yaml.safe_dump(kust))
+    res = subprocess.run(["kubectl", "kustomize", str(work)], capture_output=True, text=True, check=False)
+    assert res.returncode == 0, res.stderr
+    return [d for d in yaml.safe_load_all(res.stdout) if d]
 
 
 def _crd_docs(paths):
@@ -391,6 +414,10 @@ def test_no_removal_or_disabled_component_deletes_a_crd(bundles, recipe):
     bundle = bundles[recipe]
     values = dict((c, _load(p)[0]) for c, p in ((os.path.basename(os.path.dirname(p)), p) for p in
                                                 glob.glob(os.path.join(bundle, "components", "*", "values.yaml"))))
+    declared = _catalog_chart_crds()
+    readme = open(os.path.join(bundle, "README.md")).read()
+    removal = readme.split("## Apply with helmfile", 1)[1].split("## Apply with Argo CD", 1)[0]
+    flux = readme.split("## Apply with Flux", 1)[1]
     with_crds = []
     for rel in _load(os.path.join(bundle, "helmfile.yaml"))[0]["releases"]:
         chart = rel["chart"]
@@ -401,8 +428,17 @@ def test_no_removal_or_disabled_component_deletes_a_crd(bundles, recipe):
             assert chart == "./helmfile/charts/" + rel["name"]
             if _local_chart_keeps_its_crds(bundle, os.path.join(bundle, chart[2:]), rel["name"]):
                 with_crds.append(rel["name"])
-        elif rel["name"] in TEMPLATED_CRDS:
-            assert TEMPLATED_CRDS[rel["name"]](values[rel["name"]]), rel["name"]
+        else:
+            _remote_release_keeps_its_crds(declared, rel["name"], values.get(rel["name"]) or {},
+                                           "postRenderer" in rel and rel["postRendererArgs"][0] == "-c", removal)
+            if declared[rel["name"]] == "crds_dir":
+                # helm never upgrades crds/: the README's command applies them at the release's pin
+                chart_name = rel["chart"].split("/", 1)[1]
+                assert re.search(r"\nhelm show crds \S*%s( --repo \S+)? --version %s \| kubectl apply --server-side "
+                                 r"--force-conflicts -f -\n" % (re.escape(chart_name), re.escape(rel["version"])),
+                                 removal), rel["name"]
+        if declared.get(rel["name"]) != "templates":
+            assert "postRenderer" not in rel, rel["name"]
     for name, rel in _releases(bundle).items():
         spec = rel["spec"]
         chart = (spec.get("chart") or {}).get("spec", {}).get("chart", "")
@@ -414,16 +450,17 @@ def test_no_removal_or_disabled_component_deletes_a_crd(bundles, recipe):
                 assert (spec["install"]["crds"], spec["upgrade"]["crds"]) == ("CreateReplace", "CreateReplace"), name
             else:
                 assert "crds" not in spec["install"] and "crds" not in spec["upgrade"], name
-        elif name in TEMPLATED_CRDS:
-            assert TEMPLATED_CRDS[name](spec["values"]), name
+        elif name in declared:
+            _remote_release_keeps_its_crds(declared, name, spec.get("values") or {}, "postRenderers" in spec, flux)
+            replaced = (spec["install"].get("crds"), spec["upgrade"].get("crds")) == ("CreateReplace", "CreateReplace")
+            assert replaced == (declared[name] == "crds_dir"), name
+            if declared[name] != "templates":
+                assert "postRenderers" not in spec, name
     assert ("agentgateway-crds-pre" in with_crds) == ("inference" in recipe)
-    readme = open(os.path.join(bundle, "README.md")).read()
-    removal = readme.split("## Apply with helmfile", 1)[1].split("## Apply with Argo CD", 1)[0]
     assert "`helmfile destroy`, or `helmfile apply` after a release left `helmfile.yaml`" in removal
     assert "helm never deletes what a chart has in `crds/` nor an object marked `helm.sh/resource-policy: keep`" in removal
     for name in with_crds:
         assert "kubectl apply --server-side --force-conflicts -f helmfile/charts/%s/crds/" % name in removal
-    flux = readme.split("## Apply with Flux", 1)[1]
     assert "pruned by the Kustomization (`--prune=true`)" in flux and "so the CRDs stay" in flux
     argocd = readme.split("## Apply with Argo CD", 1)[1].split("## Apply with Flux", 1)[0]
     assert "Argo CD never deletes a CustomResourceDefinition in a cascading deletion" in argocd
@@ -433,6 +470,82 @@ def test_no_removal_or_disabled_component_deletes_a_crd(bundles, recipe):
     # cascading deletion skips them - nothing in the bundle relies on anything else
     for app in _apps(bundle).values():
         assert app["metadata"]["finalizers"] == ["resources-finalizer.argocd.argoproj.io"]
+
+
+def _remote_release_keeps_its_crds(declared, name, values, keep_post_renderer, readme):
+    """A pinned chart's release in one format, by where the catalog says its CRDs are: crds/ (kept by helm; the
+    README's upgrade command, or the chart's own hook left on), templates kept by values, templates marked by the
+    bundle's post-renderer (which must be there), or none."""
+    kind = declared[name]
+    assert kind in ("none", "crds_dir", "crds_dir_upgrade_hook", "templates_kept_by_values", "templates"), name
+    if kind == "templates":
+        assert keep_post_renderer, "%s: its chart's template CRDs are not marked keep" % name
+        assert "* `%s`: the CRDs its chart creates from templates are marked `helm.sh/resource-policy: keep`" % name \
+            in readme, name
+    elif kind == "templates_kept_by_values":
+        assert TEMPLATED_CRDS[name](values), name
+    elif kind == "crds_dir_upgrade_hook":
+        node = values
+        for key in UPGRADE_HOOKS[name][:-1]:
+            node = node.get(key) or {}
+        assert node.get(UPGRADE_HOOKS[name][-1], True) is True, name
+    elif kind == "crds_dir":
+        assert "* `%s`: its chart has its CRDs in `crds/`" % name in readme, name
+
+
+def test_every_pinned_chart_says_where_its_crds_are():
+    """Every helm component of the catalog declares chart_crds: a chart added without deciding how its CRDs outlive a
+    removal is refused here (the planner would treat it as templates)."""
+    declared = _catalog_chart_crds()
+    assert declared and all(declared.values()), sorted(n for n, v in declared.items() if not v)
+
+
+@pytest.mark.parametrize("recipe", ["vr200-rke2-ubuntu-inference", "gb200-nvke-ubuntu-training"])
+def test_the_keep_post_renderers_mark_every_crd_and_nothing_else(bundles, tmp_path, recipe):
+    """The patch each format carries, run as that format runs it: Flux's postRenderers through kustomize v5 (kubectl
+    kustomize: the library helm-controller uses), helmfile's postRenderer through sh with kubectl on the PATH - on a
+    rendering with a CRD that has annotations, one that has none, and a ConfigMap whose data must not change."""
+    import subprocess
+    rendered = "\n".join([
+        "---", "# Source: x/templates/crd-a.yaml", "apiVersion: apiextensions.k8s.io/v1",
+        "kind: CustomResourceDefinition", "metadata:", "  name: gadgets.example.com",
+        "  annotations: {controller-gen.kubebuilder.io/version: v0.20.0}",
+        "spec: {group: example.com, scope: Namespaced, names: {kind: Gadget, plural: gadgets}, versions: "
+        "[{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object}}}]}",
+        "---", "apiVersion: apiextensions.k8s.io/v1", "kind: CustomResourceDefinition",
+        "metadata: {name: widgets.example.com}",
+        "spec: {group: example.com, scope: Cluster, names: {kind: Widget, plural: widgets}, versions: "
+        "[{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object}}}]}",
+        "---", "apiVersion: v1", "kind: ConfigMap", "metadata: {name: settings, namespace: ns}",
+        "data: {mode: 'on', when: '2026-12-07'}", ""])
+    bundle = bundles[recipe]
+    keep = [n for n, k in _catalog_chart_crds().items() if k == "templates"]
+    flux = [(n, r) for n, r in _releases(bundle).items() if n in keep]
+    helmfile = [r for r in _load(os.path.join(bundle, "helmfile.yaml"))[0]["releases"] if r["name"] in keep]
+    assert flux and len(flux) == len(helmfile), (flux, helmfile)
+    # the README names what the helmfile post-renderer needs
+    readme = open(os.path.join(bundle, "README.md")).read()
+    assert "Needs helmfile 0.159 or later (a release's `postRendererArgs`) and kubectl on the PATH" in readme
+    outputs = []
+    for _name, rel in flux:
+        (renderer,) = rel["spec"]["postRenderers"]
+        outputs.append(_kustomize(tmp_path, rendered, patches=renderer["kustomize"]["patches"]))
+    for rel in helmfile:
+        res = subprocess.run([rel["postRenderer"]] + rel["postRendererArgs"], input=rendered, capture_output=True,
+                             text=True, check=False)
+        assert res.returncode == 0, res.stderr
+        outputs.append([d for d in yaml.safe_load_all(res.stdout) if d])
+    for docs in outputs:
+        by_name = dict((d["metadata"]["name"], d) for d in docs)
+        assert sorted(by_name) == ["gadgets.example.com", "settings", "widgets.example.com"], by_name
+        for crd in ("gadgets.example.com", "widgets.example.com"):
+            assert by_name[crd]["metadata"]["annotations"]["helm.sh/resource-policy"] == "keep", by_name[crd]
+        assert by_name["gadgets.example.com"]["metadata"]["annotations"]["controller-gen.kubebuilder.io/version"]
+        assert "annotations" not in by_name["settings"]["metadata"]
+        assert by_name["settings"]["data"] == {"mode": "on", "when": "2026-12-07"}
+    # the control: without the patch nothing is marked
+    plain = _kustomize(tmp_path, rendered)
+    assert not any((d["metadata"].get("annotations") or {}).get("helm.sh/resource-policy") for d in plain)
 
 
 def test_the_crd_check_can_fail(bundles, tmp_path):
@@ -448,3 +561,10 @@ def test_the_crd_check_can_fail(bundles, tmp_path):
         _local_chart_keeps_its_crds(bundle, chart, "agentgateway-crds-pre")
     values = {"crds": {"enabled": True, "keep": False}}
     assert not TEMPLATED_CRDS["cert-manager"](values)
+    # a chart whose templates create CRDs, released without the keep post-renderer (agentgateway-crds as it was)
+    readme = "* `agentgateway-crds`: the CRDs its chart creates from templates are marked `helm.sh/resource-policy: keep`"
+    with pytest.raises(AssertionError):
+        _remote_release_keeps_its_crds({"agentgateway-crds": "templates"}, "agentgateway-crds", {}, False, readme)
+    with pytest.raises(AssertionError):
+        _remote_release_keeps_its_crds({"gpu-operator": "crds_dir_upgrade_hook"}, "gpu-operator",
+                                       {"operator": {"upgradeCRD": False}}, False, "")

@@ -134,6 +134,11 @@ def test_every_chart_is_pulled_and_its_provenance_is_the_published_archive(serve
         path = os.path.join(bundle, entry["archive"])
         # the archive in the bundle is byte for byte the one the repository / registry publishes
         assert entry["sha256"] == _sha(path) == served.published[published]
+    # the air-gap kit gives each chart with that digest, at its source (a site component's own repository, no key)
+    kit = _load(os.path.join(bundle, "mirror", "kit.yaml"))[0]
+    assert [(c["component"], c["chart"], c["repository"], c["mirror"], c["variable"], c["archive"], c["sha256"])
+            for c in kit["charts"]] == [(n, by_name[n]["chart"], by_name[n]["source"], by_name[n]["source"], None,
+                                         by_name[n]["archive"], by_name[n]["sha256"]) for n in ("sv-alpha", "sv-dra")]
     # the HTTPS repository was really asked (index, then the archive)
     assert any(p.endswith("index.yaml") for p in served.repo.requests())
     assert any(p.endswith("smoke-app-0.1.0.tgz") for p in served.repo.requests())
@@ -166,8 +171,9 @@ def test_every_format_points_at_the_local_copies(served, vendored):
     assert charts["sv-config"] == "./components/sv-config"
     for chart in charts.values():
         assert os.path.exists(os.path.join(bundle, chart)), chart
+    # the formats' files (the air-gap kit, mirror/, records each chart's source as provenance.yaml does)
     text = "\n".join(open(p).read() for p in glob.glob(os.path.join(bundle, "*", "**", "*.yaml"), recursive=True)
-                     if "/charts/" not in p and "/components/" not in p)
+                     if "/charts/" not in p and "/components/" not in p and "/mirror/" not in p)
     assert served.repo.url not in text and served.registry.url.split("//")[1] not in text
     for name, chart in (("sv-alpha", "smoke-app"), ("sv-dra", "stack-dra")):
         app = _load(os.path.join(bundle, "argocd", "apps", name + ".yaml"))[0]

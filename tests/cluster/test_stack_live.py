@@ -33,9 +33,10 @@ from upstreamdata import upstream_crd
 HERE = os.path.dirname(os.path.abspath(__file__))
 VARS = os.path.join(HERE, "files", "stacktest", "vars.yml")
 GROUP = "stacktest.gpu-tray.test"
-NAMESPACES = ["stacktest-a", "stacktest-b", "stacktest-op", "stacktest-dra"]
+NAMESPACES = ["stacktest-a", "stacktest-b", "stacktest-op", "stacktest-dra", "stacktest-keep"]
 RELEASES = {"st-alpha": "stacktest-a", "st-beta": "stacktest-b", "st-operator": "stacktest-op",
-            "st-dra": "stacktest-dra", "st-broken": "stacktest-b", "st-after-broken": "stacktest-b"}
+            "st-dra": "stacktest-dra", "st-broken": "stacktest-b", "st-after-broken": "stacktest-b",
+            "st-gadgets": "stacktest-keep"}
 
 
 _REPORT = {}     # the module's report directory (stack-deploy.md / stack-teardown.md), set by the fixture below
@@ -205,6 +206,58 @@ def test_deploy_rerun_teardown(kcluster, k8s_api, controller):
     assert in_progress and succeeded and max(succeeded) < policy_gone, events
     assert _releases(kcluster) == {}
     assert _report("teardown")["result"] == "passed", _report("teardown")
+
+
+def _stored_unkept(kcluster, release, namespace):
+    """The CRDs of the release as helm stored it that carry no helm.sh/resource-policy keep (what uninstall deletes)."""
+    out = subprocess.run([kcluster.helm, "get", "manifest", release, "-n", namespace, "--kubeconfig", kcluster.kubeconfig],
+                         capture_output=True, text=True, check=True).stdout
+    docs = [d for d in yaml.safe_load_all(out) if isinstance(d, dict)]
+    crds = [d for d in docs if d["kind"] == "CustomResourceDefinition"]
+    assert crds, "the release holds no CRD: %s" % out[:2000]
+    return [d["metadata"]["name"] for d in crds
+            if (d["metadata"].get("annotations") or {}).get("helm.sh/resource-policy") != "keep"]
+
+
+def test_a_chart_whose_templates_create_crds_keeps_them_through_teardown(kcluster, k8s_api):
+    """chart_crds templates (agentgateway-crds' case): a release installed before deploy_stack marked its CRDs (plain
+    helm, as an earlier collection did) is upgraded once with the post-renderer - kubernetes.core.helm alone sees no
+    change -, a re-run changes nothing, check mode reports and does nothing, and teardown_stack uninstalls the release
+    (its ConfigMap goes) while the Gadget CRD and a Gadget a user made stay."""
+    _clean(kcluster, k8s_api)
+    custom, ext = client.CustomObjectsApi(k8s_api), client.ApiextensionsV1Api(k8s_api)
+    crd = "gadgets.%s" % GROUP
+    try:
+        subprocess.run([kcluster.helm, "install", "st-gadgets", os.path.join(HERE, "charts", "stack-crds"),
+                        "-n", "stacktest-keep", "--create-namespace", "--kubeconfig", kcluster.kubeconfig],
+                       capture_output=True, text=True, check=True)
+        assert _stored_unkept(kcluster, "st-gadgets", "stacktest-keep") == [crd]
+        # check mode: says it would mark the CRD, marks nothing
+        rc, out = _stack(kcluster, "deploy_stack", "stacktest-keep", "--check")
+        assert rc == 0, out[-6000:]
+        assert "would upgrade release st-gadgets once to mark its CRDs %s keep" % crd in out, out[-4000:]
+        assert _stored_unkept(kcluster, "st-gadgets", "stacktest-keep") == [crd]
+        rc, out = _stack(kcluster, "deploy_stack", "stacktest-keep")
+        assert rc == 0, out[-6000:]
+        assert recap(out, "stack-st-gadgets")["changed"] >= 1, out[-4000:]
+        assert _stored_unkept(kcluster, "st-gadgets", "stacktest-keep") == []
+        rc, out = _stack(kcluster, "deploy_stack", "stacktest-keep")
+        assert rc == 0 and recap(out, "stack-st-gadgets")["changed"] == 0, out[-6000:]
+        custom.create_namespaced_custom_object(GROUP, "v1alpha1", "stacktest-keep", "gadgets", {
+            "apiVersion": "%s/v1alpha1" % GROUP, "kind": "Gadget", "metadata": {"name": "users-own-gadget"},
+            "spec": {"size": 3}})
+        rc, out = _stack(kcluster, "teardown_stack", "stacktest-keep")
+        assert rc == 0, out[-6000:]
+        assert "st-gadgets" not in _releases(kcluster)
+        with pytest.raises(ApiException) as gone:
+            client.CoreV1Api(k8s_api).read_namespaced_config_map("st-gadgets-settings", "stacktest-keep")
+        assert gone.value.status == 404
+        assert ext.read_custom_resource_definition(crd).metadata.annotations["helm.sh/resource-policy"] == "keep"
+        time.sleep(3)   # a deleted CRD takes its custom resources with it asynchronously
+        gadget = custom.get_namespaced_custom_object(GROUP, "v1alpha1", "stacktest-keep", "gadgets", "users-own-gadget")
+        assert gadget["spec"]["size"] == 3
+    finally:
+        _clean(kcluster, k8s_api)
 
 
 def test_broken_chart_rolls_back_and_stops_the_run(kcluster, k8s_api, controller):

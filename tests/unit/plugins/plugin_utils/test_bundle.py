@@ -274,7 +274,7 @@ def test_an_application_exactly():
 
 
 def test_a_helmrelease_exactly():
-    comps = [dict(c, timeout=None) if c['name'] == 'app' else c for c in _stack()]
+    comps = [dict(c, timeout=None, chart_crds='none') if c['name'] == 'app' else c for c in _stack()]
     files = bundle.flux_files('r1', comps, {})
     assert files['flux/releases/app.yaml'] == {
         'apiVersion': 'helm.toolkit.fluxcd.io/v2', 'kind': 'HelmRelease',
@@ -295,6 +295,33 @@ def test_a_helmrelease_exactly():
     assert files['flux/charts/networks/Chart.yaml']['description'] == \
         'Manifests of networks (manifest set), rendered by gpu_tray.cluster.render_bundle for r1'
     assert files['flux/charts/app-pre/templates/manifests.yaml'] == bundle.WRAPPER_TEMPLATE
+
+
+def test_a_chart_whose_templates_create_crds_and_one_with_crds_dir():
+    """chart_crds templates: the HelmRelease marks every CRD keep (a kustomize patch); crds_dir: helm-controller
+    replaces the crds/ on install and upgrade; none: neither."""
+    for kind, renderers, crds in (('templates', True, None), ('crds_dir', False, 'CreateReplace'), ('none', False, None)):
+        comps = [dict(c, chart_crds=kind) if c['name'] == 'app' else c for c in _stack()]
+        spec = bundle.flux_files('r1', comps, {})['flux/releases/app.yaml']['spec']
+        assert ('postRenderers' in spec) == renderers, kind
+        if renderers:
+            assert spec['postRenderers'] == [{'kustomize': {'patches': [{
+                'target': {'group': 'apiextensions.k8s.io', 'kind': 'CustomResourceDefinition'},
+                'patch': 'apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n'
+                         '  name: every-crd-of-the-release\n  annotations:\n    helm.sh/resource-policy: keep\n'}]}}]
+        assert (spec['install'].get('crds'), spec['upgrade'].get('crds')) == (crds, crds), kind
+
+
+def test_unkept_crds_of_a_stored_release():
+    text = ('---\napiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: b.x}\n'
+            '---\napiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: a.x}\n'
+            '---\napiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\n'
+            'metadata: {name: k.x, annotations: {helm.sh/resource-policy: keep}}\n'
+            '---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n')
+    assert bundle.unkept_crds(text) == ['a.x', 'b.x']
+    import yaml
+    assert bundle.unkept_crds(list(yaml.safe_load_all(text))) == ['a.x', 'b.x']
+    assert bundle.unkept_crds('') == [] and bundle.unkept_crds(None) == []
 
 
 @pytest.mark.parametrize('value, lua, cel', [(True, 'true', 'true'), (False, 'false', 'false'), (3, '3', '3'),

@@ -269,11 +269,43 @@ def test_kai_scheduler_is_installed_without_waiting_and_so_without_atomic():
                                                            'chart_repo_url': None, 'chart_version': None}),
 ])
 def test_release_arguments(repository, archive, expected):
-    comp = {'chart': 'c', 'version': '1.0.0', 'repository': repository, 'wait': True, 'timeout': ''}
+    comp = {'kind': 'helm', 'chart': 'c', 'version': '1.0.0', 'repository': repository, 'wait': True, 'timeout': '',
+            'chart_crds': 'none'}
     if archive:
         comp['archive'] = archive
     got = stack_plan.release(comp, '7m')
     assert dict((k, got[k]) for k in expected) == expected and got['timeout'] == '7m'
+    assert got['keep_crds'] is False and got['crds_argv'] == []
+
+
+@pytest.mark.parametrize('repository, archive, argv', [
+    ('https://charts.example', None, ['show', 'crds', 'c', '--repo', 'https://charts.example', '--version', '1.0.0']),
+    ('oci://ghcr.io/x', None, ['show', 'crds', 'oci://ghcr.io/x/c', '--version', '1.0.0']),
+    ('/srv/charts', None, ['show', 'crds', '/srv/charts/c']),
+    ('https://charts.example', '/b/charts/c/c-1.0.0.tgz', ['show', 'crds', '/b/charts/c/c-1.0.0.tgz']),
+])
+def test_a_chart_whose_crds_helm_never_upgrades_has_them_applied_at_its_pin(repository, archive, argv):
+    comp = {'kind': 'helm', 'chart': 'c', 'version': '1.0.0', 'repository': repository, 'wait': True, 'timeout': '',
+            'chart_crds': 'crds_dir'}
+    if archive:
+        comp['archive'] = archive
+    got = stack_plan.release(comp, '7m')
+    assert got['crds_argv'] == argv and got['keep_crds'] is False
+    for kind in ('crds_dir_upgrade_hook', 'templates_kept_by_values', 'none', 'templates'):
+        assert stack_plan.release(dict(comp, chart_crds=kind), '7m')['crds_argv'] == []
+
+
+def test_every_pinned_chart_of_every_recipe_is_classified_and_unknown_charts_are_kept():
+    """Each recipe's charts as the catalog says; a site chart that says nothing is marked keep (the unsafe case)."""
+    keep = {}
+    for recipe in RECIPES:
+        for comp in plan(recipe, use_nodewright=True)['components']:
+            if comp['kind'] == 'helm':
+                keep[comp['name']] = comp['release']['keep_crds']
+    marked = sorted(n for n, k in keep.items() if k)
+    assert marked == ['agentgateway-crds', 'dynamo-platform', 'nodewright-operator', 'nvsentinel'], keep
+    comp = {'kind': 'helm', 'chart': 'c', 'version': '1.0.0', 'repository': '/srv/charts', 'wait': True, 'timeout': ''}
+    assert stack_plan.release(comp, '7m')['keep_crds'] is True
     assert stack_plan.release(dict(comp, timeout='20m'), '7m')['timeout'] == '20m'
 
 
