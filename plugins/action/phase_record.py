@@ -5,7 +5,9 @@
 
 Every role that ends a phase ends with the same two tasks in its ``always:``: this one (run_once) writes the phase's
 report files and hands its summary to the job's artifacts (``ansible_stats``, as set_stats does), then a fail task
-fails each host that ``failures`` names. With ``find`` it only looks for an earlier run's files.
+fails each host that ``failures`` names. With ``find`` it only looks for an earlier run's files. With ``journal`` it
+appends one line to the run's journal (plugin_utils/journal.py: a step that cannot be undone, before and after it);
+with ``journal_read`` it returns what the last run of the phase left when it was cut short.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -17,7 +19,7 @@ from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.text.converters import to_native
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import phase_record, report_dir, run_context
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import journal, phase_record, report_dir, run_context
 from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.controller_action import host_facts
 
 ARGUMENT_SPEC = dict(
@@ -30,6 +32,10 @@ ARGUMENT_SPEC = dict(
     run_dir=dict(type='path'),
     find=dict(type='list', elements='str'),
     prefer=dict(type='path'),
+    journal=dict(type='str', choices=list(journal.STEPS)),
+    trays=dict(type='list', elements='str'),
+    detail=dict(type='dict', default={}),
+    journal_read=dict(type='bool', default=False),
 )
 MODE = 0o644
 
@@ -88,6 +94,31 @@ class ActionModule(ActionBase):
                 found[name] = os.path.join(mine, name) if os.path.isfile(os.path.join(mine, name)) else ''
         return dict(changed=False, earlier=found)
 
+    def _journal(self, args, task_vars):
+        """Append this step to the run's journal (``dest``, default the run's report folder); the trays default to
+        this host. A record, not a change: unchanged, written in check mode too (what a check run would do is no
+        step taken, and the roles write none there)."""
+        where = self._where(task_vars)
+        path = os.path.join(os.path.expanduser(args['dest']) if args.get('dest') else where['dir'], journal.JOURNAL)
+        trays = args['trays'] if args.get('trays') is not None else [str(task_vars.get('inventory_hostname'))]
+        item = journal.entry(journal.run_id(), args['phase'], args['journal'], trays, args['detail'])
+        journal.append(path, item)
+        return dict(changed=False, journal=os.path.realpath(path), run=item['run'], entry=item)
+
+    def _journal_read(self, args, task_vars):
+        """What the last run of the phase left when it was cut short (journal.cut_short), from the journal of this
+        run's folder or, with run folders, the newest one beside it that has a journal; and this run's id."""
+        where = self._where(task_vars)
+        if args.get('dest'):
+            folder = os.path.expanduser(args['dest'])
+            found = folder if os.path.isfile(os.path.join(folder, journal.JOURNAL)) else ''
+        else:
+            found = report_dir.newest(where, journal.JOURNAL, prefer=where['dir'])
+        path = os.path.join(found, journal.JOURNAL) if found else ''
+        mine = journal.run_id()
+        summary = journal.cut_short(journal.read(path), args['phase'], current=mine) if path else None
+        return dict(changed=False, journal=path, run=mine, cut_short=summary, line=journal.line(summary))
+
     def run(self, tmp=None, task_vars=None):
         task_vars = task_vars or {}
         result = super(ActionModule, self).run(tmp, task_vars)
@@ -96,7 +127,13 @@ class ActionModule(ActionBase):
             if args.get('find'):
                 result.update(self._find(args, task_vars))
                 return result
-        except (report_dir.ReportDirError, OSError) as exc:
+            if args.get('journal'):
+                result.update(self._journal(args, task_vars))
+                return result
+            if args.get('journal_read'):
+                result.update(self._journal_read(args, task_vars))
+                return result
+        except (report_dir.ReportDirError, OSError, ValueError) as exc:
             raise AnsibleActionFail('phase_record: %s' % to_native(exc))
         if not args.get('dest'):
             # the run's report directory, and its own run folder (the latest link points at it) when it has one
@@ -121,7 +158,8 @@ class ActionModule(ActionBase):
                 out = phase_record.rolling_reboot(args['records'], dict(meta, check_mode=check_mode, play_hosts=hosts),
                                                   dest, stopped)
             elif phase in ('stack_deploy', 'stack_teardown'):
-                out = phase_record.stack(phase.split('_', 1)[1], args['records'], stopped, dest, check_mode)
+                found = [str(v['__stack_found']) for v in values.values() if v.get('__stack_found')]
+                out = phase_record.stack(phase.split('_', 1)[1], args['records'], stopped, dest, check_mode, found)
             elif phase == 'stack_recover':
                 out = phase_record.stack_recover(args['records'], stopped, dest, meta.get('finalizer', ''), check_mode)
             else:

@@ -45,11 +45,13 @@ ARGUMENT_SPEC = dict(
     foreign=dict(type='raw'),
     final=dict(type='bool', default=False),
     timeout=dict(type='raw'),
+    journal=dict(type='raw'),
 )
 # what step not_back reads of the tray's own results
 NOT_BACK = ('bmc_system', 'bmc_logs', 'bmc_system_after', 'back', 'bmc_cycle', 'bmc_seen', 'facts')
 # what a step returns (and the next one takes back as ``run``)
-KEPT = ('plan', 'planned', 'rows', 'states', 'via', 'waves_done', 'bmc', 'wave', 'wave_index', 'started')
+KEPT = ('plan', 'planned', 'rows', 'states', 'via', 'waves_done', 'bmc', 'wave', 'wave_index', 'started', 'earlier',
+        'held', 'release')
 
 
 def registered(hostvars, hosts, name):
@@ -97,10 +99,16 @@ class ActionModule(ActionBase):
         now = time.time()
         try:
             if step == 'plan':
+                # what a run of ours that was cut short left (phase_record journal_read), and the trays that left
+                # this play before the rolling reboot (a tray it sent down and that does not answer stops the run)
+                read = args['journal'] if isinstance(args['journal'], dict) else {}
+                everyone = [str(h) for h in task_vars.get('ansible_play_hosts_all') or hosts]
                 out = reboot_run.begin(inputs, trays, nodes=args['nodes'], pods=registered(hostvars, hosts, 'pods'),
                                        mo_reads=(args['maintenance_operator'] or {}).get('results'), now=now,
                                        foreign=(args['foreign'] or {}).get('results'),
-                                       bmc_answers=registered(hostvars, hosts, 'bmc_answer'))
+                                       bmc_answers=registered(hostvars, hosts, 'bmc_answer'),
+                                       cut_short=read.get('cut_short'), run_id=read.get('run'),
+                                       gone=[h for h in everyone if h not in in_play])
             elif step == 'wave':
                 out = reboot_run.start_wave(run, inputs, args['nodes'],
                                             registered(hostvars, [h for h in hosts if h in in_play], 'pods'), now)

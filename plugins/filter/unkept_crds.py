@@ -40,7 +40,11 @@ _value:
   elements: str
 '''
 
-from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.bundle import unkept_crds
+
+def unkept_crds(manifest):
+    # imported here, not at the top: ansible-core loads every filter file for any one filter (docs/performance.md)
+    from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import bundle
+    return bundle.unkept_crds(manifest)
 
 
 class FilterModule(object):

@@ -21,6 +21,10 @@ description:
   - Runs in the controller process (an action plugin). Files are replaced atomically and only when their content
     differs; the record is not a change (the task always reports unchanged) and is written in check mode too.
   - With O(find), only looks for an earlier run's files (the validation's summary and drift baseline).
+  - With O(journal), only appends one line to the run's journal C(journal.jsonl) in the run's report folder - a step
+    that cannot be undone, written before and after it (a reboot sent, a tray back and verified, a node held or
+    released) - so that the next run knows what a run killed in the middle left. With O(journal_read), only reads
+    what the last run of the phase left when it was cut short (RV(cut_short), RV(line)).
 author:
   - gpu_tray.cluster contributors (!UNKNOWN)
 options:
@@ -78,6 +82,27 @@ options:
       - With O(find), the run's own folder when runs are kept apart (AWX, C(gpu_tray_run_id)); the newest run folder
         beside it that holds the file is found, this one first. Without it, O(dest) itself.
     type: path
+  journal:
+    description:
+      - Append this step to the run's journal (in O(dest), default the run's report folder) and nothing else.
+      - C(planned) (the trays the plan reboots), C(held) (a node about to be cordoned or put under maintenance),
+        C(sending), C(sent), C(back), C(verified), C(released), C(failed), C(end) (the run ended, whatever its result).
+    type: str
+    choices: [planned, held, sending, sent, back, verified, released, failed, end]
+  trays:
+    description: With O(journal), the trays the step is about; default this host.
+    type: list
+    elements: str
+  detail:
+    description: With O(journal), what else the line keeps (the node, how it is held, the boot id).
+    type: dict
+    default: {}
+  journal_read:
+    description:
+      - Read what the last run of O(phase) left when it did not end (its journal has no C(end)), from this run's folder
+        or, with run folders, the newest one that has a journal; nothing is written.
+    type: bool
+    default: false
 extends_documentation_fragment:
   - gpu_tray.cluster.controller_action
 attributes:
@@ -115,6 +140,11 @@ EXAMPLES = r'''
     prefer: /var/lib/gpu-tray-report/awx-job-41
   register: earlier
   run_once: true
+
+- name: Journal the reboot about to be sent to this tray
+  gpu_tray.cluster.phase_record:
+    phase: rolling_reboot
+    journal: sending
 '''
 
 RETURN = r'''
@@ -149,6 +179,30 @@ earlier:
   description: With O(find), each file's path in the earlier run that left it, '' when none did.
   type: dict
   returned: with O(find)
+journal:
+  description: The journal written to (O(journal)) or read (O(journal_read); '' when there is none).
+  type: str
+  returned: with O(journal) or O(journal_read)
+run:
+  description: This controller run's id (C(<UTC start of ansible-playbook>-<its pid>)), the one its journal lines carry.
+  type: str
+  returned: with O(journal) or O(journal_read)
+entry:
+  description: The line appended.
+  type: dict
+  returned: with O(journal)
+cut_short:
+  description:
+    - With O(journal_read), what the last run left when it was cut short, none when it ended - C(run), C(step) and
+      C(at) (its last line), C(sent_down), C(back), C(verified), C(still_down), C(failed), C(held) (node, how it is
+      held, per tray), C(trays) (each tray's last step).
+  type: dict
+  returned: with O(journal_read)
+line:
+  description: With O(journal_read), the report's opening sentence about the cut-short run, '' when none was.
+  type: str
+  returned: with O(journal_read)
+  sample: "Run 20261207T145100Z-4242 was cut short at sent (2026-12-07 14:52:10 UTC): sent down: tray02, tray03; ..."
 msg:
   description: How many report files were written.
   type: str

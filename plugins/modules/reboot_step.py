@@ -62,6 +62,13 @@ options:
   timeout:
     description: Step C(not_back) with O(final) - the reboot timeout the failure names, in seconds.
     type: raw
+  journal:
+    description:
+      - Step C(plan) - what M(gpu_tray.cluster.phase_record) with C(journal_read) returned (C(run), C(cut_short)),
+        what a run of ours that was cut short left. Its line opens the report (RV(earlier)); the nodes it held are
+        ours, not somebody's at work (RV(held)); those whose tray needs no reboot now are released first
+        (RV(release)); a tray it sent down that left this play unreachable refuses the run before any reboot.
+    type: raw
 extends_documentation_fragment:
   - gpu_tray.cluster.controller_action
 attributes:
@@ -116,6 +123,18 @@ states:
 via:
   description: How busy nodes are drained - C(drain) or C(maintenance_operator).
   type: str
+  returned: except for steps C(report) and a plan that could not be made
+earlier:
+  description: The sentence about the run of ours that was cut short ('' when none was) - step C(plan) on.
+  type: str
+  returned: except for a plan that could not be made
+held:
+  description: Per tray whose node a run of ours left held (its journal, our mark on the Node) - C(node), C(via), C(run).
+  type: dict
+  returned: except for steps C(report) and a plan that could not be made
+release:
+  description: Those of RV(held) whose tray needs no reboot in this run - the role releases their nodes before the first wave.
+  type: dict
   returned: except for steps C(report) and a plan that could not be made
 waves_done:
   description: The waves run so far (C(wave), C(label), C(trays), C(started), C(ended), C(seconds), C(reboots), C(failed)).

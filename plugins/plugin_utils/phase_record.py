@@ -209,6 +209,13 @@ def rolling_reboot_markdown(final, meta):
     plan, rows, waves = final.get('plan') or {}, final.get('rows') or [], final.get('waves') or []
     check_mode = bool(meta.get('check_mode'))
     out = ['# Rolling reboot%s' % (' (check mode: nothing was rebooted)' if check_mode else ''), '']
+    if final.get('earlier'):
+        # what a run of ours that was cut short left (plugin_utils/journal.py), before anything of this run
+        out += ['**Earlier run:** %s' % final['earlier'], '']
+    if final.get('released'):
+        # from its journal, or - the run folder gone - from our mark on the nodes alone
+        out += ['Released first (their trays came back in the wanted state; the cut-short run held their nodes): '
+                '%s.' % ', '.join(final['released']), '']
     planned = final.get('planned') or []
     out.append(_text(planned[0]))
     if len(planned) > 1:
@@ -289,15 +296,21 @@ def stack_markdown(summary):
                    stopped.get('component'), int(stopped.get('tier')) + 1, stopped.get('task'), stopped.get('message'))
            ) if stopped else ''), '', '| tier | components |', '|---|---|']
     out += ['| %d | %s |' % (index, ', '.join(tier)) for index, tier in enumerate(summary.get('tiers') or [], 1)]
+    if summary.get('found'):
+        out += ['', '## Found', '', 'Left by an earlier run that was cut short, put back before this one went on:', '']
+        out += ['- %s' % ' '.join(str(item).split()) for item in summary['found']]
     return '\n'.join(out) + '\n'
 
 
-def stack(action, tiers, stopped, directory, check_mode=False):
+def stack(action, tiers, stopped, directory, check_mode=False, found=None):
     """A stack deploy's or teardown's record: ``tiers`` the components in their tiers, ``stopped`` {host: the stop
-    with its component and tier} (stack stopped.yml)."""
+    with its component and tier} (stack stopped.yml), ``found`` what the components found an earlier run left (a
+    release helm left pending: stack pending.yml), one sentence each."""
     stop_with_component = first_stop(stopped)
     summary = {'result': 'failed' if stop_with_component else 'passed', 'action': action,
                'check_mode': bool(check_mode), 'tiers': tiers or [], 'stopped': stop_with_component}
+    if found:
+        summary['found'] = sorted(' '.join(str(item).split()) for item in found)
     files = [{'path': 'stack-%s.json' % action, 'json': dict(summary, dir=directory)},
              {'path': 'stack-%s.md' % action, 'content': stack_markdown(summary)}]
     return {'files': files, 'artifact': artifacts.stack(summary, directory), 'failures': _failures(stopped)}

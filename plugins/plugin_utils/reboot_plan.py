@@ -188,19 +188,20 @@ def _names(items, shown=SHOWN):
     return '%s and %d more' % (', '.join(items[:shown]), len(items) - shown)
 
 
-def tray_state(node, pods=None):
+def tray_state(node, pods=None, ours=False):
     """Idle or busy, from the tray's Node (None: not a node of the cluster) and the registered k8s_info read of the
     pods on it (field selector spec.nodeName: the read kubernetes.core.k8s_drain makes).
 
     Returns ``{node, idle, why, workloads, cordoned}``. A node somebody cordoned before the run is busy (an SR-IOV
-    drain, a person at work on it: it goes the rolling way, through the Maintenance Operator where there is one);
-    a node whose pods could not be read is busy (nobody can tell it carries nothing)."""
+    drain, a person at work on it: it goes the rolling way, through the Maintenance Operator where there is one) -
+    unless the cordon is ours (``ours``: a run of ours that was cut short holds it, plugin_utils/journal.py): then its
+    pods decide; a node whose pods could not be read is busy (nobody can tell it carries nothing)."""
     out = {'node': node is not None, 'idle': True, 'why': 'not a node of the cluster', 'workloads': [],
            'cordoned': False}
     if node is None:
         return out
     out['cordoned'] = bool((node.get('spec') or {}).get('unschedulable'))
-    if out['cordoned']:
+    if out['cordoned'] and not ours:
         out.update(idle=False, why='cordoned before the run (someone may be working on the node)')
         return out
     if pods is None:
@@ -216,6 +217,8 @@ def tray_state(node, pods=None):
         out.update(idle=False, why='runs %d workload pod(s): %s' % (len(out['workloads']), _names(out['workloads'], 3)))
     else:
         out['why'] = 'runs only DaemonSet and static pods' if pods['resources'] else 'runs no pod'
+    if out['cordoned']:
+        out['why'] += '; cordoned by a run of ours that was cut short'
     return out
 
 

@@ -14,6 +14,7 @@ plugin_utils/reboot_plan.py's, what else acts on the nodes plugin_utils/reboot_c
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+from ansible_collections.gpu_tray.cluster.plugins.plugin_utils import journal as run_journal
 from ansible_collections.gpu_tray.cluster.plugins.plugin_utils.reboot_cluster import (
     foreign_controllers, is_failed, is_skipped, left, maintenance_operator_missing, node_object,
     use_maintenance_operator)
@@ -132,30 +133,70 @@ def _plan(inputs, run, **more):
                      waves_done=run.get('waves_done') or [], **more))
 
 
-def begin(inputs, trays, nodes=None, pods=None, mo_reads=None, now=None, foreign=None, bmc_answers=None):
+def held_by_us(inputs, nodes, cut_short=None, current=None):
+    """{tray: {node, via, run, ...}} of the trays whose node a run of ours holds (cordoned, drained or under our
+    NodeMaintenance) and did not release: the cut-short run's journal (its ``held``), else our mark on the Node
+    (journal.NODE_ANNOTATION, another run's) - so that the cluster alone tells, with the run folder gone. A node a
+    run left held on purpose (its tray failed: mark step ``failed``) is not: it waits for a person."""
+    out = {}
+    names = inputs.get('nodes') or {}
+    for host in inputs['hosts']:
+        mark = run_journal.node_mark(node_object(nodes, names.get(host)))
+        if mark and mark.get('run') != current and mark.get('step') != 'failed':
+            out[host] = dict(mark, node=names.get(host, host))
+    for host, detail in ((cut_short or {}).get('held') or {}).items():
+        if host in inputs['hosts']:
+            out[host] = dict(out.get(host) or {}, **detail)
+    return out
+
+
+def _cut_short_refusal(cut_short, gone):
+    """The sentence that stops the run before any reboot when a tray the cut-short run sent down is still away."""
+    away = [t for t in (cut_short or {}).get('still_down') or [] if t in (gone or [])]
+    if not away:
+        return None
+    return ('%s sent down by run %s (cut short at %s, %s) %s not answering: nothing is rebooted until %s back - wait '
+            'for %s, or look at %s through the BMC (docs/runbooks/tray-not-back-from-reboot.md), then run again.'
+            % (', '.join(away), cut_short['run'], cut_short['step'], cut_short['at'],
+               'is' if len(away) == 1 else 'are', 'it is' if len(away) == 1 else 'they are',
+               'it' if len(away) == 1 else 'them', 'it' if len(away) == 1 else 'them'))
+
+
+def begin(inputs, trays, nodes=None, pods=None, mo_reads=None, now=None, foreign=None, bmc_answers=None,
+          cut_short=None, run_id=None, gone=None):
     """The run's starting point: per tray its state (:func:`tray_state` from its Node in ``nodes`` and its ``pods``
     read; None when the cluster was not read), how busy nodes are drained (:func:`use_maintenance_operator`), the
     first plan (``planned``: its lines, kept for the report) and each tray's report row with its place in the plan.
     ``inputs``: plan()'s, without states, rows, via, waves_done, now; with drain_via. The plan refuses the run for
     another controller that reboots these trays (``foreign``: :func:`foreign_controllers`) and for a Maintenance
     Operator insisted on that the cluster does not have (``mo_reads``: :func:`maintenance_operator_missing`). Each
-    rebooting tray's BMC is judged from ``bmc_answers`` (:func:`judge_bmcs`: ``bmc``, ``warnings``)."""
+    rebooting tray's BMC is judged from ``bmc_answers`` (:func:`judge_bmcs`: ``bmc``, ``warnings``).
+
+    What a run of ours cut short left (``cut_short``: journal.cut_short of the last run, ``run_id`` this run's, ``gone``
+    the trays of the play that left it before the rolling reboot): the report's first line (``earlier``), the nodes
+    it held (:func:`held_by_us`: our own cordon is no sign of somebody at work), ``release`` - those of them whose
+    tray needs no reboot now (it came back in the wanted state): released before the first wave -, and a refusal
+    when a tray it sent down is still away."""
     hosts = [str(h) for h in inputs['hosts']]
     rebooting = [(inputs.get('nodes') or {}).get(h, h) for h in hosts if (inputs.get('reasons') or {}).get(h)]
-    inputs = dict(inputs, hosts=hosts, refuse=foreign_controllers(foreign, nodes, rebooting)
+    inputs = dict(inputs, hosts=hosts, refuse=_cut_short_refusal(cut_short, gone)
+                  or foreign_controllers(foreign, nodes, rebooting)
                   or maintenance_operator_missing(inputs.get('via_insisted'), mo_reads))
     read = bool((inputs.get('cluster') or {}).get('read'))
+    held = held_by_us(inputs, nodes, cut_short, run_id) if read or cut_short else {}
     pods = pods or {}
     states = {}
     for host in hosts:
         if read:
             got = pods.get(host)
             states[host] = tray_state(node_object(nodes, (inputs.get('nodes') or {}).get(host)),
-                                      None if is_skipped(got) else got)
+                                      None if is_skipped(got) else got, ours=host in held)
         else:
             states[host] = None
     run = {'states': states, 'rows': _start_rows(inputs, trays), 'waves_done': [],
-           'via': 'maintenance_operator' if use_maintenance_operator(inputs.get('drain_via'), mo_reads) else 'drain'}
+           'via': 'maintenance_operator' if use_maintenance_operator(inputs.get('drain_via'), mo_reads) else 'drain',
+           'earlier': run_journal.line(cut_short), 'held': held,
+           'release': dict((h, v) for h, v in held.items() if not (inputs.get('reasons') or {}).get(h))}
     run['plan'] = _plan(inputs, run, now=now)
     run['planned'] = run['plan']['lines']
     for host in hosts:
@@ -325,4 +366,5 @@ def report(run, inputs, trays, play_hosts_all, stopped=None):
     gone = [{'tray': h, 'status': 'not in the run', 'rebooted': 'no', 'cmdline_verified': 'n/a', 'drain': '-',
              'why': GONE} for h in play_hosts_all if h not in hosts]
     return {'rows': rows, 'json': timed + gone, 'waves': waves, 'plan': (run or {}).get('plan') or {},
-            'planned': (run or {}).get('planned') or [NO_PLAN], 'stopped': stopped}
+            'planned': (run or {}).get('planned') or [NO_PLAN], 'stopped': stopped,
+            'earlier': (run or {}).get('earlier') or '', 'released': sorted((run or {}).get('release') or {})}

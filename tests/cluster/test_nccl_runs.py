@@ -175,7 +175,7 @@ def test_nvke_net_run_launches_the_guides_pod_shape_judges_its_log_and_cleans_up
     evidence = tmp_path / 'evidence'
     with container_logs({image: os.path.join(NCCL_LOGS, 'vr200_nvls_ib_mpirun.log')}), Observer(api) as seen:
         res = _validate(kubeconfig, str(tmp_path), dict(BASE, validate_nccl_variants=['net'], validate_nccl_image=image,
-                                                         validate_evidence_dir=str(evidence)))
+                                                        validate_evidence_dir=str(evidence)))
     assert res.returncode == 0, res.stdout[-4000:]
     checks = _performance(evidence)
     net = checks['nccl-all-reduce-bw-net']
@@ -207,6 +207,11 @@ def test_nvke_net_run_launches_the_guides_pod_shape_judges_its_log_and_cleans_up
     assert _no_lock(api)
     # everything of this run and of the dead one is gone
     assert _gone(api, runs[0]) and _gone(api, 'gpu-tray-nccl-net-old-run')
+    # and the report says what the dead run left and that it was removed (issue 55)
+    left = checks['nccl-leftovers']
+    assert left['status'] == 'passed' and left['message'] == (
+        'An earlier NCCL run ended without cleaning up: its run lock (held by old-run@elsewhere) had expired and was '
+        'taken over; removed its namespace(s) gpu-tray-nccl-net-old-run.'), left
 
 
 def test_a_failed_launcher_and_a_timeout_fail_and_are_cleaned_up(api, kubeconfig, tmp_path):
@@ -251,7 +256,7 @@ def test_a_held_lock_keeps_the_run_from_starting(api, kubeconfig, tmp_path):
     try:
         with Observer(api) as seen:
             res = _validate(kubeconfig, str(tmp_path), dict(BASE, validate_nccl_variants=['net'],
-                                                             validate_evidence_dir=str(tmp_path / 'evidence')))
+                                                            validate_evidence_dir=str(tmp_path / 'evidence')))
         net = _performance(tmp_path / 'evidence')['nccl-all-reduce-bw-net']
         assert res.returncode != 0 and net['status'] == 'failed'
         assert net['message'].startswith('Not run: another NCCL run (other-run@ctl) holds Lease default/%s until' % LOCK)
@@ -280,7 +285,7 @@ def test_net_preflight_on_the_trays_and_an_nvls_run_that_cannot_start(api, kubec
     inventory.write_text(json.dumps({'all': {'children': {'gpu_trays': {'hosts': trays}}}}))
     with Observer(api) as seen:
         res = _validate(kubeconfig, str(tmp_path), dict(BASE, validate_nccl_variants=['nvls', 'net'],
-                                                         validate_evidence_dir=str(tmp_path / 'evidence')),
+                                                        validate_evidence_dir=str(tmp_path / 'evidence')),
                         inventory=str(inventory))
     assert res.returncode != 0, res.stdout[-3000:]
     checks = _performance(tmp_path / 'evidence')
@@ -360,8 +365,8 @@ def test_kubeflow_recipe_launches_a_trainjob_served_unpruned_and_cleans_up_after
     evidence = tmp_path / 'evidence'
     with Observer(api) as seen:
         res = _validate(kubeconfig, str(tmp_path), dict(BASE, validate_recipe='gb200-nvke-ubuntu-training-kubeflow',
-                                                         validate_nccl_variants=['net'], validate_nccl_timeout=30,
-                                                         validate_evidence_dir=str(evidence)))
+                                                        validate_nccl_variants=['net'], validate_nccl_timeout=30,
+                                                        validate_evidence_dir=str(evidence)))
     assert res.returncode != 0, res.stdout[-3000:]
     net = _performance(evidence)['nccl-all-reduce-bw-net']
     assert net['status'] == 'failed' and net['message'].startswith('The NCCL net run did not finish in 30 s')

@@ -260,6 +260,81 @@ def test_a_chart_whose_templates_create_crds_keeps_them_through_teardown(kcluste
         _clean(kcluster, k8s_api)
 
 
+def _start_stack(kcluster, playbook, recipe, *extra):
+    """deploy_stack started in its own process group (so that kill -9 takes ansible-playbook and the helm it runs)."""
+    from stackhelpers import playbook_argv, ansible_env
+    argv = playbook_argv("gpu_tray.cluster.%s" % playbook, "-e", "@" + VARS, "-e", "gpu_tray_report_dir=%s" % _REPORT["dir"],
+                         "-e", "stack_test_dir=%s" % HERE, "-e", "gpu_tray_recipe=%s" % recipe, *(_connection(kcluster) + [
+                             "-e", "stack_helm_binary=%s" % kcluster.helm, "-e", "stack_wait_timeout=120"] + list(extra)))
+    return subprocess.Popen(argv, env=ansible_env(**NO_ENV), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+
+
+def _helm_status(kcluster, release, namespace):
+    out = subprocess.run([kcluster.helm, "list", "-n", namespace, "-a", "-o", "json", "--kubeconfig", kcluster.kubeconfig],
+                         capture_output=True, text=True, check=True).stdout
+    found = [r for r in json.loads(out or "[]") if r["name"] == release]
+    return (found[0]["status"], int(found[0]["revision"])) if found else (None, 0)
+
+
+def _kill_when_pending(kcluster, proc, release, namespace, timeout=180):
+    import signal
+    deadline = time.time() + timeout
+    try:
+        while time.time() < deadline:
+            status, _rev = _helm_status(kcluster, release, namespace)
+            if status and status.startswith("pending-"):
+                time.sleep(2)         # helm is waiting for the broken pods: well inside its --wait
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=30)
+                return _helm_status(kcluster, release, namespace)
+            assert proc.poll() is None, "the deploy ended before helm was at work:\n%s" % proc.stdout.read()[-4000:]
+            time.sleep(0.5)
+        raise AssertionError("helm never left %s pending" % release)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=30)
+
+
+def test_a_deploy_killed_while_helm_works_is_finished_by_the_next_deploy(kcluster, k8s_api):
+    """deploy_stack killed (kill -9 of its process group) while helm waits for a release's pods: helm leaves it
+    pending-install, then - killed during an upgrade - pending-upgrade; every later helm upgrade would fail "another
+    operation is in progress". The next deploy names it in its report and puts it back (uninstall / rollback), then
+    finishes: the release deployed with this run's values."""
+    _clean(kcluster, k8s_api)
+    broken = ["-e", json.dumps({"gpu_tray_stack_overrides": {"st-alpha": {"values": {"image": {"tag": "broken"}},
+                                                                          "timeout": "10m"}}})]
+    try:
+        killed = _kill_when_pending(kcluster, _start_stack(kcluster, "deploy_stack", "stacktest-one", *broken),
+                                    "st-alpha", "stacktest-a")
+        assert killed == ("pending-install", 1), killed
+        rc, out = _stack(kcluster, "deploy_stack", "stacktest-one")
+        assert rc == 0, out[-6000:]
+        assert _helm_status(kcluster, "st-alpha", "stacktest-a")[0] == "deployed"
+        md = open(os.path.join(_REPORT["dir"], "stack-deploy.md")).read()
+        assert "## Found" in md and ("- st-alpha: helm left it pending-install at revision 1 (a run cut short while "
+                                     "helm was at work) - uninstalled, then installed again") in md, md
+        # killed again, mid-upgrade
+        killed = _kill_when_pending(kcluster, _start_stack(kcluster, "deploy_stack", "stacktest-one", *broken),
+                                    "st-alpha", "stacktest-a")
+        assert killed[0] == "pending-upgrade", killed
+        rc, out = _stack(kcluster, "deploy_stack", "stacktest-one")
+        assert rc == 0, out[-6000:]
+        status, revision = _helm_status(kcluster, "st-alpha", "stacktest-a")
+        assert status == "deployed" and revision > killed[1], (status, revision, killed)
+        md = open(os.path.join(_REPORT["dir"], "stack-deploy.md")).read()
+        assert ("- st-alpha: helm left it pending-upgrade at revision %d (a run cut short while helm was at work) - "
+                "rolled back to revision %d" % (killed[1], killed[1] - 1)) in md, md
+        dep = client.AppsV1Api(k8s_api).read_namespaced_deployment("st-alpha", "stacktest-a")
+        assert not dep.spec.template.spec.containers[0].image.endswith(":broken"), dep.spec.template.spec.containers[0]
+        # nothing found the time after
+        rc, out = _stack(kcluster, "deploy_stack", "stacktest-one")
+        assert rc == 0 and "## Found" not in open(os.path.join(_REPORT["dir"], "stack-deploy.md")).read(), out[-4000:]
+    finally:
+        _clean(kcluster, k8s_api)
+
+
 def test_broken_chart_rolls_back_and_stops_the_run(kcluster, k8s_api, controller):
     rc, out = _stack(kcluster, "deploy_stack", "stacktest-broken")
     assert rc != 0, out[-6000:]

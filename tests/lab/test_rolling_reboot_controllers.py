@@ -197,6 +197,84 @@ def test_a_nodemaintenance_that_never_becomes_ready_stops_the_run_and_stays(mo, 
     when(mo["log"], "released", "default/" + OURS, after=t0)
 
 
+def _killed_when(mo, report, arg, step, tray="tray01", timeout=300, also=None):
+    """Start the run in its own process group and kill -9 it once the journal has ``step`` for ``tray`` (and
+    ``also()`` holds)."""
+    import os
+    import signal
+    argv = [str(BIN / "ansible-playbook"), "-i", str(mo["inventory"]), "--limit", "tray01", str(PLAYBOOK),
+            "-e", json.dumps(dict(FAST, gpu_tray_report_dir=str(report), lab_test_arg=arg))]
+    env = dict((k, v) for k, v in ansible_env().items() if k not in K8S_ENV)
+    env["K8S_AUTH_KUBECONFIG"] = mo["kubeconfig"]
+    proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+    journal = pathlib.Path(report) / "journal.jsonl"
+    deadline = time.time() + timeout
+    try:
+        while time.time() < deadline:
+            lines = [json.loads(x) for x in (journal.read_text().splitlines() if journal.exists() else []) if x.strip()]
+            if any(e["step"] == step and tray in e["trays"] for e in lines) and (also is None or also()):
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=30)
+                return lines
+            assert proc.poll() is None, proc.stdout.read()[-4000:]
+            time.sleep(0.1)
+        raise AssertionError("no %s for %s in %d s" % (step, tray, timeout))
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=30)
+
+
+def test_a_run_killed_while_it_holds_a_busy_tray_is_finished_from_the_clusters_marks_alone(mo, tmp_path):
+    """Issue 55 with the Maintenance Operator: the run killed (kill -9) with its NodeMaintenance Ready (tray01
+    cordoned, drained, not yet rebooted), its report folder deleted - the next run knows the cordon is ours from the
+    cluster alone (the mark on the Node and on the NodeMaintenance), reboots tray01 once and releases it. Killed again
+    after tray01 came back and was verified (the NodeMaintenance still there): the next run, folder deleted again,
+    finds nothing to reboot and releases the node - no NodeMaintenance of ours is left, every node schedulable."""
+    import shutil
+    from kubernetes import client, config
+    core = client.CoreV1Api(config.new_client_from_config(config_file=mo["kubeconfig"]))
+    before = boots("tray01")[0]
+    t0 = time.time()
+
+    def ready():
+        return any(e[1] == "ready" and e[2] == "default/" + OURS and e[0] >= t0 for e in events(mo["log"]))
+
+    # killed once the operator reported our NodeMaintenance Ready: cordoned, drained, the reboot not sent
+    dead = _killed_when(mo, tmp_path / "one", "gtl_rolling.killed=1", "held", also=ready)
+    assert dead and not [e for e in dead if e["step"] == "sending"], dead
+    assert cordoned(mo["kubeconfig"], "tray01") and boots("tray01") == [before]
+    mark = json.loads(core.read_node("tray01").metadata.annotations["gpu-tray.cluster/rolling-reboot"])
+    assert mark["run"] == dead[0]["run"] and mark["via"] == "maintenance_operator", mark
+    assert json.loads(ours_exists(mo)["metadata"]["annotations"]["gpu-tray.cluster/rolling-reboot"])["run"] == mark["run"]
+    shutil.rmtree(str(tmp_path / "one"))
+    proc = start(mo, tmp_path / "two", lab_test_arg="gtl_rolling.killed=1")
+    out = proc.communicate(timeout=900)[0]
+    assert proc.returncode == 0, out[-6000:]
+    assert boots("tray01") == [before + 1] and "gtl_rolling.killed=1" in cmdline("tray01")
+    row = report_row(tmp_path / "two", "tray01")
+    assert row["status"] == "rebooted" and "cordoned by a run of ours that was cut short" in row["idle_why"], row
+    assert ours_exists(mo) is None and not cordoned(mo["kubeconfig"], "tray01")
+    assert "gpu-tray.cluster/rolling-reboot" not in (core.read_node("tray01").metadata.annotations or {})
+
+    # killed after tray01 was back and verified, before its node was released
+    dead = _killed_when(mo, tmp_path / "three", "gtl_rolling.killed=2", "verified")
+    assert ours_exists(mo) is not None and cordoned(mo["kubeconfig"], "tray01")
+    shutil.rmtree(str(tmp_path / "three"))
+    proc = start(mo, tmp_path / "four", lab_test_arg="gtl_rolling.killed=2")
+    out = proc.communicate(timeout=900)[0]
+    assert proc.returncode == 0, out[-6000:]
+    assert boots("tray01") == [before + 2]               # not rebooted again: it came back in the wanted state
+    assert report_row(tmp_path / "four", "tray01")["status"] == "no reboot needed"
+    md = (tmp_path / "four" / "rolling-reboot.md").read_text()
+    assert "Released first (their trays came back in the wanted state; the cut-short run held their nodes): " \
+           "tray01." in md, md
+    assert ours_exists(mo) is None and not cordoned(mo["kubeconfig"], "tray01") \
+        and not cordoned(mo["kubeconfig"], "tray02")
+    assert "gpu-tray.cluster/rolling-reboot" not in (core.read_node("tray01").metadata.annotations or {})
+
+
 # ---------------------------------------------------------------- a second controller that reboots the same trays
 
 def tuning_cr(kind, name, packages, selector=None):
@@ -205,7 +283,7 @@ def tuning_cr(kind, name, packages, selector=None):
     if selector is not None:
         spec["nodeSelectors"] = selector
     return group, kind.lower() + "s", {"apiVersion": group + "/v1alpha1", "kind": kind, "metadata": {"name": name},
-                                         "spec": spec}
+                                       "spec": spec}
 
 
 def test_a_nodewright_cr_that_reboots_the_trays_stops_the_run_before_any_reboot(mo, tmp_path):
