@@ -12,6 +12,7 @@ tray back and verified, before the report.
 """
 import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -118,21 +119,27 @@ def test_a_killed_rolling_reboot_is_finished_by_the_same_command(lab4k, tmp_path
     once = dict((t, before[t] + 1) for t in TRAYS)
     if name == "wave2-down":
         # a tray the dead run sent down that does not answer (held off at its BMC): the same command, run now,
-        # refuses before any reboot, naming it and the dead run, in its report's first lines
+        # refuses before any reboot, naming it (and any other of the wave still booting) and the dead run, in its
+        # report's first lines
         away = [t for t in _steps(dead, "sent") if t not in _steps(dead, "back")][-1]
         lab("power", away, "off")
-        rc, out = _run(lab4k, tmp_path, arg)
-        assert rc != 0, out[-4000:]
-        assert "%s sent down by run %s (cut short at " % (away, dead_run) in out, out[-4000:]
-        assert "nothing is rebooted until it is back" in out, out[-4000:]
-        md = (tmp_path / "rolling-reboot.md").read_text()
-        assert md.splitlines()[2].startswith("**Earlier run:** Run %s was cut short at " % dead_run), md
-        assert "still down: " in md.splitlines()[2] and away in md.splitlines()[2].split("still down: ")[1], md
-        assert "**Refused:** %s sent down by run %s" % (away, dead_run) in md, md
-        others = [t for t in TRAYS if t != away]
-        assert dict((t, _boots()[t]) for t in others) == dict((t, once[t]) for t in others)
-        lab("power", away, "on")
+        try:
+            rc, out = _run(lab4k, tmp_path, arg)
+            assert rc != 0, out[-4000:]
+            named = re.search(r"((?:tray\d+, )*tray\d+) sent down by run %s \(cut short at " % re.escape(dead_run), out)
+            assert named and away in named.group(1).split(", "), out[-4000:]
+            assert "nothing is rebooted until" in out, out[-4000:]
+            md = (tmp_path / "rolling-reboot.md").read_text()
+            assert md.splitlines()[2].startswith("**Earlier run:** Run %s was cut short at " % dead_run), md
+            assert away in md.splitlines()[2].split("still down: ")[1], md
+            assert re.search(r"\*\*Refused:\*\* [^\n]*\b%s\b[^\n]* sent down by run %s" % (away, re.escape(dead_run)),
+                             md), md
+        finally:
+            lab("power", away, "on")
         _answering(TRAYS)
+        others = [t for t in TRAYS if t != away]
+        # the refused run rebooted nothing: every other tray has its one reboot of the dead run
+        assert dict((t, _boots()[t]) for t in others) == dict((t, once[t]) for t in others)
         once[away] = _boots()[away]          # its own boots: the dead run's reboot, then the power on
     _answering(TRAYS)
     rc, out = _run(lab4k, tmp_path, arg)
